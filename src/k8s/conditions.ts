@@ -1,0 +1,20 @@
+/** @module Status conditions that only move their timestamp when they change. */
+import type { Condition, OutputCondition } from './objects.js';
+
+export interface ConditionInput {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * Builds a condition; keeps the previous `lastTransitionTime` when status, reason and message are
+ * unchanged, so an unchanged status stays byte-identical and does not re-trigger a sync.
+ */
+export function buildCondition(input: ConditionInput, previous: readonly Condition[] | undefined, now: string): OutputCondition {
+  const old = previous?.find((c) => c.type === input.type);
+  const unchanged = old !== undefined && old.status === input.status && old.reason === input.reason
+    && (old.message ?? '') === input.message && typeof old.lastTransitionTime === 'string';
+  return { ...input, lastTransitionTime: unchanged ? (old.lastTransitionTime as string) : now };
+}

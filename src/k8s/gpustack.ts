@@ -1,0 +1,124 @@
+/**
+ * @module Our CRDs (`worker.gpustack.ai/v1alpha1`, cluster-scoped): SchedulingChain (the
+ * settings) and InstanceType. The settings schema carries the defaults of DESIGN §4; the CRD
+ * OpenAPI rejects bad values at admission, `resolveSettings` is the second line of defence.
+ */
+import { z } from 'zod';
+import { ConditionSchema, KubeObjectSchema, LabelSelectorSchema, LabelsSchema, OutputConditionSchema, TolerationSchema } from './objects.js';
+
+export const GPUSTACK_API_VERSION = 'worker.gpustack.ai/v1alpha1';
+export const SCHEDULING_CHAIN_NAME = 'default';
+export const DEFAULT_SYSTEM_NAMESPACE = 'gpustack-system';
+export const DISPLAY_NAME_MAX = 64;
+
+export const MANUFACTURER_NAMES = ['amd', 'ascend', 'cambricon', 'hygon', 'iluvatar', 'metax', 'mthreads', 'nvidia', 'thead'] as const;
+export const ManufacturerNameSchema = z.enum(MANUFACTURER_NAMES);
+export type ManufacturerName = z.infer<typeof ManufacturerNameSchema>;
+
+export const ManufacturerSettingSchema = z.strictObject({
+  name: ManufacturerNameSchema,
+  /** Device resource the manufacturer's device plugin advertises, e.g. `nvidia.com/gpu`. */
+  resourceName: z.string().min(1).optional(),
+});
+
+export const SchedulingChainSpecSchema = z.strictObject({
+  nodeManagement: z.enum(['Automatic', 'Manual']).default('Automatic'),
+  generalKey: z.enum(['Generic', 'CPUModel']).default('Generic'),
+  mixedOnNode: z.boolean().default(true),
+  deriveInstanceTypes: z.boolean().default(true),
+  admissionCheck: z.enum(['Enabled', 'Disabled']).default('Enabled'),
+  /** Namespaces that get a LocalQueue per InstanceType; absent = all but kube-system and the system namespace. */
+  localQueueNamespaces: LabelSelectorSchema.optional(),
+  systemNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).max(63).default(DEFAULT_SYSTEM_NAMESPACE),
+  /** Enabled manufacturers; absent = all nine with their default device resources. */
+  manufacturers: z.array(ManufacturerSettingSchema).optional(),
+  /** Tolerations per flavor kind; absent `device` = tolerate the manufacturer's device-resource taint. */
+  flavorTolerations: z.strictObject({
+    cpu: z.array(TolerationSchema).max(8).optional(),
+    device: z.array(TolerationSchema).max(8).optional(),
+  }).optional(),
+});
+/** Settings with every default filled in. */
+export type Settings = z.infer<typeof SchedulingChainSpecSchema>;
+
+export const PoolStatusSchema = z.strictObject({
+  name: z.string(),
+  acceleratable: z.boolean(),
+  nodes: z.number().int(),
+  flavors: z.array(z.string()),
+});
+
+export const SkippedNodeSchema = z.strictObject({ name: z.string(), reason: z.string(), message: z.string() });
+
+export const SchedulingChainStatusSchema = z.strictObject({
+  pools: z.array(PoolStatusSchema),
+  managedNodes: z.number().int(),
+  skippedNodes: z.array(SkippedNodeSchema).optional(),
+  conditions: z.array(OutputConditionSchema),
+});
+export type SchedulingChainStatus = z.infer<typeof SchedulingChainStatusSchema>;
+
+/** The SchedulingChain as received: spec left unparsed so bad settings become a condition, not a 400. */
+export const SchedulingChainSchema = KubeObjectSchema.extend({
+  spec: z.unknown().optional(),
+  status: z.looseObject({ conditions: z.array(ConditionSchema).optional() }).nullish(),
+});
+export type SchedulingChain = z.infer<typeof SchedulingChainSchema>;
+
+export const UnitResourcesSchema = z.strictObject({ cpu: z.string(), ram: z.string() });
+
+export const InstanceTypeSpecSchema = z.strictObject({
+  displayName: z.string().max(DISPLAY_NAME_MAX).optional(),
+  description: z.string().max(1024).optional(),
+  inactive: z.boolean().optional(),
+  acceleratable: z.boolean(),
+  acceleratorGroup: z.string().optional(),
+  generalGroup: z.string().default('generic'),
+  os: z.string().min(1),
+  arch: z.string().min(1),
+  unitResources: UnitResourcesSchema.optional(),
+  localStorage: z.string().optional(),
+});
+export type InstanceTypeSpec = z.infer<typeof InstanceTypeSpecSchema>;
+
+/** An InstanceType as received (parent of the instance-type controller, child of the chain). */
+export const InstanceTypeSchema = KubeObjectSchema.extend({
+  spec: z.looseObject(InstanceTypeSpecSchema.shape),
+  status: z.looseObject({ conditions: z.array(ConditionSchema).optional() }).nullish(),
+});
+export type InstanceType = z.infer<typeof InstanceTypeSchema>;
+
+/** An InstanceType as the chain emits it. */
+export const InstanceTypeOutputSchema = z.strictObject({
+  apiVersion: z.literal(GPUSTACK_API_VERSION),
+  kind: z.literal('InstanceType'),
+  metadata: z.strictObject({ name: z.string(), labels: LabelsSchema.optional(), annotations: LabelsSchema.optional() }),
+  spec: InstanceTypeSpecSchema,
+});
+export type InstanceTypeOutput = z.infer<typeof InstanceTypeOutputSchema>;
+
+export const InstanceTypeStatusSchema = z.strictObject({
+  phase: z.enum(['Active', 'Inactive', 'Pending', 'Terminating']),
+  entrance: z.string(),
+  flavors: z.array(z.string()),
+  capacity: z.string(),
+  conditions: z.array(OutputConditionSchema),
+});
+export type InstanceTypeStatus = z.infer<typeof InstanceTypeStatusSchema>;
+
+export type SettingsResolution =
+  | { readonly ok: true; readonly settings: Settings }
+  | { readonly ok: false; readonly message: string };
+
+/**
+ * Resolves the settings of a SchedulingChain spec (absent chain or spec → all defaults).
+ * An invalid spec yields a message naming the field, never a throw.
+ */
+export function resolveSettings(spec: unknown): SettingsResolution {
+  const parsed = SchedulingChainSpecSchema.safeParse(spec ?? {});
+  if (parsed.success) return { ok: true, settings: parsed.data };
+  const message = parsed.error.issues
+    .map((issue) => `spec.${issue.path.map(String).join('.')}: ${issue.message}`)
+    .join('; ');
+  return { ok: false, message };
+}

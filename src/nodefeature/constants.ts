@@ -1,0 +1,61 @@
+/**
+ * @module Every label, annotation and resource key of the chain, composed from a few prefixes
+ * (DESIGN §3). One place, so a key is spelled once.
+ */
+
+export const SYSTEM_DOMAIN = 'gpustack.ai';
+
+// "feature.gpustack.ai/<name>" — node facts
+export const FEATURE_PREFIX = `feature.${SYSTEM_DOMAIN}/`;
+// "acceleratable.feature.gpustack.ai/<aKey>[.<suffix>]" — device models and their per-card capacity
+export const ACCELERATABLE_PREFIX = `acceleratable.${FEATURE_PREFIX}`;
+// "general.feature.gpustack.ai/<gKey>[.count]" — the CPU (general) pool key
+export const GENERAL_PREFIX = `general.${FEATURE_PREFIX}`;
+// "credits.gpustack.ai/<mfr>" — the Kueue resource every device request folds into
+export const CREDITS_PREFIX = `credits.${SYSTEM_DOMAIN}/`;
+// "note.gpustack.ai/<note>" — human-facing flavor annotations
+export const NOTE_PREFIX = `note.${SYSTEM_DOMAIN}/`;
+export const SCHEDULE_PREFIX = `schedule.${SYSTEM_DOMAIN}/`;
+
+export const MANAGED_LABEL = `${SYSTEM_DOMAIN}/managed`;
+export const CONTROLLED_LABEL = `${SYSTEM_DOMAIN}/controlled`;
+export const ACCELERATABLE_LABEL = `${FEATURE_PREFIX}acceleratable`;
+export const CPU_ONLY_LABEL = `${FEATURE_PREFIX}cpu-only`;
+export const CPU_NAME_ANNOTATION = `${FEATURE_PREFIX}cpu-name`;
+export const RESOURCE_TYPE_LABEL = `resource.${SYSTEM_DOMAIN}/type`;
+export const CLUSTER_QUEUE_ANNOTATION = `${SCHEDULE_PREFIX}cluster-queue`;
+export const QUEUE_ENTRANCE_LABEL = `${SCHEDULE_PREFIX}queue-entrance`;
+export const DERIVED_FROM_NODE_LABEL = `${SCHEDULE_PREFIX}derived-from-node`;
+export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
+export const PART_OF_VALUE = 'gpustack-operator';
+
+export const RESOURCE_TYPE_NODES = 'nodes';
+export const RESOURCE_TYPE_INSTANCE_TYPES = 'instancetypes';
+
+export const OS_LABEL = 'kubernetes.io/os';
+export const ARCH_LABEL = 'kubernetes.io/arch';
+
+// Node Feature Discovery's CPU labels, inputs of the CPU-model general key.
+export const NFD_CPU_VENDOR_LABEL = 'feature.node.kubernetes.io/cpu-model.vendor_id';
+export const NFD_CPU_FAMILY_LABEL = 'feature.node.kubernetes.io/cpu-model.family';
+export const NFD_CPU_MODEL_LABEL = 'feature.node.kubernetes.io/cpu-model.id';
+
+export const NODE_DEVICES_CHECK_NAME = 'gpustack-node-devices';
+export const NODE_DEVICES_CONTROLLER_NAME = `worker.${SYSTEM_DOMAIN}/node-devices`;
+
+/** The general key when CPUs are not told apart (setting `generalKey: Generic`). */
+export const GENERIC_KEY = 'generic';
+
+/** Credits of one whole card: every device request folds into this unit (one share = M/10). */
+export const CREDITS_PER_CARD = 1_600_000;
+
+// Label-key budgets: the name part after "/" is at most 63 characters, so each key leaves room
+// for the longest suffix written after it.
+export const LABEL_NAME_MAX = 63;
+/** ".sliced.memory-percentage", the longest suffix behind an aKey. */
+export const ACCELERATOR_KEY_MAX = LABEL_NAME_MAX - '.sliced.memory-percentage'.length;
+/** ".capacity" (ResourceFlavor label), the longest suffix behind a gKey. */
+export const GENERAL_KEY_MAX = LABEL_NAME_MAX - '.capacity'.length;
+
+/** Per-card capacity suffixes the node-profile decorator owns under ACCELERATABLE_PREFIX. */
+export const SLICED_SUFFIXES = ['.sliced.units', '.sliced.cores-percentage', '.sliced.memory-percentage', '.sliced.memory-mib'] as const;

@@ -1,0 +1,11 @@
+/** @module src/nodefeature: the pure label algebra of the scheduling chain (DESIGN §3). */
+export * from './constants.js';
+export * from './manufacturers.js';
+export * from './names.js';
+export * from './memory.js';
+export * from './fnv.js';
+export * from './keys.js';
+export * from './object-names.js';
+export * from './node-facts.js';
+export * from './labels.js';
+export * from './presets.js';

@@ -1,0 +1,67 @@
+/**
+ * @module The two pool keys: aKey (`<mfr>-<model>`, a device model) and gKey (the CPU pool:
+ * `generic`, or `<vendor>-<cpu model>`). Keys are budgeted so every `<key>.<suffix>` label
+ * name part stays within 63 characters.
+ */
+import type { ManufacturerName } from '../k8s/index.js';
+import { ACCELERATOR_KEY_MAX, GENERAL_KEY_MAX, GENERIC_KEY } from './constants.js';
+import { isManufacturer } from './manufacturers.js';
+import { normalizeName } from './names.js';
+
+/** Model id used when a product name normalises to nothing (e.g. the bare word `NVIDIA`). */
+export const UNKNOWN_MODEL = 'unknown';
+
+/**
+ * aKey of a device model.
+ * @example constructAcceleratorKey('nvidia', 'NVIDIA H100 80GB HBM3') // 'nvidia-h100-80gb-hbm3'
+ * @example constructAcceleratorKey('ascend', 'Ascend910B2') // 'ascend-910b2'
+ */
+export function constructAcceleratorKey(mfr: ManufacturerName, product: string, memorySuffix?: string): string {
+  const suffix = memorySuffix ? `-${memorySuffix}` : '';
+  const budget = ACCELERATOR_KEY_MAX - mfr.length - 1 - suffix.length;
+  const id = normalizeName(product, mfr, budget) || UNKNOWN_MODEL;
+  return `${mfr}-${id}${suffix}`;
+}
+
+/** The manufacturer an aKey belongs to (text before the first `-`), if it is one of the nine. */
+export function acceleratorKeyManufacturer(aKey: string): ManufacturerName | undefined {
+  const dash = aKey.indexOf('-');
+  if (dash <= 0) return undefined;
+  const mfr = aKey.slice(0, dash);
+  return isManufacturer(mfr) ? mfr : undefined;
+}
+
+export interface CpuIdentity {
+  /** NFD `cpu-model.vendor_id` (`Intel`, `AMD`, …); `undefined` when NFD has not labelled the node. */
+  readonly vendor?: string;
+  /** Annotation `feature.gpustack.ai/cpu-name`; values starting with `@` are unresolved templates. */
+  readonly cpuName?: string;
+  readonly family?: string;
+  readonly model?: string;
+}
+
+/**
+ * gKey with `generalKey: CPUModel`: `<vendor>-<normalised cpu name>`, falling back to
+ * `<vendor>-<family>-<model>`, then `<vendor>`; `generic` without NFD data. Returns `undefined`
+ * for a vendor label that is present but unusable (e.g. empty): such a node is not pooled.
+ * @example constructGeneralKey({ vendor: 'AMD', cpuName: 'AMD EPYC 7763 64-Core Processor' }) // 'amd-epyc-7763'
+ */
+export function constructGeneralKey(cpu: CpuIdentity): string | undefined {
+  if (cpu.vendor === undefined) return GENERIC_KEY;
+  const manu = normalizeName(cpu.vendor, '', GENERAL_KEY_MAX).replace(/[-_.]/g, '');
+  if (manu === '') return undefined;
+  if (manu === 'vendorunknown' || manu === 'unknown') return GENERIC_KEY;
+  const budget = GENERAL_KEY_MAX - manu.length - 1;
+  if (budget <= 0) return manu;
+  const cpuName = cpu.cpuName?.startsWith('@') ? undefined : cpu.cpuName;
+  let id = '';
+  if (cpuName) id = normalizeName(cpuName, manu, budget, true);
+  else if (cpu.family && cpu.model) id = normalizeName(`${cpu.family}-${cpu.model}`, '', budget);
+  return id ? `${manu}-${id}` : manu;
+}
+
+/** The general-key manufacturer: gKey up to the first `-` (`amd-epyc-7763` → `amd`). */
+export function generalKeyManufacturer(gKey: string): string {
+  const dash = gKey.indexOf('-');
+  return dash === -1 ? gKey : gKey.slice(0, dash);
+}

@@ -1,0 +1,178 @@
+/**
+ * @module Label construction for stage 2 (the agent's device labels) and stage 3 (the
+ * node-profile decorator's capacity labels), DESIGN §3.1. Every value passes one sanitiser.
+ */
+import type { ManufacturerName } from '../k8s/index.js';
+import { parseQuantity } from '../k8s/index.js';
+import {
+  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, CPU_NAME_ANNOTATION, CPU_ONLY_LABEL, CREDITS_PER_CARD, GENERAL_PREFIX,
+  GENERIC_KEY, MANAGED_LABEL, NFD_CPU_FAMILY_LABEL, NFD_CPU_MODEL_LABEL, NFD_CPU_VENDOR_LABEL, SLICED_SUFFIXES,
+} from './constants.js';
+import { acceleratorKeyManufacturer, constructAcceleratorKey, constructGeneralKey, generalKeyManufacturer } from './keys.js';
+import { coresPercentagePerCard, isManufacturer } from './manufacturers.js';
+import { formatMemoryMiB, parseMemoryLabel } from './memory.js';
+import { sanitizeLabelValue } from './names.js';
+import { extractAcceleratorKeys, parseCount } from './node-facts.js';
+
+/** One detected card, as the agent hands it over (a subset of the addon's `Device`). */
+export interface DeviceFacts {
+  readonly manufacturer: string;
+  readonly product: string;
+  readonly memoryMiB: number;
+  readonly cores?: number;
+  readonly family?: string;
+  readonly computeCapability?: string;
+  readonly driverVersion?: string;
+  readonly runtimeVersion?: string;
+}
+
+interface DeviceGroup {
+  readonly mfr: ManufacturerName;
+  readonly product: string;
+  readonly memory: string;
+  readonly cards: DeviceFacts[];
+}
+
+function groupDevices(devices: readonly DeviceFacts[]): DeviceGroup[] {
+  const groups = new Map<string, DeviceGroup>();
+  for (const device of devices) {
+    if (!isManufacturer(device.manufacturer)) continue;
+    const memory = formatMemoryMiB(device.memoryMiB);
+    const id = `${device.manufacturer}\u0000${device.product}\u0000${memory}`;
+    const group = groups.get(id) ?? { mfr: device.manufacturer, product: device.product, memory, cards: [] };
+    group.cards.push(device);
+    groups.set(id, group);
+  }
+  return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
+}
+
+/** `80Gi` → `80g`: the memory suffix that tells apart two groups of one product (reference §3.2). */
+function memorySuffix(memory: string): string {
+  return memory.replace(/i$/, '').toLowerCase();
+}
+
+/**
+ * The stage-2 labels of a node from its detected devices: `feature.gpustack.ai/acceleratable`,
+ * per manufacturer, per model group (same product and memory). Two groups that would share an
+ * aKey (same product, different memory) both get a memory suffix instead of overwriting each other.
+ */
+export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<string, string> {
+  const groups = groupDevices(devices);
+  const labels: Record<string, string> = {};
+  // "feature.gpustack.ai/acceleratable=true|false"
+  labels[ACCELERATABLE_LABEL] = groups.length > 0 ? 'true' : 'false';
+  const plainKeys = groups.map((g) => constructAcceleratorKey(g.mfr, g.product));
+  for (const [i, group] of groups.entries()) {
+    const collides = plainKeys.filter((k) => k === plainKeys[i]).length > 1;
+    const aKey = collides ? constructAcceleratorKey(group.mfr, group.product, memorySuffix(group.memory)) : plainKeys[i] as string;
+    const first = group.cards[0] as DeviceFacts;
+    const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
+    // "acceleratable.feature.gpustack.ai/nvidia=true" (+ ".driver-version", ".runtime-version")
+    labels[`${ACCELERATABLE_PREFIX}${group.mfr}`] = 'true';
+    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.driver-version`, group.cards.find((c) => c.driverVersion)?.driverVersion);
+    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.runtime-version`, group.cards.find((c) => c.runtimeVersion)?.runtimeVersion);
+    // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3=true"
+    labels[prefix] = 'true';
+    // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.product=NVIDIA-H100-80GB-HBM3"
+    setSanitized(labels, `${prefix}.product`, group.product);
+    // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.memory=80Gi"
+    labels[`${prefix}.memory`] = group.memory;
+    // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.cores=16896"
+    labels[`${prefix}.cores`] = String(Math.max(0, Math.trunc(first.cores ?? 0)));
+    // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count=8"
+    labels[`${prefix}.count`] = String(group.cards.length);
+    setSanitized(labels, `${prefix}.family`, first.family);
+    setSanitized(labels, `${prefix}.comcap`, first.computeCapability);
+  }
+  return labels;
+}
+
+function setSanitized(labels: Record<string, string>, key: string, value: string | undefined): void {
+  const clean = value === undefined ? '' : sanitizeLabelValue(value);
+  if (clean !== '') labels[key] = clean;
+}
+
+export interface ProfileOptions {
+  readonly nodeManagement: 'Automatic' | 'Manual';
+  readonly generalKey: 'Generic' | 'CPUModel';
+  readonly mixedOnNode: boolean;
+  readonly manufacturers: ReadonlySet<ManufacturerName>;
+}
+
+export interface ProfileNodeInput {
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** `status.capacity.cpu` as the API server reports it (`"224"`, `"3500m"`). */
+  readonly cpuCapacity?: string | number;
+}
+
+/** True for every label key the node-profile decorator owns (and so may remove). */
+export function isProfileOwnedLabel(key: string): boolean {
+  if (key.startsWith(GENERAL_PREFIX) || key === CPU_ONLY_LABEL) return true;
+  if (!key.startsWith(ACCELERATABLE_PREFIX)) return false;
+  return SLICED_SUFFIXES.some((suffix) => key.endsWith(suffix) && acceleratorKeyManufacturer(key.slice(ACCELERATABLE_PREFIX.length)) !== undefined);
+}
+
+function generalKeyOf(node: ProfileNodeInput, options: ProfileOptions): string | undefined {
+  if (options.generalKey === 'Generic') return GENERIC_KEY;
+  const labels = node.labels ?? {};
+  const cpuName = node.annotations?.[CPU_NAME_ANNOTATION];
+  return constructGeneralKey({
+    ...(labels[NFD_CPU_VENDOR_LABEL] !== undefined ? { vendor: labels[NFD_CPU_VENDOR_LABEL] } : {}),
+    ...(cpuName !== undefined ? { cpuName } : {}),
+    ...(labels[NFD_CPU_FAMILY_LABEL] !== undefined ? { family: labels[NFD_CPU_FAMILY_LABEL] } : {}),
+    ...(labels[NFD_CPU_MODEL_LABEL] !== undefined ? { model: labels[NFD_CPU_MODEL_LABEL] } : {}),
+  });
+}
+
+function constructGeneralLabels(node: ProfileNodeInput, options: ProfileOptions, out: Record<string, string>): void {
+  const gKey = generalKeyOf(node, options);
+  if (gKey === undefined) return;
+  // "general.feature.gpustack.ai/amd-epyc-7763=true" and "general.feature.gpustack.ai/amd=true"
+  out[`${GENERAL_PREFIX}${gKey}`] = 'true';
+  if (gKey !== GENERIC_KEY) out[`${GENERAL_PREFIX}${generalKeyManufacturer(gKey)}`] = 'true';
+  const cpu = node.cpuCapacity === undefined ? undefined : parseQuantity(String(node.cpuCapacity));
+  // "general.feature.gpustack.ai/generic.count=224" — ceil, so 3500m counts as 4 cores
+  if (cpu !== undefined && cpu > 0 && cpu < 1e7) out[`${GENERAL_PREFIX}${gKey}.count`] = String(Math.ceil(cpu));
+}
+
+function constructSlicedLabels(labels: Readonly<Record<string, string>>, options: ProfileOptions, out: Record<string, string>): number {
+  const keys = extractAcceleratorKeys(labels, options.manufacturers);
+  for (const aKey of keys) {
+    const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
+    if (parseCount(labels[`${prefix}.count`]) === undefined) continue;
+    const mfr = acceleratorKeyManufacturer(aKey) as ManufacturerName;
+    // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.sliced.units=1600000" (per card)
+    out[`${prefix}.sliced.units`] = String(CREDITS_PER_CARD);
+    out[`${prefix}.sliced.cores-percentage`] = String(coresPercentagePerCard(mfr));
+    out[`${prefix}.sliced.memory-percentage`] = '100';
+    const mib = parseMemoryLabel(labels[`${prefix}.memory`] ?? '');
+    // "….sliced.memory-mib=81920": MiB of the rounded .memory label, not the detector's figure
+    if (mib !== undefined) out[`${prefix}.sliced.memory-mib`] = String(mib);
+  }
+  return keys.length;
+}
+
+/**
+ * The node-profile decorator's answer for one node (DESIGN §3.1, stage 3): the labels it wants,
+ * and `null` for every owned label present on the node that it no longer wants. Keys it does
+ * not own are never mentioned; an existing `gpustack.ai/managed` value is never overwritten.
+ */
+export function constructProfileLabels(node: ProfileNodeInput, options: ProfileOptions): Record<string, string | null> {
+  const labels = node.labels ?? {};
+  const desired: Record<string, string> = {};
+  const existingManaged = labels[MANAGED_LABEL];
+  if (existingManaged === undefined && options.nodeManagement === 'Automatic') desired[MANAGED_LABEL] = 'true';
+  const managed = (existingManaged ?? desired[MANAGED_LABEL]) === 'true';
+  if (managed) {
+    constructGeneralLabels(node, options, desired);
+    const accelerators = constructSlicedLabels(labels, options, desired);
+    // "feature.gpustack.ai/cpu-only=true" lets CPU flavors avoid accelerated nodes
+    if (!options.mixedOnNode && accelerators === 0 && labels[ACCELERATABLE_LABEL] !== 'true') desired[CPU_ONLY_LABEL] = 'true';
+  }
+  const result: Record<string, string | null> = { ...desired };
+  for (const key of Object.keys(labels)) {
+    if (isProfileOwnedLabel(key) && desired[key] === undefined) result[key] = null;
+  }
+  return result;
+}

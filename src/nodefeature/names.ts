@@ -1,0 +1,66 @@
+/**
+ * @module Name normalisation (upstream `NormalizeName`, reference §3.3) and label-value
+ * sanitising (§3.4). Both are total: any string in, a valid fragment (possibly empty) out.
+ */
+
+const SEPARATORS = new Set(['-', '_', '.']);
+
+/**
+ * Removes CPU brand cruft before normalising: ` @ 2.0GHz`, `(R)`, `(TM)`, leading `Genuine `
+ * or `11th Gen `, trailing ` CPU`, ` Processor`, ` 64-Core(s)`.
+ * @example stripCpuCruft('Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz') // 'Intel Xeon Platinum 8480+'
+ */
+export function stripCpuCruft(name: string): string {
+  let out = name;
+  const at = out.indexOf(' @ ');
+  if (at !== -1) out = out.slice(0, at);
+  out = out.replace(/\((R|r|TM|tm)\)/g, '');
+  for (;;) {
+    const next = out.replace(/^(Genuine |\d+(st|nd|rd|th) Gen )/, '');
+    if (next === out) break;
+    out = next;
+  }
+  out = out.trim().replace(/ CPU$/, '').replace(/ Processor$/, '').replace(/ \d+-Cores?$/i, '');
+  return out;
+}
+
+/**
+ * Lower-cases a product or CPU name into a key fragment: keeps `a-z0-9`, space → `-`, keeps
+ * `-_.` unless leading or doubled, drops anything else, clears the output whenever it equals
+ * `prefix` (so `NVIDIA H100` under `nvidia` → `h100`), stops at `maxLen` (≤ 0 = no limit) and
+ * drops one trailing separator.
+ * @example normalizeName('NVIDIA H100 80GB HBM3', 'nvidia', 46) // 'h100-80gb-hbm3'
+ */
+export function normalizeName(name: string, prefix: string, maxLen: number, stripCruft = false): string {
+  const source = stripCruft ? stripCpuCruft(name) : name;
+  const lowerPrefix = prefix.toLowerCase();
+  let out = '';
+  for (const ch of source) {
+    if (maxLen > 0 && out.length >= maxLen) break;
+    if (ch >= 'A' && ch <= 'Z') out += ch.toLowerCase();
+    else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) out += ch;
+    else if (ch === ' ' || SEPARATORS.has(ch)) {
+      if (out === '' || SEPARATORS.has(out.at(-1) as string)) continue;
+      out += ch === ' ' ? '-' : ch;
+    } else continue;
+    if (prefix !== '' && out.length === lowerPrefix.length && out === lowerPrefix) out = '';
+  }
+  return SEPARATORS.has(out.at(-1) ?? '') ? out.slice(0, -1) : out;
+}
+
+/**
+ * Makes any text a valid label value, keeping case: `NVIDIA H100 80GB HBM3` → `NVIDIA-H100-80GB-HBM3`.
+ * @example sanitizeLabelValue('Tesla T4') // 'Tesla-T4'
+ */
+export function sanitizeLabelValue(text: string, maxLen = 63): string {
+  let out = '';
+  for (const ch of text) {
+    if (out.length >= maxLen) break;
+    if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) out += ch;
+    else if (ch === ' ' || SEPARATORS.has(ch)) {
+      if (out === '' || SEPARATORS.has(out.at(-1) as string)) continue;
+      out += ch === ' ' ? '-' : ch;
+    }
+  }
+  return SEPARATORS.has(out.at(-1) ?? '') ? out.slice(0, -1) : out;
+}

@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects so the pure suite never needs a compiler toolchain: `unit` covers
+// k8s, nodefeature, sync, server, cli; `native` builds the addon and the fake
+// vendor libraries first (see test/native/global-setup.ts).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/native/**', 'test/e2e/**', 'node_modules/**'],
+        },
+      },
+    ],
+  },
+});
