@@ -1,0 +1,4 @@
+/** @module Helpers shared by the controllers' sync functions. */
+export * from './related.js';
+export * from './settings.js';
+export * from './context.js';

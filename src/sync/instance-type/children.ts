@@ -1,0 +1,68 @@
+/** @module Desired children of an InstanceType: its same-named ClusterQueue and one LocalQueue per eligible namespace. */
+import {
+  KUEUE_API_VERSION, formatDecimalQuantity,
+  type ClusterQueue, type InstanceTypeSpec, type LocalQueue, type ManufacturerName,
+} from '../../k8s/index.js';
+import {
+  ACCELERATABLE_LABEL, ARCH_LABEL, CLUSTER_QUEUE_ANNOTATION, CREDITS_PER_CARD, NODE_DEVICES_CHECK_NAME, OS_LABEL,
+  RESOURCE_TYPE_INSTANCE_TYPES, RESOURCE_TYPE_LABEL, creditsResource, localQueueName,
+} from '../../nodefeature/index.js';
+import type { SelectedFlavor } from './flavors.js';
+
+export interface QueuePlan {
+  readonly name: string;
+  readonly spec: InstanceTypeSpec;
+  readonly keyLabel: string | undefined;
+  /** Device pool: the manufacturer whose credits the queue covers; CPU pool: undefined. */
+  readonly manufacturer: ManufacturerName | undefined;
+  readonly flavors: readonly SelectedFlavor[];
+  readonly admissionCheck: boolean;
+}
+
+function quotaOf(plan: QueuePlan, flavor: SelectedFlavor): string {
+  // nominalQuota is per flavor, summed over its nodes: capacity × M credits, or capacity cores.
+  return plan.manufacturer ? formatDecimalQuantity(BigInt(flavor.capacity) * BigInt(CREDITS_PER_CARD)) : formatDecimalQuantity(flavor.capacity);
+}
+
+/**
+ * The ClusterQueue: no cohort, one resource group, `Hold` when it has no flavors (an empty plan
+ * with `IgnoreUndeclared` would admit everything) or the type is inactive.
+ */
+export function buildClusterQueue(plan: QueuePlan): ClusterQueue {
+  const covered = plan.manufacturer ? creditsResource(plan.manufacturer) : 'cpu';
+  const hold = plan.flavors.length === 0 || plan.spec.inactive === true;
+  const labels: Record<string, string> = {
+    [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCE_TYPES,
+    [OS_LABEL]: plan.spec.os,
+    [ARCH_LABEL]: plan.spec.arch,
+    [ACCELERATABLE_LABEL]: String(plan.spec.acceleratable),
+  };
+  if (plan.keyLabel) labels[plan.keyLabel] = 'true';
+  return {
+    apiVersion: KUEUE_API_VERSION,
+    kind: 'ClusterQueue',
+    metadata: { name: plan.name, labels },
+    spec: {
+      namespaceSelector: {},
+      ...(plan.flavors.length > 0 ? {
+        resourceGroups: [{
+          coveredResources: [covered],
+          flavors: plan.flavors.map((f) => ({ name: f.name, resources: [{ name: covered, nominalQuota: quotaOf(plan, f) }] })),
+        }],
+      } : {}),
+      preemption: { withinClusterQueue: 'LowerPriority' },
+      stopPolicy: hold ? 'Hold' : 'None',
+      ...(plan.admissionCheck ? { admissionChecksStrategy: { admissionChecks: [{ name: NODE_DEVICES_CHECK_NAME }] } } : {}),
+    },
+  };
+}
+
+/** The LocalQueue of a ClusterQueue in one namespace; its 31-character name fits any label. */
+export function buildLocalQueue(clusterQueue: string, namespace: string): LocalQueue {
+  return {
+    apiVersion: KUEUE_API_VERSION,
+    kind: 'LocalQueue',
+    metadata: { name: localQueueName(clusterQueue), namespace, annotations: { [CLUSTER_QUEUE_ANNOTATION]: clusterQueue } },
+    spec: { clusterQueue },
+  };
+}

@@ -1,0 +1,2 @@
+export { customizeInstanceType, syncInstanceType } from './sync.js';
+export * from './schema.js';

@@ -1,0 +1,2 @@
+export { syncNodeDevicesCheck } from './sync.js';
+export * from './schema.js';

@@ -1,0 +1,2 @@
+export { customizeNodeProfile, syncNodeProfile } from './sync.js';
+export * from './schema.js';

@@ -1,0 +1,12 @@
+/** @module Hook bodies of the `gpustack-node-profile` DecoratorController (target: v1 Nodes). */
+import type { z } from 'zod';
+import { CustomizeRequestSchema, DecoratorSyncRequestSchema, KubeObjectSchema, NodeSchema, objectMapSchema } from '../../k8s/index.js';
+
+export const NodeProfileSyncRequestSchema = DecoratorSyncRequestSchema.extend({
+  object: NodeSchema,
+  related: objectMapSchema(KubeObjectSchema).default({}),
+});
+export type NodeProfileSyncRequest = z.infer<typeof NodeProfileSyncRequestSchema>;
+
+export const NodeProfileCustomizeRequestSchema = CustomizeRequestSchema;
+export type NodeProfileCustomizeRequest = z.infer<typeof NodeProfileCustomizeRequestSchema>;

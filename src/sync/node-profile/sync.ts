@@ -1,0 +1,46 @@
+/**
+ * @module `gpustack-node-profile`: stage 3 of the chain. Stamps `gpustack.ai/managed`, the
+ * general (CPU) key and the per-card capacity labels on each Node (DESIGN §3.1).
+ */
+import {
+  GPUSTACK_API_VERSION, SCHEDULING_CHAIN_NAME,
+  type CustomizeResponse, type DecoratorSyncResponse, type SyncOutcome,
+} from '../../k8s/index.js';
+import { constructProfileLabels } from '../../nodefeature/index.js';
+import { RETRY_AFTER_SECONDS, enabledManufacturers, settingsFromRelated } from '../common/index.js';
+import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './schema.js';
+
+/** Relates the settings object, so a settings change re-labels every node. */
+export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): CustomizeResponse {
+  return {
+    relatedResources: [{ apiVersion: GPUSTACK_API_VERSION, resource: 'schedulingchains', names: [SCHEDULING_CHAIN_NAME] }],
+  };
+}
+
+/**
+ * Labels one Node. Invalid settings → refusal (429): labelling by a guess could unmanage nodes.
+ * @example syncNodeProfile({ object: node, related: {} }) // { ok: true, response: { labels: { 'gpustack.ai/managed': 'true', … } } }
+ */
+export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<DecoratorSyncResponse> {
+  const resolution = settingsFromRelated(request.related);
+  if (!resolution.ok) {
+    return { ok: false, error: { code: 'InvalidSettings', message: `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`, retryAfterSeconds: RETRY_AFTER_SECONDS } };
+  }
+  const { settings } = resolution;
+  const node = request.object;
+  const cpuCapacity = node.status?.capacity?.['cpu'];
+  const labels = constructProfileLabels(
+    {
+      ...(node.metadata.labels ? { labels: node.metadata.labels } : {}),
+      ...(node.metadata.annotations ? { annotations: node.metadata.annotations } : {}),
+      ...(cpuCapacity !== undefined ? { cpuCapacity } : {}),
+    },
+    {
+      nodeManagement: settings.nodeManagement,
+      generalKey: settings.generalKey,
+      mixedOnNode: settings.mixedOnNode,
+      manufacturers: enabledManufacturers(settings),
+    },
+  );
+  return { ok: true, response: { labels } };
+}

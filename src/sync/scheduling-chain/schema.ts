@@ -1,0 +1,23 @@
+/** @module Hook bodies of the `gpustack-scheduling-chain` CompositeController (parent: SchedulingChain). */
+import { z } from 'zod';
+import {
+  CompositeSyncRequestSchema, CustomizeRequestSchema, InstanceTypeSchema, KubeObjectSchema, NodeSchema, SchedulingChainSchema,
+  objectMapSchema,
+} from '../../k8s/index.js';
+import { INSTANCE_TYPE_KEY } from '../common/index.js';
+
+export const ChildObjectSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
+export type ChildObject = z.infer<typeof ChildObjectSchema>;
+
+export const SchedulingChainSyncRequestSchema = CompositeSyncRequestSchema.extend({
+  parent: SchedulingChainSchema,
+  // Observed InstanceTypes are read (sticky pools, admin-edited fields); other kinds pass through.
+  children: z.looseObject({
+    [INSTANCE_TYPE_KEY]: z.record(z.string(), InstanceTypeSchema).optional(),
+  }).catchall(z.record(z.string(), ChildObjectSchema)).default({}),
+  related: objectMapSchema(NodeSchema).default({}),
+});
+export type SchedulingChainSyncRequest = z.infer<typeof SchedulingChainSyncRequestSchema>;
+
+export const SchedulingChainCustomizeRequestSchema = CustomizeRequestSchema;
+export type SchedulingChainCustomizeRequest = z.infer<typeof SchedulingChainCustomizeRequestSchema>;

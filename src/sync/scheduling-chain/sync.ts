@@ -1,0 +1,82 @@
+/**
+ * @module `gpustack-scheduling-chain`: stage 4 of the chain. Turns the managed Nodes into
+ * ResourceFlavors, derived InstanceTypes and the per-card AdmissionCheck (DESIGN §4, §4.1).
+ */
+import {
+  SCHEDULING_CHAIN_NAME, resolveSettings, sortObjects,
+  type CompositeSyncResponse, type CustomizeResponse, type InstanceType, type SyncOutcome,
+} from '../../k8s/index.js';
+import { MANAGED_LABEL } from '../../nodefeature/index.js';
+import {
+  INSTANCE_TYPE_KEY, NODE_KEY, RETRY_AFTER_SECONDS, enabledManufacturers, objectsOf, type SyncContext,
+} from '../common/index.js';
+import {
+  buildAdmissionCheck, buildDerivedInstanceType, buildResourceFlavor, buildStickyInstanceType,
+} from './children.js';
+import { planChain } from './pools.js';
+import type { ChildObject, SchedulingChainCustomizeRequest, SchedulingChainSyncRequest } from './schema.js';
+import { computeChainStatus, computeRefusedStatus } from './status.js';
+
+type DesiredObject = CompositeSyncResponse['children'][number];
+
+/** Relates every managed Node: a node that gains or loses `gpustack.ai/managed=true` re-syncs the chain. */
+export function customizeSchedulingChain(_request: SchedulingChainCustomizeRequest): CustomizeResponse {
+  return { relatedResources: [{ apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { [MANAGED_LABEL]: 'true' } } }] };
+}
+
+/** Our last good children, re-sent as they are observed so Metacontroller keeps every one of them. */
+function keepObservedChildren(children: SchedulingChainSyncRequest['children']): DesiredObject[] {
+  const kept: DesiredObject[] = [];
+  for (const byName of Object.values(children)) {
+    for (const child of Object.values(byName ?? {}) as ChildObject[]) {
+      if (!child.apiVersion || !child.kind) continue;
+      const { name, namespace, labels, annotations } = child.metadata;
+      const ownAnnotations = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')));
+      kept.push({
+        apiVersion: child.apiVersion, kind: child.kind,
+        metadata: { name, ...(namespace ? { namespace } : {}), ...(labels ? { labels } : {}), ...(Object.keys(ownAnnotations).length ? { annotations: ownAnnotations } : {}) },
+        ...(child.spec !== undefined ? { spec: child.spec } : {}),
+      });
+    }
+  }
+  return sortObjects(kept);
+}
+
+/**
+ * Desired state of the scheduling chain. Refuses (429) while the related Nodes are not in the
+ * request; with invalid settings it reports `Ready=False` and keeps the last good children.
+ * @example syncSchedulingChain(request, { now: '2026-01-01T00:00:00Z' }) // { ok: true, response: { children: [...], status } }
+ */
+export function syncSchedulingChain(request: SchedulingChainSyncRequest, context: SyncContext): SyncOutcome<CompositeSyncResponse> {
+  const { parent, related, children } = request;
+  const previous = parent.status?.conditions;
+  if (parent.metadata.name !== SCHEDULING_CHAIN_NAME) {
+    const status = computeRefusedStatus('NotDefault', `only the SchedulingChain named "${SCHEDULING_CHAIN_NAME}" is used; this one is ignored`, 0, previous, context.now);
+    return { ok: true, response: { status, children: [] } };
+  }
+  if (related[NODE_KEY] === undefined) {
+    return { ok: false, error: { code: 'MissingRelated', message: `related ${NODE_KEY} is missing: the customize hook has not been applied yet`, retryAfterSeconds: RETRY_AFTER_SECONDS } };
+  }
+  const nodes = objectsOf(related, NODE_KEY);
+  const resolution = resolveSettings(parent.spec);
+  if (!resolution.ok) {
+    const managed = nodes.filter((n) => n.metadata.labels?.[MANAGED_LABEL] === 'true').length;
+    const status = computeRefusedStatus('InvalidSettings', resolution.message, managed, previous, context.now);
+    return { ok: true, response: { status, children: keepObservedChildren(children), resyncAfterSeconds: RETRY_AFTER_SECONDS } };
+  }
+  const { settings } = resolution;
+  const plan = planChain(nodes, settings, enabledManufacturers(settings));
+  const observedTypes = sortObjects<InstanceType>(Object.values(children[INSTANCE_TYPE_KEY] ?? {}));
+  const observedByName = new Map(observedTypes.map((t) => [t.metadata.name, t]));
+  const livePools = new Set(plan.pools.map((p) => p.name));
+  const desired = [
+    ...plan.flavors.map((flavor) => buildResourceFlavor(flavor, settings)),
+    ...plan.pools
+      .filter((pool) => settings.deriveInstanceTypes || observedByName.has(pool.name))
+      .map((pool) => buildDerivedInstanceType(pool, observedByName.get(pool.name))),
+    ...observedTypes.filter((t) => !livePools.has(t.metadata.name)).map(buildStickyInstanceType),
+    ...(settings.admissionCheck === 'Enabled' ? [buildAdmissionCheck()] : []),
+  ];
+  const status = computeChainStatus(plan, observedTypes, previous, context.now);
+  return { ok: true, response: { status, children: sortObjects(desired) } };
+}
