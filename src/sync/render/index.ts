@@ -1,0 +1,1 @@
+export { renderChain, type RenderInput, type RenderResult, type RenderedNode, type RenderedObject } from './render.js';
