@@ -1,0 +1,127 @@
+// N-API glue only: argument unwrapping, the async worker, result conversion. Device
+// enumeration lives in devices/ (plain C++). native/index.ts validates arguments first;
+// the checks here are the last line of defence.
+#include <napi.h>
+
+#include <utility>
+
+#include "devices/detect.h"
+
+namespace {
+
+using gpustack::DetectRequest;
+using gpustack::DetectResult;
+
+DetectRequest ParseRequest(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  DetectRequest request;
+  Napi::Value options = info.Length() > 0 ? info[0] : env.Undefined();
+  Napi::Value wanted = env.Undefined();
+  if (!options.IsUndefined()) {
+    if (!options.IsObject()) throw Napi::TypeError::New(env, "options must be an object");
+    wanted = options.As<Napi::Object>().Get("manufacturers");
+  }
+  if (wanted.IsUndefined()) {
+    for (const char* name : gpustack::kManufacturers) request.manufacturers.insert(name);
+  } else {
+    if (!wanted.IsArray()) throw Napi::TypeError::New(env, "options.manufacturers must be an array");
+    Napi::Array list = wanted.As<Napi::Array>();
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      Napi::Value item = list.Get(i);
+      if (!item.IsString() || !gpustack::IsManufacturer(item.As<Napi::String>().Utf8Value())) {
+        throw Napi::RangeError::New(env, "options.manufacturers[" + std::to_string(i) + "] is not a manufacturer");
+      }
+      request.manufacturers.insert(item.As<Napi::String>().Utf8Value());
+    }
+  }
+  // Read on the JS thread: getenv() on the worker would race process.env writes.
+  request.env = gpustack::CaptureEnvironment();
+  return request;
+}
+
+void SetOptional(Napi::Object& object, const char* key, const std::optional<std::string>& value) {
+  if (value) object.Set(key, *value);
+}
+
+Napi::Object ToJs(Napi::Env env, const gpustack::Device& device) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("manufacturer", device.manufacturer);
+  out.Set("index", Napi::Number::New(env, device.index));
+  out.Set("uuid", device.uuid);
+  out.Set("product", device.product);
+  // Exact as a double: Report::Add caps memory at 16 TiB = 2^24 MiB.
+  out.Set("memoryMiB", Napi::Number::New(env, static_cast<double>(device.memory_mib)));
+  out.Set("cores", Napi::Number::New(env, device.cores));
+  SetOptional(out, "computeCapability", device.compute_capability);
+  SetOptional(out, "family", device.family);
+  SetOptional(out, "pciBusId", device.pci_bus_id);
+  if (device.numa_node) out.Set("numaNode", Napi::Number::New(env, *device.numa_node));
+  SetOptional(out, "driverVersion", device.driver_version);
+  SetOptional(out, "runtimeVersion", device.runtime_version);
+  if (device.partitioning) {
+    Napi::Object partitioning = Napi::Object::New(env);
+    partitioning.Set("mode", device.partitioning->mode);
+    partitioning.Set("enabled", Napi::Boolean::New(env, device.partitioning->enabled));
+    out.Set("partitioning", partitioning);
+  }
+  return out;
+}
+
+Napi::Object ToJs(Napi::Env env, const DetectResult& result) {
+  Napi::Array devices = Napi::Array::New(env, result.devices.size());
+  for (uint32_t i = 0; i < result.devices.size(); ++i) devices.Set(i, ToJs(env, result.devices[i]));
+  Napi::Array errors = Napi::Array::New(env, result.errors.size());
+  for (uint32_t i = 0; i < result.errors.size(); ++i) {
+    Napi::Object error = Napi::Object::New(env);
+    error.Set("manufacturer", result.errors[i].manufacturer);
+    error.Set("code", gpustack::ErrorCodeName(result.errors[i].code));
+    error.Set("message", result.errors[i].message);
+    errors.Set(i, error);
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("devices", devices);
+  out.Set("errors", errors);
+  return out;
+}
+
+class DetectWorker : public Napi::AsyncWorker {
+ public:
+  DetectWorker(Napi::Env env, DetectRequest request)
+      : Napi::AsyncWorker(env, "gpustack:detect"), deferred_(Napi::Promise::Deferred::New(env)),
+        request_(std::move(request)) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  // Runs on a libuv thread pool thread: plain structs only, no JS values.
+  void Execute() override {
+    try {
+      result_ = gpustack::Detect(request_);
+    } catch (const std::exception& error) {
+      SetError(error.what());
+    }
+  }
+
+  void OnOK() override { deferred_.Resolve(ToJs(Env(), result_)); }
+  void OnError(const Napi::Error& error) override { deferred_.Reject(error.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  DetectRequest request_;
+  DetectResult result_;
+};
+
+Napi::Value Detect(const Napi::CallbackInfo& info) {
+  auto* worker = new DetectWorker(info.Env(), ParseRequest(info));
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();  // the worker deletes itself after OnOK/OnError
+  return promise;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("detect", Napi::Function::New(env, Detect, "detect"));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(gpustack_native, Init)

@@ -1,0 +1,285 @@
+#include "nvml-like.h"
+
+#include <cstdint>
+#include <string>
+
+namespace gpustack {
+namespace {
+
+// Declared here from the public nvml.h ABI (device-runtimes.md §2.4) so the build needs
+// no vendor SDK. Sizes are asserted because the library writes through them.
+using Ret = int;
+using Handle = void*;
+constexpr Ret kSuccess = 0;
+constexpr Ret kDriverMismatchCode = 18;  // NVML_ERROR_LIB_RM_VERSION_MISMATCH
+
+struct MemoryV1 {
+  uint64_t total, free, used;
+};
+struct MemoryV2 {
+  uint32_t version;
+  uint64_t total, reserved, free, used;
+};
+static_assert(sizeof(MemoryV1) == 24, "nvmlMemory_t");
+static_assert(sizeof(MemoryV2) == 40, "nvmlMemory_v2_t");
+constexpr uint32_t kMemoryV2Version = sizeof(MemoryV2) | (2u << 24);
+static_assert(kMemoryV2Version == 0x02000028, "nvmlMemory_v2");
+
+struct PciInfo {
+  char bus_id_legacy[16];
+  uint32_t domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+static_assert(sizeof(PciInfo) == 68, "nvmlPciInfo_t");
+// v1 (52 bytes) and v3 agree on the integer fields we read; the spare bytes absorb any
+// larger future layout.
+union PciBuffer {
+  PciInfo info;
+  unsigned char spare[256];
+};
+
+constexpr unsigned kNameSize = 96;           // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+constexpr unsigned kUuidSize = 96;           // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned kDriverVersionSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+constexpr unsigned kNodeSetWords = 4;        // 256 NUMA nodes
+constexpr int kAffinityScopeNode = 0;
+
+struct Api {
+  std::string init_name;
+  Ret (*init)() = nullptr;
+  Ret (*shutdown)() = nullptr;
+  const char* (*error_string)(Ret) = nullptr;
+  Ret (*count)(unsigned*) = nullptr;
+  Ret (*handle)(unsigned, Handle*) = nullptr;
+  Ret (*name)(Handle, char*, unsigned) = nullptr;
+  Ret (*uuid)(Handle, char*, unsigned) = nullptr;
+  Ret (*memory_v2)(Handle, MemoryV2*) = nullptr;
+  Ret (*memory_v1)(Handle, MemoryV1*) = nullptr;
+  Ret (*pci)(Handle, PciBuffer*) = nullptr;
+  Ret (*compute_capability)(Handle, int*, int*) = nullptr;
+  Ret (*cores)(Handle, unsigned*) = nullptr;
+  Ret (*mig_mode)(Handle, unsigned*, unsigned*) = nullptr;
+  Ret (*memory_affinity)(Handle, unsigned, unsigned long*, int) = nullptr;
+  Ret (*driver_version)(char*, unsigned) = nullptr;
+  Ret (*runtime_version)(int*) = nullptr;
+};
+
+std::vector<std::string> Prefixed(const std::string& prefix, std::vector<std::string> suffixes) {
+  for (auto& suffix : suffixes) suffix = prefix + suffix;
+  return suffixes;
+}
+
+template <typename Fn>
+void Resolve(const Library& library, const std::string& prefix, std::vector<std::string> suffixes, Fn* out,
+             std::string* found = nullptr) {
+  *out = library.FindFirst<Fn>(Prefixed(prefix, std::move(suffixes)), found);
+}
+
+Api ResolveApi(const NvmlFlavor& flavor, const Library& lib) {
+  const std::string& p = flavor.prefix;
+  Api api;
+  // Versioned names first: the unversioned ones are kept only for binary compatibility.
+  Resolve(lib, p, {"Init_v2", "Init"}, &api.init, &api.init_name);
+  Resolve(lib, p, {"Shutdown"}, &api.shutdown);
+  Resolve(lib, p, {"ErrorString"}, &api.error_string);
+  Resolve(lib, p, {"DeviceGetCount_v2", "DeviceGetCount"}, &api.count);
+  Resolve(lib, p, {"DeviceGetHandleByIndex_v2", "DeviceGetHandleByIndex"}, &api.handle);
+  Resolve(lib, p, {"DeviceGetName"}, &api.name);
+  Resolve(lib, p, {"DeviceGetUUID"}, &api.uuid);
+  Resolve(lib, p, {"DeviceGetMemoryInfo_v2"}, &api.memory_v2);
+  Resolve(lib, p, {"DeviceGetMemoryInfo"}, &api.memory_v1);
+  Resolve(lib, p, {"DeviceGetPciInfo_v3", "DeviceGetPciInfo_v2", "DeviceGetPciInfo"}, &api.pci);
+  Resolve(lib, p, {flavor.compute_capability_symbol}, &api.compute_capability);
+  Resolve(lib, p, {"DeviceGetNumGpuCores"}, &api.cores);
+  if (flavor.mig) Resolve(lib, p, {"DeviceGetMigMode"}, &api.mig_mode);
+  Resolve(lib, p, {"DeviceGetMemoryAffinity"}, &api.memory_affinity);
+  Resolve(lib, p, {"SystemGetDriverVersion"}, &api.driver_version);
+  Resolve(lib, p, flavor.runtime_symbols, &api.runtime_version);
+  return api;
+}
+
+// Names of required symbols that are missing, as the caller would spell them.
+std::string MissingRequired(const NvmlFlavor& flavor, const Api& api) {
+  std::string missing;
+  auto need = [&](bool present, const std::string& name) {
+    if (!present) missing += (missing.empty() ? "" : ", ") + flavor.prefix + name;
+  };
+  need(api.init != nullptr, "Init_v2");
+  need(api.shutdown != nullptr, "Shutdown");
+  need(api.count != nullptr, "DeviceGetCount_v2");
+  need(api.handle != nullptr, "DeviceGetHandleByIndex_v2");
+  need(api.name != nullptr, "DeviceGetName");
+  need(api.uuid != nullptr, "DeviceGetUUID");
+  need(api.memory_v2 != nullptr || api.memory_v1 != nullptr, "DeviceGetMemoryInfo");
+  return missing;
+}
+
+std::string Describe(const Api& api, Ret code) {
+  std::string text;
+  if (api.error_string != nullptr) text = ReadReturnedString(api.error_string(code)).value_or("");
+  if (text.empty()) text = "error";
+  return text + " (code " + std::to_string(code) + ")";
+}
+
+bool ReadMemory(const Api& api, Handle handle, uint64_t* bytes, std::string* why) {
+  Ret ret = -1;
+  if (api.memory_v2 != nullptr) {
+    MemoryV2 memory{};
+    memory.version = kMemoryV2Version;
+    ret = api.memory_v2(handle, &memory);
+    if (ret == kSuccess) {
+      *bytes = memory.total;
+      return true;
+    }
+  }
+  // _v2 can be exported yet refuse the version word on some drivers: fall back.
+  if (api.memory_v1 != nullptr) {
+    MemoryV1 memory{};
+    ret = api.memory_v1(handle, &memory);
+    if (ret == kSuccess) {
+      *bytes = memory.total;
+      return true;
+    }
+  }
+  *why = "DeviceGetMemoryInfo: " + Describe(api, ret);
+  return false;
+}
+
+bool ReadString(const Api& api, Ret (*fn)(Handle, char*, unsigned), Handle handle, unsigned size,
+                const char* what, std::string* out, std::string* why) {
+  std::vector<char> buffer(size + 1, '\0');
+  Ret ret = fn(handle, buffer.data(), size);
+  if (ret != kSuccess) {
+    *why = std::string(what) + ": " + Describe(api, ret);
+    return false;
+  }
+  auto text = ReadCString(buffer.data(), size);
+  if (!text) {
+    *why = std::string(what) + " is not NUL-terminated within " + std::to_string(size) + " bytes";
+    return false;
+  }
+  *out = *text;
+  return true;
+}
+
+void ReadOptionalFields(const NvmlFlavor& flavor, const Api& api, Handle handle, Device* device) {
+  if (api.pci != nullptr) {
+    PciBuffer pci{};
+    if (api.pci(handle, &pci) == kSuccess) {
+      device->pci_bus_id = FormatBdf(pci.info.domain, pci.info.bus, pci.info.device, 0);
+    }
+  }
+  int major = 0, minor = 0;
+  if (api.compute_capability != nullptr && api.compute_capability(handle, &major, &minor) == kSuccess &&
+      major >= 0 && minor >= 0 && major < 1000 && minor < 1000) {
+    device->compute_capability = std::to_string(major) + "." + std::to_string(minor);
+    if (flavor.nvidia_family) device->family = NvidiaFamily(major, minor);
+  }
+  unsigned cores = 0;
+  if (api.cores != nullptr && api.cores(handle, &cores) == kSuccess) device->cores = cores;
+  unsigned current = 0, pending = 0;
+  if (api.mig_mode != nullptr && api.mig_mode(handle, &current, &pending) == kSuccess) {
+    device->partitioning = Partitioning{"mig", current == 1};
+  }
+  unsigned long node_set[kNodeSetWords] = {};
+  if (api.memory_affinity != nullptr &&
+      api.memory_affinity(handle, kNodeSetWords, node_set, kAffinityScopeNode) == kSuccess) {
+    device->numa_node = FirstSetBit(node_set, kNodeSetWords, sizeof(unsigned long) * 8);
+  }
+}
+
+bool ReadDevice(const NvmlFlavor& flavor, const Api& api, unsigned index, Device* device, std::string* why) {
+  Handle handle = nullptr;
+  Ret ret = api.handle(index, &handle);
+  if (ret != kSuccess) {
+    *why = "DeviceGetHandleByIndex: " + Describe(api, ret);
+    return false;
+  }
+  uint64_t bytes = 0;
+  if (!ReadString(api, api.name, handle, kNameSize, "DeviceGetName", &device->product, why) ||
+      !ReadString(api, api.uuid, handle, kUuidSize, "DeviceGetUUID", &device->uuid, why) ||
+      !ReadMemory(api, handle, &bytes, why)) {
+    return false;
+  }
+  device->index = index;
+  device->memory_mib = BytesToMiB(bytes);
+  ReadOptionalFields(flavor, api, handle, device);
+  return true;
+}
+
+void ReadVersions(const Api& api, std::optional<std::string>* driver, std::optional<std::string>* runtime) {
+  char buffer[kDriverVersionSize + 1] = {};
+  if (api.driver_version != nullptr && api.driver_version(buffer, kDriverVersionSize) == kSuccess) {
+    auto text = ReadCString(buffer, kDriverVersionSize);
+    if (text && !text->empty()) *driver = *text;
+  }
+  int version = 0;
+  // CUDA-style integer: major * 1000 + minor * 10 (12080 -> 12.8).
+  if (api.runtime_version != nullptr && api.runtime_version(&version) == kSuccess && version > 0) {
+    *runtime = std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+  }
+}
+
+void Enumerate(const NvmlFlavor& flavor, const Api& api, Report& report) {
+  unsigned count = 0;
+  Ret ret = api.count(&count);
+  if (ret != kSuccess) {
+    report.Fail(ErrorCode::kCallFailed, flavor.prefix + "DeviceGetCount: " + Describe(api, ret));
+    return;
+  }
+  if (count > kMaxDevices) {
+    report.Fail(ErrorCode::kCallFailed, "implausible device count " + std::to_string(count));
+    return;
+  }
+  std::optional<std::string> driver, runtime;
+  ReadVersions(api, &driver, &runtime);
+  for (unsigned i = 0; i < count; ++i) {
+    Device device;
+    std::string why;
+    if (!ReadDevice(flavor, api, i, &device, &why)) {
+      report.DeviceFail(i, why);
+      continue;
+    }
+    device.driver_version = driver;
+    device.runtime_version = runtime;
+    report.Add(std::move(device));
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> NvidiaFamily(int major, int minor) {
+  switch (major) {
+    case 1: return "Tesla";
+    case 2: return "Fermi";
+    case 3: return "Kepler";
+    case 5: return "Maxwell";
+    case 6: return "Pascal";
+    case 7: return minor < 5 ? "Volta" : "Turing";
+    case 8: return minor < 9 ? "Ampere" : "Ada-Lovelace";
+    case 9: return "Hopper";
+    case 10:
+    case 12: return "Blackwell";
+    default: return std::nullopt;
+  }
+}
+
+void DetectNvmlLike(const NvmlFlavor& flavor, const Library& library, Report& report) {
+  Api api = ResolveApi(flavor, library);
+  std::string missing = MissingRequired(flavor, api);
+  if (!missing.empty()) {
+    report.MissingSymbol(library, missing);
+    return;
+  }
+  Ret ret = api.init();
+  if (ret != kSuccess) {
+    report.Fail(ret == kDriverMismatchCode ? ErrorCode::kDriverMismatch : ErrorCode::kInitFailed,
+                api.init_name + " failed: " + Describe(api, ret));
+    return;
+  }
+  Enumerate(flavor, api, report);
+  // Init is reference-counted: balance it so a later detect() starts clean.
+  api.shutdown();
+}
+
+}  // namespace gpustack
