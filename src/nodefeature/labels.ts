@@ -62,9 +62,16 @@ export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<s
   // "feature.gpustack.ai/acceleratable=true|false"
   labels[ACCELERATABLE_LABEL] = groups.length > 0 ? 'true' : 'false';
   const plainKeys = groups.map((g) => constructAcceleratorKey(g.mfr, g.product));
+  // Groups whose keys coincide with the same memory (products that normalise alike, e.g. cut at
+  // the key budget) are one model: their cards are counted together, not overwritten.
+  const models = new Map<string, DeviceGroup[]>();
   for (const [i, group] of groups.entries()) {
-    const collides = plainKeys.filter((k) => k === plainKeys[i]).length > 1;
+    const collides = new Set(groups.filter((_, j) => plainKeys[j] === plainKeys[i]).map((g) => g.memory)).size > 1;
     const aKey = collides ? constructAcceleratorKey(group.mfr, group.product, memorySuffix(group.memory)) : plainKeys[i] as string;
+    models.set(aKey, [...(models.get(aKey) ?? []), group]);
+  }
+  for (const [aKey, sameKey] of models) {
+    const group: DeviceGroup = { ...sameKey[0] as DeviceGroup, cards: sameKey.flatMap((g) => g.cards) };
     const first = group.cards[0] as DeviceFacts;
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
     // "acceleratable.feature.gpustack.ai/nvidia=true" (+ ".driver-version", ".runtime-version")
