@@ -8,3 +8,4 @@ export * from './conditions.js';
 export * from './kueue.js';
 export * from './gpustack.js';
 export * from './metacontroller.js';
+export * from './paths.js';

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+/**
+ * @module `gpustack-operator`: one binary, subcommands `serve` (the hook server) and `render`
+ * (the whole chain offline for a node dump).
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { canonicalize, parseQuantity } from './k8s/index.js';
+import { InputError, parseChain, parseNodes } from './render-input.js';
+import { runServer } from './server/index.js';
+import { renderChain } from './sync/index.js';
+
+const USAGE = `Usage: gpustack-operator <command> [options]
+
+Commands:
+  serve    Run the Metacontroller hook server
+           --port 8080  --host 0.0.0.0  --max-body 256Mi  --log-level info
+  render   Print the labels and Kueue objects the chain derives from a node dump
+           --nodes FILE (kubectl get nodes -o yaml|json, or an array of Nodes)
+           [--chain FILE] [--namespaces default,team-a] [-o yaml|json]
+`;
+
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+function parseByteSize(text: string): number {
+  const bytes = parseQuantity(text);
+  if (bytes === undefined || bytes <= 0 || !Number.isSafeInteger(Math.floor(bytes))) throw new UsageError(`--max-body: "${text}" is not a size such as 256Mi`);
+  return Math.floor(bytes);
+}
+
+async function serveCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string', default: process.env['PORT'] ?? '8080' },
+      host: { type: 'string', default: '0.0.0.0' },
+      'max-body': { type: 'string', default: '256Mi' },
+      'log-level': { type: 'string', default: 'info' },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: "${values.port}" is not a port number`);
+  await runServer({ port, host: values.host, maxBodyBytes: parseByteSize(values['max-body']), logLevel: values['log-level'] });
+}
+
+function renderCommand(args: string[]): void {
+  const { values } = parseArgs({
+    args,
+    options: {
+      nodes: { type: 'string' },
+      chain: { type: 'string' },
+      namespaces: { type: 'string', default: 'default' },
+      output: { type: 'string', short: 'o', default: 'yaml' },
+    },
+  });
+  if (!values.nodes) throw new UsageError('render: --nodes FILE is required');
+  if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`-o: "${values.output}" must be yaml or json`);
+  const nodes = parseNodes(readFileSync(values.nodes, 'utf8'), values.nodes);
+  const chain = values.chain ? parseChain(readFileSync(values.chain, 'utf8'), values.chain) : undefined;
+  const namespaces = values.namespaces.split(',').map((n) => n.trim()).filter(Boolean);
+  const now = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const result = renderChain({ nodes, namespaces, ...(chain ? { chain } : {}) }, { now });
+  if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);
+  const output = canonicalize({ nodes: result.nodes, objects: result.objects }, true);
+  process.stdout.write(values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve': await serveCommand(rest); return 0;
+      case 'render': renderCommand(rest); return 0;
+      case undefined: case 'help': case '--help': case '-h': process.stdout.write(USAGE); return command === undefined ? 2 : 0;
+      default: throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`error: ${(error as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof InputError || (error as NodeJS.ErrnoException).code === 'ENOENT') {
+      process.stderr.write(`error: ${(error as Error).message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

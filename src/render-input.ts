@@ -1,0 +1,46 @@
+/**
+ * @module Reading what `render` is given: a `kubectl get nodes -o json|yaml` List, a plain array
+ * of Nodes or a single Node, and optionally a SchedulingChain. Errors name the item and field.
+ */
+import { parse } from 'yaml';
+import type { z } from 'zod';
+import { NodeSchema, SchedulingChainSchema, formatPath, type Node, type SchedulingChain } from './k8s/index.js';
+
+export class InputError extends Error {
+  override readonly name = 'InputError';
+}
+
+function parseDocument(text: string, source: string): unknown {
+  try {
+    return parse(text, { prettyErrors: true });
+  } catch (error) {
+    throw new InputError(`${source}: not YAML or JSON: ${(error as Error).message}`);
+  }
+}
+
+function describe(error: z.ZodError, prefix: string): string {
+  return error.issues.slice(0, 5).map((issue) => `${prefix}${formatPath(issue.path) === '(body)' ? '' : `.${formatPath(issue.path)}`}: ${issue.message}`).join('; ');
+}
+
+/** The Nodes of a dump: List/NodeList `items`, a plain array, or one Node. */
+export function parseNodes(text: string, source: string): Node[] {
+  const doc = parseDocument(text, source);
+  const record = doc as { kind?: unknown; items?: unknown } | null;
+  const items = Array.isArray(doc) ? doc
+    : record && Array.isArray(record.items) ? record.items
+    : record && record.kind === 'Node' ? [doc]
+    : undefined;
+  if (items === undefined) throw new InputError(`${source}: expected a List of Nodes (kubectl get nodes -o yaml), an array of Nodes or one Node`);
+  return items.map((item, index) => {
+    const parsed = NodeSchema.safeParse(item);
+    if (!parsed.success) throw new InputError(`${source}: ${describe(parsed.error, `items[${index}]`)}`);
+    return parsed.data;
+  });
+}
+
+/** A SchedulingChain object (its spec is checked later, by the same rules as the hook). */
+export function parseChain(text: string, source: string): SchedulingChain {
+  const parsed = SchedulingChainSchema.safeParse(parseDocument(text, source));
+  if (!parsed.success) throw new InputError(`${source}: ${describe(parsed.error, 'SchedulingChain')}`);
+  return parsed.data;
+}

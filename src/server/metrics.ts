@@ -1,0 +1,30 @@
+/** @module Prometheus metrics of the hook server, on a registry of its own (one per app, so tests stay apart). */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface HookMetrics {
+  readonly registry: Registry;
+  readonly duration: Histogram<'controller' | 'hook'>;
+  readonly requests: Counter<'controller' | 'hook' | 'code'>;
+  readonly children: Counter<'controller' | 'kind'>;
+}
+
+/** Hook duration histogram, requests by status code, children emitted by kind (DESIGN §6). */
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    duration: new Histogram({
+      name: 'gpustack_hook_duration_seconds', help: 'Time to answer one hook call, body parse to response.',
+      labelNames: ['controller', 'hook'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10], registers: [registry],
+    }),
+    requests: new Counter({
+      name: 'gpustack_hook_requests_total', help: 'Hook calls by HTTP status code.',
+      labelNames: ['controller', 'hook', 'code'], registers: [registry],
+    }),
+    children: new Counter({
+      name: 'gpustack_hook_children_total', help: 'Desired children emitted, by kind.',
+      labelNames: ['controller', 'kind'], registers: [registry],
+    }),
+  };
+}
