@@ -3,7 +3,7 @@
  * node-profile decorator's capacity labels), DESIGN §3.1. Every value passes one sanitiser.
  */
 import type { ManufacturerName } from '../k8s/index.js';
-import { parseQuantity } from '../k8s/index.js';
+import { byText, parseQuantity } from '../k8s/index.js';
 import {
   ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, CPU_NAME_ANNOTATION, CPU_ONLY_LABEL, CREDITS_PER_CARD, GENERAL_PREFIX,
   GENERIC_KEY, MANAGED_LABEL, NFD_CPU_FAMILY_LABEL, NFD_CPU_MODEL_LABEL, NFD_CPU_VENDOR_LABEL, SLICED_SUFFIXES,
@@ -72,12 +72,11 @@ export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<s
   }
   for (const [aKey, sameKey] of models) {
     const group: DeviceGroup = { ...sameKey[0] as DeviceGroup, cards: sameKey.flatMap((g) => g.cards) };
-    const first = group.cards[0] as DeviceFacts;
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
     // "acceleratable.feature.gpustack.ai/nvidia=true" (+ ".driver-version", ".runtime-version")
     labels[`${ACCELERATABLE_PREFIX}${group.mfr}`] = 'true';
-    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.driver-version`, group.cards.find((c) => c.driverVersion)?.driverVersion);
-    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.runtime-version`, group.cards.find((c) => c.runtimeVersion)?.runtimeVersion);
+    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.driver-version`, reported(group.cards, (c) => c.driverVersion));
+    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.runtime-version`, reported(group.cards, (c) => c.runtimeVersion));
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3=true"
     labels[prefix] = 'true';
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.product=NVIDIA-H100-80GB-HBM3"
@@ -85,13 +84,21 @@ export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<s
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.memory=80Gi"
     labels[`${prefix}.memory`] = group.memory;
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.cores=16896"
-    labels[`${prefix}.cores`] = String(Math.max(0, Math.trunc(first.cores ?? 0)));
+    labels[`${prefix}.cores`] = String(Math.max(0, ...group.cards.map((c) => Math.trunc(c.cores ?? 0))));
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count=8"
     labels[`${prefix}.count`] = String(group.cards.length);
-    setSanitized(labels, `${prefix}.family`, first.family);
-    setSanitized(labels, `${prefix}.comcap`, first.computeCapability);
+    setSanitized(labels, `${prefix}.family`, reported(group.cards, (c) => c.family));
+    setSanitized(labels, `${prefix}.comcap`, reported(group.cards, (c) => c.computeCapability));
   }
   return labels;
+}
+
+/**
+ * The detail the cards of one model report, whatever their order: the smallest non-empty
+ * sanitised value (cards of one model normally agree; one may fail to report).
+ */
+function reported(cards: readonly DeviceFacts[], detail: (card: DeviceFacts) => string | undefined): string | undefined {
+  return cards.map((c) => sanitizeLabelValue(detail(c) ?? '')).filter((v) => v !== '').sort(byText)[0];
 }
 
 function setSanitized(labels: Record<string, string>, key: string, value: string | undefined): void {
