@@ -1,0 +1,273 @@
+/*
+ * Fake NVML-shaped library: libnvidia-ml.so.1 (FAKE_MFR "nvidia"), Iluvatar's libixml.so
+ * (FAKE_MFR "iluvatar", same nvml* names) and T-Head's libhgml.so (FAKE_HGML, hgml*
+ * names). Compile definitions select variants:
+ *   FAKE_LEGACY     only the unversioned symbols of an old driver
+ *   FAKE_OMIT_NAME  no DeviceGetName, a required symbol
+ * Struct layouts follow nvml.h (device-runtimes.md §2.4).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fake-common.h"
+
+#ifdef FAKE_HGML
+#define SYM2(prefix, name) prefix##name
+#define SYM1(prefix, name) SYM2(prefix, name)
+#define SYM(name) SYM1(hgml, name)
+#define COMPUTE_CAPABILITY SYM(DeviceGetHggcComputeCapability)
+#define RUNTIME_VERSION SYM(SystemGetHggcDriverVersion)
+#define RUNTIME_VERSION_V2 SYM(SystemGetHggcDriverVersion_v2)
+#else
+#define SYM2(prefix, name) prefix##name
+#define SYM1(prefix, name) SYM2(prefix, name)
+#define SYM(name) SYM1(nvml, name)
+#define COMPUTE_CAPABILITY SYM(DeviceGetCudaComputeCapability)
+#define RUNTIME_VERSION SYM(SystemGetCudaDriverVersion)
+#define RUNTIME_VERSION_V2 SYM(SystemGetCudaDriverVersion_v2)
+#endif
+
+typedef int ret_t;
+typedef struct fake_device *device_t;
+
+enum {
+  SUCCESS = 0,
+  UNINITIALIZED = 1,
+  INVALID_ARGUMENT = 2,
+  NOT_SUPPORTED = 3,
+  INSUFFICIENT_SIZE = 7,
+  ARGUMENT_VERSION_MISMATCH = 25,
+  UNKNOWN = 999,
+};
+
+typedef struct {
+  unsigned long long total, free, used;
+} memory_t;
+typedef struct {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+} memory_v2_t;
+typedef struct {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+} pci_info_t;
+_Static_assert(sizeof(memory_v2_t) == 40, "nvmlMemory_v2_t");
+_Static_assert(sizeof(pci_info_t) == 68, "nvmlPciInfo_t");
+#define MEMORY_V2_VERSION (unsigned)(sizeof(memory_v2_t) | (2u << 24))
+
+static int initialized;
+
+/* Handles encode index + 1 so NULL is never a valid device. */
+static const fake_record *device_of(device_t handle) {
+  if (!initialized || handle == NULL) return NULL;
+  return fake_dev((unsigned)((uintptr_t)handle - 1));
+}
+
+static ret_t do_init(void) {
+  fake_load(FAKE_MFR);
+  ret_t code = (ret_t)fake_int(fake_lib(), "init", SUCCESS);
+  if (code != SUCCESS) return code;
+  initialized++;
+  return SUCCESS;
+}
+
+static ret_t do_count(unsigned int *count) {
+  if (!initialized) return UNINITIALIZED;
+  if (count == NULL) return INVALID_ARGUMENT;
+  *count = (unsigned int)fake_int(fake_lib(), "count", fake_dev_count());
+  return SUCCESS;
+}
+
+static ret_t do_handle(unsigned int index, device_t *handle) {
+  if (!initialized) return UNINITIALIZED;
+  if (handle == NULL || fake_dev(index) == NULL) return INVALID_ARGUMENT;
+  *handle = (device_t)(uintptr_t)(index + 1);
+  return SUCCESS;
+}
+
+static ret_t copy_field(device_t handle, char *buffer, unsigned int size, const char *key) {
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || buffer == NULL) return INVALID_ARGUMENT;
+  if (fake_fails(dev, key)) return UNKNOWN;
+  return fake_copy(buffer, size, fake_str(dev, key, ""), dev, key) == 0 ? SUCCESS : INSUFFICIENT_SIZE;
+}
+
+static ret_t do_pci(device_t handle, pci_info_t *pci) {
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || pci == NULL) return INVALID_ARGUMENT;
+  if (!fake_has(dev, "bus")) return NOT_SUPPORTED;
+  unsigned domain, bus, device, function;
+  fake_bdf(fake_str(dev, "bus", ""), &domain, &bus, &device, &function);
+  memset(pci, 0, sizeof *pci);
+  pci->domain = domain;
+  pci->bus = bus;
+  pci->device = device;
+  pci->pciDeviceId = 0x233010de;
+  snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, device);
+  snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", domain, bus, device);
+  return SUCCESS;
+}
+
+#ifndef FAKE_LEGACY
+FAKE_EXPORT ret_t SYM(Init_v2)(void) {
+  FAKE_TRACE();
+  return do_init();
+}
+FAKE_EXPORT ret_t SYM(DeviceGetCount_v2)(unsigned int *count) {
+  FAKE_TRACE();
+  return do_count(count);
+}
+FAKE_EXPORT ret_t SYM(DeviceGetHandleByIndex_v2)(unsigned int index, device_t *handle) {
+  FAKE_TRACE();
+  return do_handle(index, handle);
+}
+FAKE_EXPORT ret_t SYM(DeviceGetMemoryInfo_v2)(device_t handle, memory_v2_t *memory) {
+  FAKE_TRACE();
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || memory == NULL) return INVALID_ARGUMENT;
+  if (memory->version != MEMORY_V2_VERSION) return ARGUMENT_VERSION_MISMATCH;
+  if (fake_fails(dev, "memory")) return UNKNOWN;
+  memory->total = fake_u64(dev, "memory", 0);
+  memory->reserved = 0;
+  memory->free = memory->total;
+  memory->used = 0;
+  return SUCCESS;
+}
+FAKE_EXPORT ret_t SYM(DeviceGetPciInfo_v3)(device_t handle, pci_info_t *pci) {
+  FAKE_TRACE();
+  return do_pci(handle, pci);
+}
+FAKE_EXPORT ret_t SYM(DeviceGetPciInfo_v2)(device_t handle, pci_info_t *pci) {
+  FAKE_TRACE();
+  return do_pci(handle, pci);
+}
+FAKE_EXPORT ret_t RUNTIME_VERSION_V2(int *version) {
+  FAKE_TRACE();
+  if (!fake_has(fake_lib(), "runtime")) return NOT_SUPPORTED;
+  *version = (int)fake_int(fake_lib(), "runtime", 0);
+  return SUCCESS;
+}
+#endif
+
+FAKE_EXPORT ret_t SYM(Init)(void) {
+  FAKE_TRACE();
+  return do_init();
+}
+
+FAKE_EXPORT ret_t SYM(Shutdown)(void) {
+  FAKE_TRACE();
+  if (!initialized) return UNINITIALIZED;
+  initialized--;
+  return SUCCESS;
+}
+
+FAKE_EXPORT const char *SYM(ErrorString)(ret_t code) {
+  switch (code) {
+    case SUCCESS: return "Success";
+    case UNINITIALIZED: return "Uninitialized";
+    case INVALID_ARGUMENT: return "Invalid Argument";
+    case NOT_SUPPORTED: return "Not Supported";
+    case 9: return "Driver Not Loaded";
+    case 18: return "Driver/library version mismatch";
+    case ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
+    default: return "Unknown Error";
+  }
+}
+
+FAKE_EXPORT ret_t SYM(DeviceGetCount)(unsigned int *count) {
+  FAKE_TRACE();
+  return do_count(count);
+}
+
+FAKE_EXPORT ret_t SYM(DeviceGetHandleByIndex)(unsigned int index, device_t *handle) {
+  FAKE_TRACE();
+  return do_handle(index, handle);
+}
+
+#ifndef FAKE_OMIT_NAME
+FAKE_EXPORT ret_t SYM(DeviceGetName)(device_t handle, char *name, unsigned int length) {
+  FAKE_TRACE();
+  return copy_field(handle, name, length, "name");
+}
+#endif
+
+FAKE_EXPORT ret_t SYM(DeviceGetUUID)(device_t handle, char *uuid, unsigned int length) {
+  FAKE_TRACE();
+  return copy_field(handle, uuid, length, "uuid");
+}
+
+FAKE_EXPORT ret_t SYM(DeviceGetMemoryInfo)(device_t handle, memory_t *memory) {
+  FAKE_TRACE();
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || memory == NULL) return INVALID_ARGUMENT;
+  if (fake_fails(dev, "memory")) return UNKNOWN;
+  memory->total = fake_u64(dev, "memory", 0);
+  memory->free = memory->total;
+  memory->used = 0;
+  return SUCCESS;
+}
+
+FAKE_EXPORT ret_t SYM(DeviceGetPciInfo)(device_t handle, pci_info_t *pci) {
+  FAKE_TRACE();
+  return do_pci(handle, pci);
+}
+
+FAKE_EXPORT ret_t COMPUTE_CAPABILITY(device_t handle, int *major, int *minor) {
+  FAKE_TRACE();
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || major == NULL || minor == NULL) return INVALID_ARGUMENT;
+  if (!fake_has(dev, "cc")) return NOT_SUPPORTED;
+  if (sscanf(fake_str(dev, "cc", ""), "%d.%d", major, minor) != 2) return UNKNOWN;
+  return SUCCESS;
+}
+
+FAKE_EXPORT ret_t SYM(DeviceGetNumGpuCores)(device_t handle, unsigned int *cores) {
+  FAKE_TRACE();
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || cores == NULL) return INVALID_ARGUMENT;
+  if (!fake_has(dev, "cores")) return NOT_SUPPORTED;
+  *cores = (unsigned int)fake_int(dev, "cores", 0);
+  return SUCCESS;
+}
+
+#ifndef FAKE_IXML
+FAKE_EXPORT ret_t SYM(DeviceGetMigMode)(device_t handle, unsigned int *current, unsigned int *pending) {
+  FAKE_TRACE();
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || current == NULL || pending == NULL) return INVALID_ARGUMENT;
+  if (!fake_has(dev, "mig")) return NOT_SUPPORTED;
+  *current = (unsigned int)fake_int(dev, "mig", 0);
+  *pending = (unsigned int)fake_int(dev, "migPending", *current);
+  return SUCCESS;
+}
+#endif
+
+FAKE_EXPORT ret_t SYM(DeviceGetMemoryAffinity)(device_t handle, unsigned int size, unsigned long *set, int scope) {
+  FAKE_TRACE();
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL || set == NULL || size == 0 || scope != 0) return INVALID_ARGUMENT;
+  if (!fake_has(dev, "numa")) return NOT_SUPPORTED;
+  unsigned node = (unsigned)fake_int(dev, "numa", 0);
+  unsigned bits = (unsigned)(sizeof(unsigned long) * 8);
+  if (node / bits >= size) return INSUFFICIENT_SIZE;
+  memset(set, 0, size * sizeof(unsigned long));
+  set[node / bits] = 1ul << (node % bits);
+  return SUCCESS;
+}
+
+FAKE_EXPORT ret_t SYM(SystemGetDriverVersion)(char *version, unsigned int length) {
+  FAKE_TRACE();
+  if (!fake_has(fake_lib(), "driver")) return NOT_SUPPORTED;
+  return fake_copy(version, length, fake_str(fake_lib(), "driver", ""), fake_lib(), "driver") == 0
+             ? SUCCESS
+             : INSUFFICIENT_SIZE;
+}
+
+FAKE_EXPORT ret_t RUNTIME_VERSION(int *version) {
+  FAKE_TRACE();
+  if (!fake_has(fake_lib(), "runtime")) return NOT_SUPPORTED;
+  *version = (int)fake_int(fake_lib(), "runtime", 0);
+  return SUCCESS;
+}
