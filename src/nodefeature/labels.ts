@@ -5,7 +5,7 @@
 import type { ManufacturerName } from '../k8s/index.js';
 import { byText, parseQuantity } from '../k8s/index.js';
 import {
-  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, CPU_NAME_ANNOTATION, CPU_ONLY_LABEL, CREDITS_PER_CARD, GENERAL_PREFIX,
+  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, ACCELERATOR_KEY_MAX, CPU_NAME_ANNOTATION, CPU_ONLY_LABEL, CREDITS_PER_CARD, GENERAL_PREFIX,
   GENERIC_KEY, MANAGED_LABEL, NFD_CPU_FAMILY_LABEL, NFD_CPU_MODEL_LABEL, NFD_CPU_VENDOR_LABEL, SLICED_SUFFIXES,
 } from './constants.js';
 import { acceleratorKeyManufacturer, constructAcceleratorKey, constructGeneralKey, generalKeyManufacturer } from './keys.js';
@@ -154,6 +154,8 @@ function constructSlicedLabels(labels: Readonly<Record<string, string>>, options
   const keys = extractAcceleratorKeys(labels, options.manufacturers);
   for (const aKey of keys) {
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
+    // A key longer than our budget (an older agent's) would make "<aKey>.sliced.*" an invalid label key.
+    if (aKey.length > ACCELERATOR_KEY_MAX) continue;
     if (parseCount(labels[`${prefix}.count`]) === undefined) continue;
     const mfr = acceleratorKeyManufacturer(aKey) as ManufacturerName;
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.sliced.units=1600000" (per card)
