@@ -1,0 +1,117 @@
+/**
+ * @module Our two CRDs, generated from the zod schemas in src/k8s so the API server validates
+ * exactly what the sync functions read and write. `npm run generate:manifests` writes them;
+ * test/manifests/crds.test.ts fails when the files drift from the schemas.
+ */
+import { z } from 'zod';
+import {
+  GPUSTACK_API_VERSION, InstanceTypeSpecSchema, InstanceTypeStatusSchema, SchedulingChainSpecSchema, SchedulingChainStatusSchema,
+} from '../src/k8s/index.js';
+
+type JsonSchema = Record<string, unknown>;
+const [GROUP, VERSION] = GPUSTACK_API_VERSION.split('/') as [string, string];
+const SAFE_INT = Number.MAX_SAFE_INTEGER;
+
+/**
+ * JSON Schema → structural OpenAPI v3 for a CRD: unknown fields are pruned by the API server, so
+ * `additionalProperties: false` goes; zod's ±2^53 integer bounds are noise.
+ */
+function toStructural(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toStructural);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema') continue;
+    if (key === 'additionalProperties' && value === false) continue;
+    if ((key === 'minimum' || key === 'maximum') && Math.abs(value as number) >= SAFE_INT) continue;
+    out[key] = toStructural(value);
+  }
+  return out;
+}
+
+function openApi(schema: z.ZodType): JsonSchema {
+  return toStructural(z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input' })) as JsonSchema;
+}
+
+function withObservedGeneration(status: JsonSchema): JsonSchema {
+  const properties = status['properties'] as JsonSchema;
+  return { ...status, properties: { ...properties, observedGeneration: { type: 'integer', format: 'int64' } } };
+}
+
+interface CrdNames {
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames: string[];
+}
+
+function crd(names: CrdNames, spec: JsonSchema, status: JsonSchema, printerColumns: JsonSchema[]): JsonSchema {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'gpustack-operator' } },
+    spec: {
+      group: GROUP,
+      names: { ...names, listKind: `${names.kind}List`, categories: ['gpustack'] },
+      scope: 'Cluster',
+      versions: [{
+        name: VERSION,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: printerColumns,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              apiVersion: { type: 'string' },
+              kind: { type: 'string' },
+              metadata: { type: 'object' },
+              spec: spec,
+              status: withObservedGeneration(status),
+            },
+          },
+        },
+      }],
+    },
+  };
+}
+
+/** The SchedulingChain and InstanceType CRDs, in that order. */
+export function buildCrds(): JsonSchema[] {
+  const chainSpec = { ...openApi(SchedulingChainSpecSchema), default: {} };
+  const typeSpec = {
+    ...openApi(InstanceTypeSpecSchema),
+    'x-kubernetes-validations': [
+      { rule: '!self.acceleratable || (has(self.acceleratorGroup) && self.acceleratorGroup != "")', message: 'acceleratorGroup is required when acceleratable is true' },
+    ],
+  };
+  return [
+    crd(
+      { kind: 'SchedulingChain', plural: 'schedulingchains', singular: 'schedulingchain', shortNames: ['schain'] },
+      chainSpec, openApi(SchedulingChainStatusSchema),
+      [
+        { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+        { name: 'Managed-Nodes', type: 'integer', jsonPath: '.status.managedNodes' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    ),
+    crd(
+      { kind: 'InstanceType', plural: 'instancetypes', singular: 'instancetype', shortNames: ['instype'] },
+      typeSpec, openApi(InstanceTypeStatusSchema),
+      [
+        { name: 'Entrance', type: 'string', jsonPath: '.status.entrance' },
+        { name: 'Unit-CPU', type: 'string', jsonPath: '.spec.unitResources.cpu' },
+        { name: 'Unit-RAM', type: 'string', jsonPath: '.spec.unitResources.ram' },
+        { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },
+        { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    ),
+  ];
+}
+
+/** File name of each generated CRD under manifests/crds/. */
+export function crdFileName(crdObject: JsonSchema): string {
+  return `${(crdObject['metadata'] as { name: string }).name}.yaml`;
+}

@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# Builds the upstream Kubernetes components the e2e suite runs, from the Go module
+# proxy, into a cache outside the repository (DESIGN §7; reference §A.6, §B.3, §B.4).
+#
+#   scripts/e2e/build-components.sh [--json] [component ...]
+#
+# Components: etcd kube-apiserver kube-controller-manager metacontroller kueue
+# (default: all). Each lands in
+#   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
+# with the binary in bin/, build.log, build-seconds and component.json. A component
+# whose binary is already cached is skipped without touching the network, so a second
+# run is instant. Kueue and Metacontroller also get their CRDs copied next to the
+# binary (crds/), so the harness never depends on the Go module cache afterwards.
+#
+# Versions (pinned so the cache key is stable; override with the variables below, and
+# list what the proxy serves with `go list -m -versions <module>`):
+#   E2E_ETCD_VERSION            go.etcd.io/etcd/server/v3
+#   E2E_KUBERNETES_VERSION      k8s.io/kubernetes (staging modules: v0.<minor>.<patch>)
+#   E2E_METACONTROLLER_VERSION  github.com/metacontroller/metacontroller (replaces the bare
+#                               module path `metacontroller`; a pseudo-version or v1 tag)
+#   E2E_KUEUE_VERSION           sigs.k8s.io/kueue
+#
+# Output: progress on stderr; on stdout one line per component
+#   <component> <version> <binary path>     (or, with --json, one JSON object).
+# A component that fails to build is reported (exact go error in its build.log and in
+# component.json "error") and the script exits 1 after trying the others.
+set -euo pipefail
+
+ETCD_VERSION=${E2E_ETCD_VERSION:-v3.6.16}
+KUBERNETES_VERSION=${E2E_KUBERNETES_VERSION:-v1.36.3}
+# The v4.17.2 tag (commit 76b818bdc67b, 2026-08-13T21:33:14Z) as a pseudo-version of the
+# unsuffixed path (reference §A.6).
+METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v1.5.21-0.20260813213314-76b818bdc67b}
+KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.17.0}
+
+CACHE=${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}
+WORK="$CACHE/.work"
+
+json=0
+want=()
+for arg in "$@"; do
+  case "$arg" in
+    --json) json=1 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    etcd|kube-apiserver|kube-controller-manager|metacontroller|kueue) want+=("$arg") ;;
+    *) echo "unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+if [[ ${#want[@]} -eq 0 ]]; then
+  want=(etcd kube-apiserver kube-controller-manager metacontroller kueue)
+fi
+
+log() { echo "[build-components] $*" >&2; }
+
+version_of() {
+  case "$1" in
+    etcd) echo "$ETCD_VERSION" ;;
+    kube-apiserver|kube-controller-manager) echo "$KUBERNETES_VERSION" ;;
+    metacontroller) echo "$METACONTROLLER_VERSION" ;;
+    kueue) echo "$KUEUE_VERSION" ;;
+  esac
+}
+
+dir_of() { echo "$CACHE/$1-$(version_of "$1")"; }
+bin_of() { echo "$(dir_of "$1")/bin/$1"; }
+
+mkdir -p "$CACHE" "$WORK"
+# One builder at a time (parallel test workers may all ask for the binaries).
+exec 9>"$CACHE/.lock"
+flock 9
+
+# Go settings: the default GOPATH/GOMODCACHE so the module cache is shared; static,
+# reproducible binaries; module graph updated as needed in the scratch modules.
+export CGO_ENABLED=0
+export GOFLAGS="-mod=mod -buildvcs=false"
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+# The checksum database has no entry for Metacontroller's replacement module (its go.mod
+# declares another path), so verify that one against go.sum only.
+export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/metacontroller/metacontroller"
+
+# Directory of a module version in the module cache (downloads it if needed).
+mod_dir() {
+  local out
+  out=$(go mod download -json "$1" 2>&1) || true
+  local dir
+  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$out")
+  if [[ -z "$dir" ]]; then
+    echo "$out" >&2
+    return 1
+  fi
+  echo "$dir"
+}
+
+# Scratch module at $WORK/<name>: go.mod from stdin.
+scratch() {
+  local d="$WORK/$1"
+  rm -rf "$d"
+  mkdir -p "$d"
+  cat >"$d/go.mod"
+  echo "$d"
+}
+
+json_escape() { sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e ':a;N;$!ba;s/\n/\\n/g' -e 's/\t/\\t/g'; }
+
+write_info() { # component version bin src error
+  local d
+  d=$(dir_of "$1")
+  mkdir -p "$d"
+  local secs=""
+  [[ -f "$d/build-seconds" ]] && secs=$(cat "$d/build-seconds")
+  local crds=""
+  [[ -d "$d/crds" ]] && crds="$d/crds"
+  printf '{"component":"%s","version":"%s","binary":"%s","crds":"%s","module":"%s","buildSeconds":%s,"error":"%s"}\n' \
+    "$1" "$2" "$3" "$crds" "$4" "${secs:-null}" "$(printf '%s' "$5" | json_escape)" >"$d/component.json"
+}
+
+build_etcd() {
+  local v=$ETCD_VERSION d
+  d=$(scratch "etcd-$v" <<EOF
+module gpustack-operator.e2e/etcd
+
+go 1.25.0
+
+require go.etcd.io/etcd/server/v3 $v
+EOF
+)
+  # The server module's root package is the etcd main (server/main.go → etcdmain.Main).
+  (cd "$d" && go build -trimpath -ldflags "-s -w" -o "$1" go.etcd.io/etcd/server/v3)
+  echo "go.etcd.io/etcd/server/v3@$v"
+}
+
+kubernetes_module() {
+  local v=$KUBERNETES_VERSION
+  local staging="v0.${v#v1.}"
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
+  [[ -n "$gomod" ]] || { echo "cannot download k8s.io/kubernetes@$v" >&2; return 1; }
+  local replaces
+  # Every `k8s.io/X => ./staging/src/k8s.io/X` becomes `k8s.io/X => k8s.io/X v0.N.P`.
+  replaces=$(sed -n "s#^[[:space:]]*\(k8s\.io/[^[:space:]]*\) => \./staging/src/k8s\.io/.*#\t\1 => \1 $staging#p" "$gomod")
+  [[ -n "$replaces" ]] || { echo "no staging replace lines in $gomod" >&2; return 1; }
+  log "kubernetes $v: $(wc -l <<<"$replaces") staging modules pinned to $staging"
+  scratch "kubernetes-$v" <<EOF
+module gpustack-operator.e2e/kubernetes
+
+go 1.26.0
+
+godebug default=go1.26
+
+require k8s.io/kubernetes $v
+
+replace (
+$replaces
+)
+EOF
+}
+
+kube_ldflags() {
+  local v=$KUBERNETES_VERSION minor
+  minor=${v#v1.}
+  minor=${minor%%.*}
+  local date
+  date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  local flags="-s -w"
+  local pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  echo "$flags"
+}
+
+build_kube() { # out cmd
+  local d="$WORK/kubernetes-$KUBERNETES_VERSION"
+  # kube-apiserver and kube-controller-manager share the scratch module (and so the
+  # compiled packages in the build cache).
+  if [[ ! -f "$d/go.mod" || ! -f "$d/.ready" ]]; then
+    d=$(kubernetes_module)
+    touch "$d/.ready"
+  fi
+  (cd "$d" && go build -trimpath -tags notest -ldflags "$(kube_ldflags)" -o "$1" "k8s.io/kubernetes/cmd/$2")
+  echo "k8s.io/kubernetes@$KUBERNETES_VERSION"
+}
+
+build_metacontroller() {
+  local v=$METACONTROLLER_VERSION src
+  # Fetch through the replacement first so a refusal shows the proxy's own message.
+  src=$(mod_dir "github.com/metacontroller/metacontroller@$v") || return 1
+  # Its own replace lines only pin versions it already requires; copy them anyway so the
+  # build matches upstream's module graph.
+  local own
+  own=$(awk '
+    /^replace[[:space:]]*\(/ { inblock=1; next }
+    inblock && /^\)/ { inblock=0; next }
+    inblock { print "\t" $0; next }
+    /^replace[[:space:]]/ { sub(/^replace[[:space:]]+/, ""); print "\t" $0 }
+  ' "$src/go.mod" | grep -v '=> *\.' || true)
+  local d
+  d=$(scratch "metacontroller-$v" <<EOF
+module gpustack-operator.e2e/metacontroller
+
+go 1.26
+
+require metacontroller v0.0.0-00010101000000-000000000000
+
+replace (
+	metacontroller => github.com/metacontroller/metacontroller $v
+$own
+)
+EOF
+)
+  # Main package: pkg/cmd/metacontroller in the v4 line (goreleaser), the module root
+  # in the v1 line.
+  local main=metacontroller
+  [[ -d "$src/pkg/cmd/metacontroller" ]] && main=metacontroller/pkg/cmd/metacontroller
+  (cd "$d" && go build -trimpath -ldflags "-s -w -X main.version=$v" -o "$1" "$main")
+  copy_dir "$src/manifests/production" "$(dir_of metacontroller)/crds" 'metacontroller-crds-v1.yaml'
+  echo "github.com/metacontroller/metacontroller@$v"
+}
+
+build_kueue() {
+  local v=$KUEUE_VERSION src
+  src=$(mod_dir "sigs.k8s.io/kueue@$v") || return 1
+  # The CRDs first: the suite needs them even if the manager does not build.
+  copy_dir "$src/config/components/crd/bases" "$(dir_of kueue)/crds" '*.yaml'
+  copy_dir "$src/config/components/webhook" "$(dir_of kueue)/webhook" '*.yaml'
+  local d
+  d=$(scratch "kueue-$v" <<EOF
+module gpustack-operator.e2e/kueue
+
+go 1.26
+
+require sigs.k8s.io/kueue $v
+EOF
+)
+  (cd "$d" && go build -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$v" \
+    -o "$1" sigs.k8s.io/kueue/cmd/kueue)
+  echo "sigs.k8s.io/kueue@$v"
+}
+
+copy_dir() { # src dest glob
+  rm -rf "$2"
+  mkdir -p "$2"
+  local f n=0
+  for f in "$1"/$3; do
+    [[ -f "$f" ]] || continue
+    cp "$f" "$2/"
+    n=$((n + 1))
+  done
+  chmod -R u+w "$2"
+  [[ $n -gt 0 ]] || { echo "no $3 under $1" >&2; return 1; }
+}
+
+failed=0
+results=()
+for c in "${want[@]}"; do
+  v=$(version_of "$c")
+  d=$(dir_of "$c")
+  bin=$(bin_of "$c")
+  if [[ -x "$bin" && -f "$d/component.json" ]]; then
+    log "$c $v: cached ($bin)"
+  else
+    mkdir -p "$d/bin"
+    rm -f "$d/build-seconds"
+    log "$c $v: building (log: $d/build.log)"
+    start=$(date +%s)
+    tmp="$bin.tmp"
+    set +e
+    case "$c" in
+      etcd) module=$(build_etcd "$tmp" 2>"$d/build.log") ;;
+      kube-apiserver|kube-controller-manager) module=$(build_kube "$tmp" "$c" 2>"$d/build.log") ;;
+      metacontroller) module=$(build_metacontroller "$tmp" 2>"$d/build.log") ;;
+      kueue) module=$(build_kueue "$tmp" 2>"$d/build.log") ;;
+    esac
+    rc=$?
+    set -e
+    secs=$(( $(date +%s) - start ))
+    if [[ $rc -eq 0 && -x "$tmp" ]]; then
+      mv "$tmp" "$bin"
+      echo "$secs" >"$d/build-seconds"
+      write_info "$c" "$v" "$bin" "$module" ""
+      log "$c $v: built in ${secs}s"
+    else
+      rm -f "$tmp"
+      err=$(grep -v '^go: downloading' "$d/build.log" | tail -n 20)
+      write_info "$c" "$v" "" "" "${err:-build failed (exit $rc)}"
+      log "$c $v: FAILED after ${secs}s; last lines of $d/build.log:"
+      sed 's/^/    /' <<<"$err" >&2
+      failed=1
+    fi
+  fi
+  results+=("$d/component.json")
+done
+
+for f in "${results[@]}"; do
+  if [[ $json -eq 1 ]]; then
+    cat "$f"
+  else
+    sed -n 's/.*"component":"\([^"]*\)","version":"\([^"]*\)","binary":"\([^"]*\)".*/\1 \2 \3/p' "$f"
+  fi
+done
+exit $failed
