@@ -1,0 +1,107 @@
+/**
+ * @module Hook requests as Metacontroller sends them (hook v2): object maps keyed
+ * `Kind.group/version` → `namespace/name` (or `name`), an entry for every declared child type even
+ * when empty, `finalizing` set. Each returns the raw body; tests parse it with the request schema.
+ */
+import type { Node } from '../../src/k8s/index.js';
+import type { Observed } from './kueue.js';
+
+type ObjectMap = Record<string, Record<string, unknown>>;
+
+const KUEUE = 'kueue.x-k8s.io/v1beta2';
+const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
+export const KEYS = {
+  node: 'Node.v1',
+  namespace: 'Namespace.v1',
+  chain: `SchedulingChain.${GPUSTACK}`,
+  instanceType: `InstanceType.${GPUSTACK}`,
+  flavor: `ResourceFlavor.${KUEUE}`,
+  clusterQueue: `ClusterQueue.${KUEUE}`,
+  localQueue: `LocalQueue.${KUEUE}`,
+  admissionCheck: `AdmissionCheck.${KUEUE}`,
+} as const;
+
+type WithIdentity = { readonly kind?: string; readonly apiVersion?: string; readonly metadata: { readonly name: string; readonly namespace?: string } };
+
+/** One object map from a list: outer key from kind/apiVersion, inner key `ns/name` or `name`. */
+export function objectMap(objects: readonly WithIdentity[], declared: readonly string[] = []): ObjectMap {
+  const map: ObjectMap = Object.fromEntries(declared.map((key) => [key, {}]));
+  for (const object of objects) {
+    const outer = `${object.kind}.${object.apiVersion}`;
+    const inner = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
+    (map[outer] ??= {})[inner] = object;
+  }
+  return map;
+}
+
+function controller(kind: 'CompositeController' | 'DecoratorController', name: string): Record<string, unknown> {
+  return { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind, metadata: { name } };
+}
+
+export interface ChainRequestInput {
+  readonly parent: Observed;
+  /** Related managed Nodes; `undefined` leaves `Node.v1` out of `related` (customize not applied yet). */
+  readonly nodes: readonly Node[] | undefined;
+  readonly children?: readonly WithIdentity[];
+}
+
+/** A `gpustack-scheduling-chain` sync request. */
+export function chainRequest(input: ChainRequestInput): unknown {
+  return {
+    controller: controller('CompositeController', 'gpustack-scheduling-chain'),
+    parent: input.parent,
+    children: objectMap(input.children ?? [], [KEYS.admissionCheck, KEYS.flavor, KEYS.instanceType]),
+    related: input.nodes === undefined ? {} : objectMap(input.nodes, [KEYS.node]),
+    finalizing: false,
+  };
+}
+
+export interface InstanceTypeRequestInput {
+  readonly parent: Observed;
+  readonly chain?: Observed;
+  readonly flavors?: readonly Observed[];
+  readonly namespaces?: readonly Observed[];
+  readonly checks?: readonly Observed[];
+  readonly children?: readonly Observed[];
+  readonly finalizing?: boolean;
+  /** Related keys Metacontroller has not filled in yet. */
+  readonly omitRelated?: readonly string[];
+}
+
+/** A `gpustack-instance-type` sync (or finalize) request. */
+export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
+  const related = objectMap(
+    [...(input.chain ? [input.chain] : []), ...(input.flavors ?? []), ...(input.namespaces ?? []), ...(input.checks ?? [])],
+    [KEYS.chain, KEYS.flavor, KEYS.namespace, KEYS.admissionCheck],
+  );
+  for (const key of input.omitRelated ?? []) delete related[key];
+  return {
+    controller: controller('CompositeController', 'gpustack-instance-type'),
+    parent: input.parent,
+    children: objectMap(input.children ?? [], [KEYS.clusterQueue, KEYS.localQueue]),
+    related,
+    finalizing: input.finalizing ?? false,
+  };
+}
+
+/** A `gpustack-node-profile` decorator sync request for one Node. */
+export function nodeProfileRequest(node: Node, chain?: Observed): unknown {
+  return {
+    controller: controller('DecoratorController', 'gpustack-node-profile'),
+    object: node,
+    attachments: {},
+    related: objectMap(chain ? [chain] : [], [KEYS.chain]),
+    finalizing: false,
+  };
+}
+
+/** A `gpustack-node-devices-check` decorator sync request for one AdmissionCheck. */
+export function nodeDevicesCheckRequest(check: Observed): unknown {
+  return {
+    controller: controller('DecoratorController', 'gpustack-node-devices-check'),
+    object: check,
+    attachments: {},
+    related: {},
+    finalizing: false,
+  };
+}
