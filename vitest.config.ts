@@ -13,6 +13,17 @@ export default defineConfig({
           exclude: ['test/native/**', 'test/e2e/**', 'node_modules/**'],
         },
       },
+      {
+        test: {
+          name: 'native',
+          include: ['test/native/**/*.test.ts'],
+          globalSetup: ['test/native/global-setup.ts'],
+          // The addon reads GPUSTACK_* with getenv(): tests that set process.env need a
+          // real process per file, not a worker thread with a copied environment.
+          pool: 'forks',
+          testTimeout: 30_000,
+        },
+      },
     ],
   },
 });

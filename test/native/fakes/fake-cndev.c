@@ -88,10 +88,18 @@ FAKE_EXPORT ret_t cndevGetDeviceHandleByIndex(int index, int *handle) {
   return SUCCESS;
 }
 
+/* 400 bytes before the first NUL: longer than any caller should read. */
+static char unterminated_name[401];
+
 FAKE_EXPORT const char *cndevGetCardNameStringByDevId(int handle) {
   FAKE_TRACE();
   const fake_record *dev = device_of(handle);
-  return dev ? fake_str(dev, "name", "") : NULL;
+  if (dev == NULL) return NULL;
+  if (strstr(fake_str(dev, "unterminated", ""), "name") != NULL) {
+    memset(unterminated_name, 'X', sizeof unterminated_name - 1);
+    return unterminated_name;
+  }
+  return fake_str(dev, "name", "");
 }
 
 FAKE_EXPORT ret_t cndevGetUUID(uuid_t_ *uuid, int handle) {

@@ -1,0 +1,156 @@
+// The only module that loads the compiled addon. Everything typed leaves from here; the
+// untyped addon object stays inside this file.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import {
+  DEVICE_ERROR_CODES,
+  MANUFACTURERS,
+  type DetectOptions,
+  type DetectResult,
+  type DeviceErrorCode,
+  type DeviceErrorEntry,
+  type Manufacturer,
+} from './types.js';
+
+export * from './types.js';
+
+const ADDON_FILE = 'gpustack_native.node';
+const ADDON_PATH_VARIABLE = 'GPUSTACK_NATIVE_ADDON';
+const OPTION_KEYS = new Set(['manufacturers']);
+
+/** A detection failure as a throwable error, for callers that treat an entry as fatal. */
+export class DeviceError extends Error {
+  override readonly name = 'DeviceError';
+  readonly code: DeviceErrorCode;
+  readonly manufacturer: Manufacturer;
+
+  constructor(entry: DeviceErrorEntry) {
+    super(`${entry.manufacturer}: ${entry.code}: ${entry.message}`);
+    this.code = entry.code;
+    this.manufacturer = entry.manufacturer;
+  }
+}
+
+/** The compiled addon could not be loaded from any candidate path. */
+export class AddonLoadError extends Error {
+  override readonly name = 'AddonLoadError';
+  readonly attempts: readonly string[];
+
+  constructor(attempts: readonly string[]) {
+    super(
+      `cannot load the native addon ${ADDON_FILE}; tried:\n` +
+        attempts.map((attempt) => `  - ${attempt}`).join('\n') +
+        `\nbuild it with \`npm run build:native\` or set ${ADDON_PATH_VARIABLE} to its path`,
+    );
+    this.attempts = attempts;
+  }
+}
+
+/**
+ * Candidate paths of the addon, in the order they are tried: the override variable,
+ * then the cmake-js build folder seen from native/ (sources, tests) and from
+ * dist/native/ (compiled), then a copy next to this file (slim images).
+ */
+export function addonCandidates(env: NodeJS.ProcessEnv = process.env): string[] {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = [
+    env[ADDON_PATH_VARIABLE],
+    path.join(here, 'build', 'Release', ADDON_FILE),
+    path.join(here, '..', '..', 'native', 'build', 'Release', ADDON_FILE),
+    path.join(here, ADDON_FILE),
+  ];
+  return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && c.length > 0))];
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type RawAddon = { detect: (options: { manufacturers: string[] }) => Promise<any> };
+
+function describeLoadFailure(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'MODULE_NOT_FOUND' ? 'not found' : error.message.split('\n')[0] ?? String(error);
+  }
+  return String(error);
+}
+
+/** @internal Loads the first candidate that works; exported for the loader tests. */
+export function _loadAddon(candidates: readonly string[]): RawAddon {
+  const require = createRequire(import.meta.url);
+  const attempts: string[] = [];
+  for (const candidate of candidates) {
+    try {
+      const addon = require(candidate) as Partial<RawAddon>;
+      if (typeof addon.detect === 'function') return addon as RawAddon;
+      attempts.push(`${candidate}: loaded, but exports no detect()`);
+    } catch (error) {
+      attempts.push(`${candidate}: ${describeLoadFailure(error)}`);
+    }
+  }
+  throw new AddonLoadError(attempts);
+}
+
+let loaded: RawAddon | undefined;
+
+function addon(): RawAddon {
+  loaded ??= _loadAddon(addonCandidates());
+  return loaded;
+}
+
+function validateManufacturers(value: unknown): Manufacturer[] {
+  if (!Array.isArray(value)) {
+    throw new TypeError(`options.manufacturers must be an array of strings, got ${typeof value}`);
+  }
+  return value.map((item: unknown, i) => {
+    if (typeof item !== 'string') {
+      throw new TypeError(`options.manufacturers[${i}] must be a string, got ${typeof item}`);
+    }
+    if (!(MANUFACTURERS as readonly string[]).includes(item)) {
+      throw new RangeError(
+        `options.manufacturers[${i}] is "${item}", expected one of ${MANUFACTURERS.join(', ')}`,
+      );
+    }
+    return item as Manufacturer;
+  });
+}
+
+function validateOptions(options: unknown): Manufacturer[] {
+  if (options === undefined) return [...MANUFACTURERS];
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError('options must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) {
+      throw new TypeError(`unknown option "${key}" (known: ${[...OPTION_KEYS].join(', ')})`);
+    }
+  }
+  const { manufacturers } = options as { manufacturers?: unknown };
+  return manufacturers === undefined ? [...MANUFACTURERS] : validateManufacturers(manufacturers);
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function checkResult(raw: any): DetectResult {
+  const codes: readonly string[] = DEVICE_ERROR_CODES;
+  const ok =
+    raw !== null &&
+    typeof raw === 'object' &&
+    Array.isArray(raw.devices) &&
+    Array.isArray(raw.errors) &&
+    raw.errors.every((e: { code?: unknown }) => typeof e.code === 'string' && codes.includes(e.code));
+  if (!ok) throw new TypeError('native addon returned a malformed DetectResult');
+  return raw as DetectResult;
+}
+
+/**
+ * Asks the vendor runtime libraries which accelerators this node has. Runs off the
+ * main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry).
+ * The library of each manufacturer is opened and closed within the call, so a changed
+ * `GPUSTACK_<MFR>_LIBRARY` or driver is seen by the next call.
+ * @example
+ * const { devices, errors } = await detect({ manufacturers: ['nvidia'] });
+ */
+export async function detect(options?: DetectOptions): Promise<DetectResult> {
+  const manufacturers = validateOptions(options);
+  return checkResult(await addon().detect({ manufacturers }));
+}

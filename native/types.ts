@@ -1,0 +1,85 @@
+/** Manufacturer keys the addon knows, sorted: detect() results come in this order. */
+export const MANUFACTURERS = [
+  'amd',
+  'ascend',
+  'cambricon',
+  'hygon',
+  'iluvatar',
+  'metax',
+  'mthreads',
+  'nvidia',
+  'thead',
+] as const;
+
+export type Manufacturer = (typeof MANUFACTURERS)[number];
+
+/**
+ * Why a manufacturer (or one of its devices) could not be enumerated.
+ * `LibraryNotFound` is the normal answer on a node without that vendor's driver.
+ */
+export const DEVICE_ERROR_CODES = [
+  'LibraryNotFound',
+  'SymbolNotFound',
+  'InitFailed',
+  'DriverMismatch',
+  'CallFailed',
+] as const;
+
+export type DeviceErrorCode = (typeof DEVICE_ERROR_CODES)[number];
+
+/**
+ * Hardware partitioning of a card. Reported by NVML-shaped libraries only (NVIDIA and
+ * T-Head): `mode: 'mig'`, `enabled` is the current MIG mode (a pending change needs a
+ * GPU reset and is not reflected). Absent when the card cannot partition.
+ */
+export interface Partitioning {
+  readonly mode: 'mig';
+  readonly enabled: boolean;
+}
+
+/** One physical accelerator as its vendor library reports it. */
+export interface Device {
+  readonly manufacturer: Manufacturer;
+  /** The vendor library's index (Ascend: logic id). */
+  readonly index: number;
+  /** Vendor UUID (`GPU-…`, `MLU-…`); empty when the library cannot tell. */
+  readonly uuid: string;
+  /** Product name as reported, e.g. `NVIDIA H100 80GB HBM3`, `Ascend910B2`. */
+  readonly product: string;
+  /** Total memory per card in MiB, converted from the vendor's unit. */
+  readonly memoryMiB: number;
+  /** Cores as the vendor counts them (SMs, CUs, AI cores); 0 when unknown. */
+  readonly cores: number;
+  /** `9.0` (NVIDIA, Iluvatar, T-Head) or a gfx target (`gfx942`, AMD and Hygon). */
+  readonly computeCapability?: string;
+  /** `Hopper`, `910B`, `MXC`, … */
+  readonly family?: string;
+  /** PCI address in sysfs form, `0000:18:00.0`. */
+  readonly pciBusId?: string;
+  readonly numaNode?: number;
+  readonly driverVersion?: string;
+  /** CUDA / ROCm / MACA / HGGC version as major.minor. */
+  readonly runtimeVersion?: string;
+  readonly partitioning?: Partitioning;
+}
+
+/** A failure entry: the manufacturer's detection (or one device) that did not work. */
+export interface DeviceErrorEntry {
+  readonly manufacturer: Manufacturer;
+  readonly code: DeviceErrorCode;
+  readonly message: string;
+}
+
+export interface DetectResult {
+  /** Ordered by manufacturer, then index. */
+  readonly devices: readonly Device[];
+  readonly errors: readonly DeviceErrorEntry[];
+}
+
+export interface DetectOptions {
+  /**
+   * Manufacturers to enumerate.
+   * @default MANUFACTURERS (all nine)
+   */
+  readonly manufacturers?: readonly Manufacturer[];
+}

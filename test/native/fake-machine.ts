@@ -1,0 +1,107 @@
+// Describes a machine for the fake vendor libraries and runs detect() against it with a
+// fresh environment: the addon reads GPUSTACK_<MFR>_LIBRARY on every call and closes
+// each library afterwards, and the fakes re-read GPUSTACK_FAKE_DEVICES on every init.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { detect, MANUFACTURERS, type DetectResult, type Manufacturer } from '../../native/index.js';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FAKES_BUILD_DIR = path.join(REPO_ROOT, 'build', 'native-fakes');
+
+const fake = (relative: string): string => path.join(FAKES_BUILD_DIR, relative);
+
+/** Built fake libraries (see test/native/fakes/CMakeLists.txt). */
+export const FAKE_LIBRARIES = {
+  nvidia: fake('nvidia/libnvidia-ml.so.1'),
+  nvidiaLegacy: fake('nvidia-legacy/libnvidia-ml.so.1'),
+  nvidiaNoName: fake('nvidia-no-name/libnvidia-ml.so.1'),
+  iluvatar: fake('iluvatar/libixml.so'),
+  thead: fake('thead/libhgml.so'),
+  amd: fake('amd/libamd_smi.so'),
+  amdRocmRoot: fake('rocm'),
+  amdRocmSmi: fake('rocm/lib/librocm_smi64.so'),
+  hygon: fake('hygon/librocm_smi64.so'),
+  ascend: fake('ascend/libdcmi.so'),
+  cambricon: fake('cambricon/libcndev.so'),
+  metax: fake('metax/libmxsml.so'),
+  mthreads: fake('mthreads/libmtml.so'),
+} as const;
+
+/** Raw vendor answers: memory in the vendor's unit, ints as the library returns them. */
+export type FakeFields = Readonly<Record<string, string | number | bigint>>;
+
+export interface FakeMachine {
+  readonly lib?: Partial<Record<Manufacturer, FakeFields>>;
+  readonly devices?: Partial<Record<Manufacturer, readonly FakeFields[]>>;
+}
+
+export interface FakeRun {
+  /** Library per manufacturer; the others point at a missing file. */
+  readonly libraries: Partial<Record<Manufacturer, string>>;
+  readonly manufacturers?: readonly Manufacturer[];
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export const MiB = 1024n * 1024n;
+
+function line(tag: string, fields: FakeFields): string {
+  const parts = Object.entries(fields).map(([key, value]) => {
+    const text = String(value);
+    if (/[\t\n]/.test(text)) throw new Error(`fake field ${key} must not contain tabs or newlines`);
+    return `${key}=${text}`;
+  });
+  return [tag, ...parts].join('\t');
+}
+
+export function machineFile(machine: FakeMachine, directory: string): string {
+  const lines: string[] = [];
+  for (const [mfr, fields] of Object.entries(machine.lib ?? {})) lines.push(line(`lib:${mfr}`, fields));
+  for (const [mfr, devices] of Object.entries(machine.devices ?? {})) {
+    for (const fields of devices) lines.push(line(`dev:${mfr}`, fields));
+  }
+  const file = path.join(directory, 'devices.txt');
+  writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+
+export const libraryVariable = (mfr: Manufacturer): string => `GPUSTACK_${mfr.toUpperCase()}_LIBRARY`;
+
+function withEnv<T>(values: Record<string, string>, body: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(values).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, values);
+  return body().finally(() => {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+}
+
+/** Runs detect() on `machine`; `trace` lists the vendor symbols the addon called. */
+export async function detectOn(machine: FakeMachine, run: FakeRun): Promise<DetectResult & { trace: string[] }> {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'gpustack-fake-'));
+  const traceFile = path.join(directory, 'trace.txt');
+  writeFileSync(traceFile, '');
+  const env: Record<string, string> = {
+    GPUSTACK_FAKE_DEVICES: machineFile(machine, directory),
+    GPUSTACK_FAKE_TRACE: traceFile,
+  };
+  for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = run.libraries[mfr] ?? path.join(directory, `missing-${mfr}.so`);
+  Object.assign(env, run.env);
+  const manufacturers = run.manufacturers ?? (Object.keys(run.libraries) as Manufacturer[]);
+  try {
+    const result = await withEnv(env, () => detect({ manufacturers }));
+    const trace = readFileSync(traceFile, 'utf8').split('\n').filter(Boolean);
+    return { ...result, trace };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** `count` devices built from their index. */
+export function fleet(count: number, template: (i: number) => FakeFields): FakeFields[] {
+  return Array.from({ length: count }, (_, i) => template(i));
+}
