@@ -1,0 +1,138 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { customizeNodeProfile } from '../../../src/sync/index.js';
+import { makeSchedulingChain } from '../../builders/gpustack.js';
+import { makeNode } from '../../builders/node.js';
+import { nodeProfileRequest } from '../../builders/request.js';
+import { runHook, runScenario } from '../../support/hooks.js';
+import { expectOk, expectRefusal } from '../../support/responses.js';
+
+const C = 'node-profile';
+const A = 'acceleratable.feature.gpustack.ai/';
+const G = 'general.feature.gpustack.ai/';
+const MANAGED = 'gpustack.ai/managed';
+const CPU_ONLY = 'feature.gpustack.ai/cpu-only';
+const H100 = `${A}nvidia-h100-80gb-hbm3`;
+
+/** The keys the decorator owns (and so may set or remove): DESIGN §3.1. */
+function isOwned(key: string): boolean {
+  return key === MANAGED || key === CPU_ONLY || key.startsWith(G) || (key.startsWith(A) && key.includes('.sliced.'));
+}
+
+describe('syncNodeProfile scenarios', () => {
+  it('labels a new H100 node', async () => {
+    const { labels } = expectOk(await runScenario(C, 'labels-a-new-h100-node'));
+    expect(labels).toEqual({
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      [`${H100}.sliced.units`]: '1600000',
+      [`${H100}.sliced.cores-percentage`]: '12800',
+      [`${H100}.sliced.memory-percentage`]: '100',
+      [`${H100}.sliced.memory-mib`]: '81920',
+    });
+  });
+
+  it('removes stale owned labels and leaves foreign ones', async () => {
+    const { labels = {} } = expectOk(await runScenario(C, 'removes-stale-owned-labels-and-leaves-foreign-ones'));
+    const removed = Object.keys(labels).filter((k) => labels[k] === null).sort();
+    expect(removed).toEqual([
+      `${A}nvidia-a10g.sliced.cores-percentage`, `${A}nvidia-a10g.sliced.memory-mib`, `${A}nvidia-a10g.sliced.memory-percentage`, `${A}nvidia-a10g.sliced.units`,
+      `${G}intel`, `${G}intel-xeon-platinum-8259cl`, `${G}intel-xeon-platinum-8259cl.count`,
+    ]);
+    expect(labels).toMatchObject({ [`${G}generic`]: 'true', [`${G}generic.count`]: '48', [`${A}nvidia-tesla-t4.sliced.units`]: '1600000' });
+    expect(labels).not.toHaveProperty(['example.com/team']);
+    expect(labels).not.toHaveProperty([`${A}nvidia-l4.note`]);
+    expect(labels).not.toHaveProperty([MANAGED]);
+    for (const key of Object.keys(labels)) expect(isOwned(key), key).toBe(true);
+  });
+
+  it('never overwrites an admin managed value', async () => {
+    const { labels } = expectOk(await runScenario(C, 'never-overwrites-an-admin-managed-value'));
+    expect(labels).toEqual({ [`${G}generic`]: null, [`${G}generic.count`]: null });
+  });
+
+  it('keys the CPU by model and marks CPU-only nodes', async () => {
+    const { labels } = expectOk(await runScenario(C, 'keys-the-cpu-by-model-and-marks-cpu-only-nodes'));
+    expect(labels).toEqual({
+      [MANAGED]: 'true', [`${G}amd-epyc-7763`]: 'true', [`${G}amd`]: 'true', [`${G}amd-epyc-7763.count`]: '64', [CPU_ONLY]: 'true',
+    });
+  });
+
+  it('refuses while the settings are invalid', async () => {
+    const error = expectRefusal(await runScenario(C, 'refuses-while-the-settings-are-invalid'));
+    expect(error).toMatchObject({ code: 'InvalidSettings', retryAfterSeconds: 30 });
+    expect(error.message).toContain('spec.nodeManagement');
+  });
+
+  it('leaves new nodes unmanaged under manual management', async () => {
+    expect(expectOk(await runScenario(C, 'leaves-new-nodes-unmanaged-under-manual-management'))).toEqual({ labels: {} });
+  });
+});
+
+describe('syncNodeProfile with builders', () => {
+  const labelsOf = (raw: unknown) => expectOk(runHook(C, raw)).labels ?? {};
+
+  it('profiles a node an admin marked managed under manual management', () => {
+    const node = makeNode('gpu-1').h100(8).cpu(224).managed('true').obj();
+    const labels = labelsOf(nodeProfileRequest(node, makeSchedulingChain().spec({ nodeManagement: 'Manual' }).obj()));
+    expect(labels).toMatchObject({ [`${G}generic.count`]: '224', [`${H100}.sliced.units`]: '1600000' });
+    expect(labels).not.toHaveProperty([MANAGED]);
+  });
+
+  it.each([
+    { cpu: '3500m', count: '4' }, { cpu: '500m', count: '1' }, { cpu: '224', count: '224' }, { cpu: 96, count: '96' },
+  ])('counts a CPU capacity of $cpu as $count cores (rounded up)', ({ cpu, count }) => {
+    const node = makeNode('n').obj();
+    expect(labelsOf(nodeProfileRequest({ ...node, status: { capacity: { cpu } } }))[`${G}generic.count`]).toBe(count);
+  });
+
+  it('writes no general count for a node without CPU capacity, and drops a stale one', () => {
+    const node = makeNode('n').profiled().obj();
+    const labels = labelsOf(nodeProfileRequest({ ...node, status: {} }));
+    expect(labels).toMatchObject({ [`${G}generic`]: 'true', [`${G}generic.count`]: null });
+  });
+
+  it.each([
+    { vendor: 'nvidia', device: 'h100', cores: '12800' },
+    { vendor: 'ascend', device: 'ascend910b2', cores: '6300' },
+    { vendor: 'amd', device: 'mi300x', cores: '100' },
+  ] as const)('writes $cores cores-percentage per $vendor card', ({ device, cores }) => {
+    const labels = labelsOf(nodeProfileRequest(makeNode('n')[device](8).obj()));
+    const key = Object.keys(labels).find((k) => k.endsWith('.sliced.cores-percentage'));
+    expect(key && labels[key]).toBe(cores);
+  });
+
+  it('writes no sliced labels for a manufacturer the settings disable, and removes old ones', () => {
+    const node = makeNode('n').h100(8).profiled().obj();
+    const labels = labelsOf(nodeProfileRequest(node, makeSchedulingChain().spec({ manufacturers: [{ name: 'amd' }] }).obj()));
+    expect(labels[`${H100}.sliced.units`]).toBeNull();
+  });
+
+  it('never mentions a foreign label and never changes an existing managed value (property)', () => {
+    const foreignKey = fc.oneof(
+      fc.stringMatching(/^[a-z]{1,8}\.example\.com\/[a-z0-9-]{1,12}$/),
+      fc.stringMatching(/^acceleratable\.feature\.gpustack\.ai\/nvidia-h100-80gb-hbm3\.(note|owner|zone)$/),
+      fc.stringMatching(/^feature\.node\.kubernetes\.io\/[a-z0-9.-]{1,20}$/),
+    );
+    fc.assert(fc.property(
+      fc.dictionary(foreignKey, fc.stringMatching(/^[a-z0-9]{0,10}$/), { maxKeys: 6 }),
+      fc.option(fc.constantFrom('true', 'false', 'True', ''), { nil: undefined }),
+      (foreign, managed) => {
+        let node = makeNode('n').h100(8).cpu(224);
+        for (const [key, value] of Object.entries(foreign)) node = node.label(key, value);
+        if (managed !== undefined) node = node.managed(managed);
+        const labels = labelsOf(nodeProfileRequest(node.obj()));
+        for (const key of Object.keys(foreign)) expect(labels).not.toHaveProperty([key]);
+        if (managed !== undefined) expect(labels).not.toHaveProperty([MANAGED]);
+        for (const key of Object.keys(labels)) expect(isOwned(key), key).toBe(true);
+      },
+    ), { numRuns: 100 });
+  });
+
+  it('relates the default SchedulingChain through customize', () => {
+    expect(customizeNodeProfile({ parent: makeNode('n').obj() })).toEqual({
+      relatedResources: [{ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'schedulingchains', names: ['default'] }],
+    });
+  });
+});
