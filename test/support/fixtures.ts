@@ -30,9 +30,9 @@ export function responseSnapshotPath(controller: Controller, scenario: string): 
   return `${TEST_ROOT}snapshots/sync/${controller}/${scenario}.response.yaml`;
 }
 
-/** Absolute path of the render snapshot of one `examples/clusters/` file. */
+/** Absolute path of the render snapshot of one `examples/clusters/` file (`mixed.json` → `mixed.yaml`). */
 export function renderSnapshotPath(file: string): string {
-  return `${TEST_ROOT}snapshots/render/${file}.yaml`;
+  return `${TEST_ROOT}snapshots/render/${file.replace(/\.(ya?ml|json)$/, '')}.yaml`;
 }
 
 /** A scenario's hook request exactly as stored (unparsed: each test parses it with its request schema). */

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { ClusterQueueSchema, type ClusterQueue } from '../../../src/k8s/index.js';
+import { renderChain, type RenderResult } from '../../../src/sync/index.js';
+import { makeSchedulingChain } from '../../builders/gpustack.js';
+import { renderSnapshotPath } from '../../support/fixtures.js';
+import { NOW } from '../../support/hooks.js';
+import { listClusterFiles, loadClusterNodes } from '../../support/nodes.js';
+import { parseChild } from '../../support/responses.js';
+import { toYaml } from '../../support/snapshot.js';
+
+const NAMESPACES = ['default', 'gpustack-system', 'kube-system', 'team-a'];
+const GENERIC_AMD64 = 'gpustack-generic-linux-amd64';
+
+type Rendered = Extract<RenderResult, { ok: true }>;
+
+function render(file: string, chain?: Parameters<typeof renderChain>[0]['chain']): Rendered {
+  const result = renderChain({ nodes: loadClusterNodes(file), namespaces: NAMESPACES, ...(chain ? { chain } : {}) }, { now: NOW });
+  if (!result.ok) throw new Error(`${file}: ${result.error.code}: ${result.error.message}`);
+  for (const object of result.objects) parseChild(object);
+  return result;
+}
+
+function names(result: Rendered, kind: string): string[] {
+  return result.objects.filter((o) => o.kind === kind).map((o) => o.metadata.name);
+}
+
+/** `{ queue: [[flavor, quota], …] }` for every ClusterQueue. */
+function queueQuotas(result: Rendered): Record<string, [string, string][]> {
+  const queues = result.objects.filter((o) => o.kind === 'ClusterQueue').map((o) => ClusterQueueSchema.parse(o) as ClusterQueue);
+  return Object.fromEntries(queues.map((q) => [
+    q.metadata.name,
+    (q.spec.resourceGroups?.[0]?.flavors ?? []).map((f): [string, string] => [f.name, f.resources[0]?.nominalQuota ?? '']),
+  ]));
+}
+
+interface Expectation {
+  readonly flavors: readonly string[];
+  readonly queues: readonly string[];
+}
+
+/** What examples/clusters/README.md says `render` prints for each file (default settings). */
+const EXPECTED: Readonly<Record<string, Expectation>> = {
+  'reference-4-node.yaml': {
+    flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-48c`, `${GENERIC_AMD64}-4c`, 'gpustack-nvidia-a10g-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-4d'],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-a10g-linux-amd64', 'gpustack-nvidia-tesla-t4-linux-amd64'],
+  },
+  'h100-8x.yaml': {
+    flavors: [`${GENERIC_AMD64}-224c`, 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d'],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64'],
+  },
+  'ascend-910b2-arm64.yaml': {
+    flavors: ['gpustack-ascend-910b2-linux-arm64-8d', 'gpustack-generic-linux-arm64-192c'],
+    queues: ['gpustack-ascend-910b2-linux-arm64', 'gpustack-generic-linux-arm64'],
+  },
+  'mixed.json': {
+    flavors: [
+      'gpustack-amd-instinct-mi300x-oam-linux-amd64-8d', 'gpustack-ascend-910b2-linux-arm64-8d',
+      `${GENERIC_AMD64}-112c`, `${GENERIC_AMD64}-128c`, `${GENERIC_AMD64}-224c`, `${GENERIC_AMD64}-384c`, 'gpustack-generic-linux-arm64-192c',
+      'gpustack-hygon-k100-ai-linux-amd64-8d', 'gpustack-metax-mxc500-linux-amd64-8d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+    ],
+    queues: [
+      'gpustack-amd-instinct-mi300x-oam-linux-amd64', 'gpustack-ascend-910b2-linux-arm64', GENERIC_AMD64, 'gpustack-generic-linux-arm64',
+      'gpustack-hygon-k100-ai-linux-amd64', 'gpustack-metax-mxc500-linux-amd64', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
+    ],
+  },
+  'cpu-only.yaml': { flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-64c`], queues: [GENERIC_AMD64] },
+  'plain-array.yaml': {
+    flavors: [`${GENERIC_AMD64}-192c`, `${GENERIC_AMD64}-32c`, 'gpustack-nvidia-h200-linux-amd64-8d'],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-h200-linux-amd64'],
+  },
+  'garbage-labels.yaml': { flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-4c`, `${GENERIC_AMD64}-8c`], queues: [GENERIC_AMD64] },
+};
+
+describe('renderChain over examples/clusters', () => {
+  it('has an expectation for every example file', () => {
+    expect(listClusterFiles()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it.each(listClusterFiles())('renders %s', async (file) => {
+    const result = render(file);
+    await expect(toYaml(result)).toMatchFileSnapshot(renderSnapshotPath(file));
+    const want = EXPECTED[file] as Expectation;
+    expect(names(result, 'ResourceFlavor')).toEqual(want.flavors);
+    expect(names(result, 'ClusterQueue')).toEqual(want.queues);
+    expect(names(result, 'InstanceType')).toEqual(want.queues);
+    expect(names(result, 'AdmissionCheck')).toEqual(['gpustack-node-devices']);
+    // One LocalQueue per queue in each eligible namespace (not kube-system, not gpustack-system).
+    const locals = result.objects.filter((o) => o.kind === 'LocalQueue');
+    expect(new Set(locals.map((o) => o.metadata.namespace))).toEqual(new Set(['default', 'team-a']));
+    expect(locals).toHaveLength(want.queues.length * 2);
+  });
+
+  it('renders the reference cluster with the quotas of the walkthrough', () => {
+    const quotas = queueQuotas(render('reference-4-node.yaml'));
+    expect(quotas).toEqual({
+      [GENERIC_AMD64]: [[`${GENERIC_AMD64}-4c`, '8'], [`${GENERIC_AMD64}-16c`, '16'], [`${GENERIC_AMD64}-48c`, '48']],
+      'gpustack-nvidia-a10g-linux-amd64': [['gpustack-nvidia-a10g-linux-amd64-1d', '1600k']],
+      'gpustack-nvidia-tesla-t4-linux-amd64': [['gpustack-nvidia-tesla-t4-linux-amd64-1d', '1600k'], ['gpustack-nvidia-tesla-t4-linux-amd64-4d', '6400k']],
+    });
+    const cores = (quotas[GENERIC_AMD64] ?? []).reduce((sum, [, q]) => sum + Number(q), 0);
+    expect(cores).toBe(72);
+  });
+
+  it('lists the admission check on device queues only, since render marks the check Active', () => {
+    const result = render('reference-4-node.yaml');
+    const queues = result.objects.filter((o) => o.kind === 'ClusterQueue').map((o) => ClusterQueueSchema.parse(o));
+    expect(Object.fromEntries(queues.map((q) => [q.metadata.name, q.spec.admissionChecksStrategy !== undefined]))).toEqual({
+      [GENERIC_AMD64]: false, 'gpustack-nvidia-a10g-linux-amd64': true, 'gpustack-nvidia-tesla-t4-linux-amd64': true,
+    });
+    for (const queue of queues) expect(queue.spec.stopPolicy).toBe('None');
+  });
+
+  it('labels the garbage nodes it can and builds no device flavor from them', () => {
+    const result = render('garbage-labels.yaml');
+    const labels = Object.fromEntries(result.nodes.map((n) => [n.name, n.labels]));
+    expect(Object.keys(labels['gpu-bad-count'] ?? {}).filter((k) => k.includes('.sliced.'))).toEqual([]);
+    expect(labels['gpu-bad-memory']).not.toHaveProperty(['acceleratable.feature.gpustack.ai/nvidia-a10g.sliced.memory-mib']);
+    expect(result.objects.filter((o) => o.kind === 'ResourceFlavor' && o.metadata.name.endsWith('d'))).toEqual([]);
+  });
+
+  it('keys CPU flavors by model with generalKey CPUModel', () => {
+    const result = render('reference-4-node.yaml', makeSchedulingChain().spec({ generalKey: 'CPUModel' }).obj());
+    expect(names(result, 'ResourceFlavor').filter((n) => n.endsWith('c'))).toEqual([
+      'gpustack-amd-epyc-7r13-linux-amd64-16c', 'gpustack-amd-epyc-7r32-linux-amd64-4c',
+      'gpustack-intel-xeon-platinum-8259cl-linux-amd64-48c', 'gpustack-intel-xeon-platinum-8259cl-linux-amd64-4c',
+    ]);
+  });
+
+  it('stops at the first refusal: invalid settings', () => {
+    const result = renderChain({ nodes: loadClusterNodes('h100-8x.yaml'), namespaces: NAMESPACES, chain: makeSchedulingChain().spec({ mixedOnNode: 'no' }).obj() }, { now: NOW });
+    expect(result).toMatchObject({ ok: false, error: { code: 'InvalidSettings' } });
+  });
+});
