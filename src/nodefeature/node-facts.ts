@@ -3,13 +3,15 @@
  * Garbage never throws: it becomes a `NodeProblem` with a CamelCase reason the chain reports.
  */
 import type { ManufacturerName } from '../k8s/index.js';
-import { ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, ARCH_LABEL, CPU_NAME_ANNOTATION, GENERAL_PREFIX, OS_LABEL } from './constants.js';
+import {
+  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, ACCELERATOR_KEY_MAX, ARCH_LABEL, CPU_NAME_ANNOTATION, GENERAL_KEY_MAX, GENERAL_PREFIX, OS_LABEL,
+} from './constants.js';
 import { acceleratorKeyManufacturer } from './keys.js';
 import { parseMemoryLabel } from './memory.js';
 
 export type NodeProblemReason =
   | 'InvalidOsArch' | 'MissingGeneralKey' | 'AmbiguousGeneralKey' | 'InvalidCpuCount'
-  | 'InvalidDeviceCount' | 'InvalidDeviceMemory';
+  | 'InvalidDeviceCount' | 'InvalidDeviceMemory' | 'KeyTooLong';
 
 export interface NodeProblem {
   readonly reason: NodeProblemReason;
@@ -93,6 +95,10 @@ function extractGeneral(node: NodeLabelsInput, labels: Readonly<Record<string, s
   if (keys.length > 1) {
     return { generalProblem: { reason: 'AmbiguousGeneralKey', message: `several general keys: ${keys.join(', ')}` } };
   }
+  // A key written by someone else may be longer than our budget; its flavor labels would be invalid.
+  if (key.length > GENERAL_KEY_MAX) {
+    return { generalProblem: { reason: 'KeyTooLong', message: `general key ${key} is longer than ${GENERAL_KEY_MAX} characters` } };
+  }
   const countLabel = `${GENERAL_PREFIX}${key}.count`;
   const cores = parseCount(labels[countLabel]);
   if (cores === undefined) {
@@ -104,6 +110,9 @@ function extractGeneral(node: NodeLabelsInput, labels: Readonly<Record<string, s
 
 function extractAccelerator(key: string, labels: Readonly<Record<string, string>>): AcceleratorFacts | NodeProblem {
   const label = `${ACCELERATABLE_PREFIX}${key}`;
+  if (key.length > ACCELERATOR_KEY_MAX) {
+    return { reason: 'KeyTooLong', message: `accelerator key ${key} is longer than ${ACCELERATOR_KEY_MAX} characters` };
+  }
   const count = parseCount(labels[`${label}.count`]);
   if (count === undefined) {
     return { reason: 'InvalidDeviceCount', message: `${label}.count=${JSON.stringify(labels[`${label}.count`])} is not a positive whole number` };

@@ -166,3 +166,27 @@ describe('extractNodeFacts', () => {
     expect(extractNodeFacts(input, enabled ? new Set(enabled) : ALL)).toEqual(want);
   });
 });
+
+describe('keys longer than the label budget (written by someone else)', () => {
+  it('skips a 39-character aKey and a 55-character gKey with reason KeyTooLong', () => {
+    const aKey = `nvidia-${'x'.repeat(32)}`;
+    const gKey = `intel-${'y'.repeat(49)}`;
+    const facts = extractNodeFacts({
+      name: 'n',
+      labels: {
+        'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
+        [`acceleratable.feature.gpustack.ai/${aKey}`]: 'true',
+        [`acceleratable.feature.gpustack.ai/${aKey}.count`]: '8',
+        [`acceleratable.feature.gpustack.ai/${aKey}.memory`]: '80Gi',
+        [`general.feature.gpustack.ai/${gKey}`]: 'true',
+        [`general.feature.gpustack.ai/${gKey}.count`]: '16',
+      },
+    }, new Set(['nvidia'] as const));
+    expect(aKey).toHaveLength(39);
+    expect(gKey).toHaveLength(55);
+    expect(facts.accelerators).toEqual([]);
+    expect(facts.problems.map((p) => p.reason)).toEqual(['KeyTooLong']);
+    expect(facts.general).toBeUndefined();
+    expect(facts.generalProblem?.reason).toBe('KeyTooLong');
+  });
+});
