@@ -1,0 +1,30 @@
+# One image for the hook server (default: `serve`) and the node agent (`agent`).
+# Build stage: TypeScript and the N-API addon (cmake, g++; no vendor SDK is needed — the
+# vendor libraries are dlopen()ed at run time from the host).
+FROM node:20.19-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends cmake g++ make \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY native ./native
+RUN npm run build \
+ && npm run build:native \
+ && npm prune --omit=dev
+
+# Runtime stage: Node, the compiled JavaScript, production dependencies and the addon.
+FROM node:20.19-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+# native/index.ts also looks for the addon next to itself.
+COPY --from=build /src/native/build/Release/gpustack_native.node ./dist/native/gpustack_native.node
+USER 10001:10001
+EXPOSE 8080 8081
+ENTRYPOINT ["node", "/app/dist/src/cli.js"]
+CMD ["serve"]

@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validate } from 'dockerfile-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const dockerfile = readFileSync('Dockerfile', 'utf8');
+// Continuation lines joined, comments dropped: one instruction per entry.
+const instructions = dockerfile.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const copies = instructions.filter((l) => l.startsWith('COPY ')).map((l) => {
+  const parts = l.split(/\s+/).slice(1);
+  const from = parts[0]?.startsWith('--from=') ? parts.shift()?.slice('--from='.length) : undefined;
+  return { from, sources: parts.slice(0, -1), target: parts.at(-1) as string };
+});
+const dockerignore = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+
+describe('Dockerfile', () => {
+  let buildOut: string;
+  beforeAll(() => {
+    // The build stage runs `npm run build` in /src: compile the same project into a scratch dist/.
+    buildOut = mkdtempSync(join(tmpdir(), 'gpustack-docker-'));
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(buildOut, 'dist')], { stdio: 'pipe' });
+  }, 120_000);
+  afterAll(() => rmSync(buildOut, { recursive: true, force: true }));
+
+  it('passes the Dockerfile linter with no errors', () => {
+    const errors = validate(dockerfile).filter((d) => d.severity === 1);
+    expect(errors.map((d) => d.message)).toEqual([]);
+  });
+
+  it('copies from the build context only files that exist and are not .dockerignored', () => {
+    const contextSources = copies.filter((c) => c.from === undefined).flatMap((c) => c.sources);
+    expect(contextSources.length).toBeGreaterThan(0);
+    for (const source of contextSources) {
+      expect(existsSync(source), source).toBe(true);
+      expect(dockerignore, source).not.toContain(source);
+    }
+  });
+
+  it('copies from the build stage only what the build produces', () => {
+    const fromBuild = copies.filter((c) => c.from === 'build').flatMap((c) => c.sources);
+    for (const source of fromBuild) {
+      const relative = source.replace(/^\/src\//, '');
+      if (relative === 'dist') expect(existsSync(join(buildOut, 'dist', 'src', 'cli.js'))).toBe(true);
+      else if (relative.startsWith('native/build/Release/')) {
+        // cmake-js writes build/Release/<project>.node; the loader looks for that same file name.
+        const project = /project\((\w+)/.exec(readFileSync('native/CMakeLists.txt', 'utf8'))?.[1];
+        expect(relative).toBe(`native/build/Release/${project}.node`);
+        expect(readFileSync('native/index.ts', 'utf8')).toContain(`'${project}.node'`);
+      } else expect(['package.json', 'node_modules'], relative).toContain(relative);
+    }
+  });
+
+  it('starts the CLI that package.json publishes, serving by default as a non-root user', () => {
+    const bin = (JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin['gpustack-operator'];
+    expect(instructions).toContain(`ENTRYPOINT ["node", "/app/${bin}"]`);
+    expect(existsSync(join(buildOut, bin as string))).toBe(true);
+    expect(instructions).toContain('CMD ["serve"]');
+    expect(instructions.some((l) => /^USER [1-9]\d*/.test(l))).toBe(true);
+  });
+});
