@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { DetectResult } from '../../native/index.js';
-import { labelsFromDetection, sameLabels, type Labels } from './labels.js';
+import { labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
 import type { Publisher } from './publishers.js';
 
 export interface AgentLogger {
@@ -42,7 +42,7 @@ export function createAgentState(): AgentState {
 export async function runCycle(state: AgentState, options: AgentOptions): Promise<CycleResult> {
   const now = () => (options.clock ?? (() => new Date()))().toISOString();
   try {
-    const result = await options.detect();
+    const result = screenDetection(await options.detect());
     state.lastDetection = now();
     for (const error of result.errors) {
       if (error.code !== 'LibraryNotFound') options.logger.warn({ ...error }, 'device detection error');

@@ -6,7 +6,7 @@
 import {
   ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, SLICED_SUFFIXES, acceleratorKeyManufacturer, constructDeviceLabels,
 } from '../nodefeature/index.js';
-import type { DetectResult } from '../../native/index.js';
+import type { DetectResult, Device, DeviceErrorEntry } from '../../native/index.js';
 
 export type Labels = Record<string, string>;
 
@@ -23,8 +23,46 @@ function manufacturerOfLabel(key: string): string | undefined {
   return acceleratorKeyManufacturer(bare) ?? bare;
 }
 
+/** The largest card memory we believe (16 TiB); beyond it a library answered garbage. */
+const MAX_MEMORY_MIB = 16 * 1024 * 1024;
+/** The most cores we believe a card has; beyond it the figure is treated as unknown. */
+const MAX_CORES = 10_000_000;
+
+/** A C string as it should have been read: cut at the first NUL (an unterminated buffer leaks garbage after it). */
+function cString(text: string | undefined): string | undefined {
+  return typeof text === 'string' ? text.split('\u0000')[0] : undefined;
+}
+
+/**
+ * Screens what the vendor libraries answered before it becomes labels: a card with non-finite,
+ * negative or absurd memory (> 16 TiB) is dropped, implausible cores become 0 (unknown), both with
+ * an error entry; strings are cut at the first NUL. Idempotent.
+ */
+export function screenDetection(result: DetectResult): DetectResult {
+  const devices: Device[] = [];
+  const errors: DeviceErrorEntry[] = [...result.errors];
+  for (const device of result.devices) {
+    const memory = device.memoryMiB;
+    if (typeof memory !== 'number' || !Number.isFinite(memory) || memory < 0 || memory > MAX_MEMORY_MIB) {
+      errors.push({ manufacturer: device.manufacturer, code: 'CallFailed', message: `device ${device.index}: implausible memory ${memory} MiB; card skipped` });
+      continue;
+    }
+    let cores = typeof device.cores === 'number' ? Math.trunc(device.cores) : Number.NaN;
+    if (!Number.isFinite(cores) || cores < 0 || cores > MAX_CORES) {
+      errors.push({ manufacturer: device.manufacturer, code: 'CallFailed', message: `device ${device.index}: implausible cores ${device.cores}; reported as 0` });
+      cores = 0;
+    }
+    devices.push({
+      ...device, cores, product: cString(device.product) ?? '', family: cString(device.family), computeCapability: cString(device.computeCapability),
+      driverVersion: cString(device.driverVersion), runtimeVersion: cString(device.runtimeVersion),
+    });
+  }
+  return { devices, errors };
+}
+
 /** The labels to publish for one detection, carrying over those of vendors that failed outright. */
-export function labelsFromDetection(result: DetectResult, previous: Labels | undefined): Labels {
+export function labelsFromDetection(detected: DetectResult, previous: Labels | undefined): Labels {
+  const result = screenDetection(detected);
   const labels = constructDeviceLabels(result.devices);
   const found = new Set(result.devices.map((d) => d.manufacturer));
   const failed = new Set(result.errors.filter((e) => e.code !== 'LibraryNotFound' && !found.has(e.manufacturer)).map((e) => e.manufacturer as string));
