@@ -57,9 +57,13 @@ function referenceNodes() {
   return list.items.map((item) => NodeSchema.parse(item));
 }
 
-/** apiVersion, kind, name, labels, annotations and spec: what we emit, without what the API server adds. */
+/**
+ * apiVersion, kind, name, labels, annotations and spec: what we emit, without what the API server
+ * adds and without the `controller-uid` label Metacontroller adds (`generateSelector: true`).
+ */
 function ownedPart(object: { apiVersion?: unknown; kind?: unknown; metadata: Record<string, unknown>; spec?: unknown }) {
-  const { name, namespace, labels, annotations } = object.metadata;
+  const { name, namespace, annotations } = object.metadata;
+  const { 'controller-uid': _uid, ...labels } = (object.metadata['labels'] ?? {}) as Record<string, string>;
   return { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace, labels, annotations }, spec: object.spec };
 }
 
@@ -76,6 +80,19 @@ describe('examples/hooks', () => {
       const [, , controller, hook] = route.split('/');
       expect(file).toBe(`${controller}.${hook}.json`);
     }
+  });
+
+  it.each(EXAMPLE_ROUTES)('$file is sent by the controller whose manifest names $route, in the v2 form', ({ route, file, kind }) => {
+    const body = exampleBody(file);
+    const name = (body['controller'] as { metadata: { name: string } }).metadata.name;
+    const [, , controller, hook] = route.split('/');
+    const manifest = parse(readFileSync(new URL(`../../manifests/compositecontrollers/${controller}.yaml`, import.meta.url), 'utf8')) as {
+      metadata: { name: string }; spec: { hooks: Record<string, { version?: string; webhook: { url: string } }> };
+    };
+
+    expect(name).toBe(manifest.metadata.name);
+    expect(manifest.spec.hooks[hook ?? '']).toMatchObject({ version: 'v2', webhook: { url: expect.stringMatching(new RegExp(`${route}$`)) } });
+    expect(Object.keys(body).sort()).toEqual(kind === 'customize' ? ['controller', 'parent'] : ['children', 'controller', 'finalizing', 'parent', 'related']);
   });
 
   it('lists a curl line for every example in the README', () => {
