@@ -83,14 +83,16 @@ function adminFieldsOf(observed: InstanceType | undefined): AdminFields {
 }
 
 function instanceTypeLabels(name: string, spec: InstanceTypeSpec): Labels {
-  const keyLabel = spec.acceleratable ? `${ACCELERATABLE_PREFIX}${spec.acceleratorGroup}` : `${GENERAL_PREFIX}${spec.generalGroup}`;
+  // A sticky type re-emitted from an observed child may lack acceleratorGroup: write no key label then.
+  const keyLabel = !spec.acceleratable ? `${GENERAL_PREFIX}${spec.generalGroup}`
+    : spec.acceleratorGroup ? `${ACCELERATABLE_PREFIX}${spec.acceleratorGroup}` : undefined;
   return {
     [DERIVED_FROM_NODE_LABEL]: 'true',
     [QUEUE_ENTRANCE_LABEL]: localQueueName(name),
     [OS_LABEL]: spec.os,
     [ARCH_LABEL]: spec.arch,
     [ACCELERATABLE_LABEL]: String(spec.acceleratable),
-    [keyLabel]: 'true',
+    ...(keyLabel !== undefined ? { [keyLabel]: 'true' } : {}),
   };
 }
 
