@@ -8,6 +8,7 @@ import type { CompositeSyncResponse, DecoratorSyncResponse, SyncOutcome } from '
 import {
   InstanceTypeSyncRequestSchema, NodeDevicesCheckSyncRequestSchema, NodeProfileSyncRequestSchema, SchedulingChainSyncRequestSchema,
   syncInstanceType, syncNodeDevicesCheck, syncNodeProfile, syncSchedulingChain,
+  type InstanceTypeSyncRequest, type NodeDevicesCheckSyncRequest, type NodeProfileSyncRequest, type SchedulingChainSyncRequest,
 } from '../../src/sync/index.js';
 import { readRequestFixture, responseSnapshotPath, type Controller } from './fixtures.js';
 import { parseCompositeResponse, parseDecoratorResponse } from './responses.js';
@@ -25,20 +26,47 @@ interface ResponseOf {
 
 export type OutcomeOf<C extends Controller> = SyncOutcome<ResponseOf[C]>;
 
-type Runner<C extends Controller> = (raw: unknown, now: string) => OutcomeOf<C>;
+interface Hook<C extends Controller> {
+  /** The server's boundary: the raw body through the controller's request schema. */
+  readonly parse: (raw: unknown) => unknown;
+  /** The pure sync function on a parsed request. */
+  readonly sync: (request: never, now: string) => OutcomeOf<C>;
+}
 
-const RUNNERS: { readonly [C in Controller]: Runner<C> } = {
-  'scheduling-chain': (raw, now) => syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(raw), { now }),
-  'instance-type': (raw, now) => syncInstanceType(InstanceTypeSyncRequestSchema.parse(raw), { now }),
-  'node-profile': (raw) => syncNodeProfile(NodeProfileSyncRequestSchema.parse(raw)),
-  'node-devices-check': (raw, now) => syncNodeDevicesCheck(NodeDevicesCheckSyncRequestSchema.parse(raw), { now }),
+const HOOKS: { readonly [C in Controller]: Hook<C> } = {
+  'scheduling-chain': {
+    parse: (raw) => SchedulingChainSyncRequestSchema.parse(raw),
+    sync: (request: SchedulingChainSyncRequest, now) => syncSchedulingChain(request, { now }),
+  },
+  'instance-type': {
+    parse: (raw) => InstanceTypeSyncRequestSchema.parse(raw),
+    sync: (request: InstanceTypeSyncRequest, now) => syncInstanceType(request, { now }),
+  },
+  'node-profile': {
+    parse: (raw) => NodeProfileSyncRequestSchema.parse(raw),
+    sync: (request: NodeProfileSyncRequest) => syncNodeProfile(request),
+  },
+  'node-devices-check': {
+    parse: (raw) => NodeDevicesCheckSyncRequestSchema.parse(raw),
+    sync: (request: NodeDevicesCheckSyncRequest, now) => syncNodeDevicesCheck(request, { now }),
+  },
 };
+
+/** A raw body parsed with the controller's request schema (zod returns a fresh object). */
+export function parseRequest(controller: Controller, raw: unknown): unknown {
+  return HOOKS[controller].parse(raw);
+}
+
+/** The sync function of a controller on an already parsed request (e.g. a deep-frozen one). */
+export function syncParsed<C extends Controller>(controller: C, request: unknown, now = NOW): OutcomeOf<C> {
+  return (HOOKS[controller] as Hook<C>).sync(request as never, now);
+}
 
 const COMPOSITE: ReadonlySet<Controller> = new Set(['scheduling-chain', 'instance-type']);
 
 /** Runs one hook on a raw request body; an ok outcome must pass the strict response schemas. */
 export function runHook<C extends Controller>(controller: C, raw: unknown, now = NOW): OutcomeOf<C> {
-  const outcome = (RUNNERS[controller] as Runner<C>)(raw, now);
+  const outcome = syncParsed(controller, parseRequest(controller, raw), now);
   if (outcome.ok) {
     if (COMPOSITE.has(controller)) parseCompositeResponse(outcome.response);
     else parseDecoratorResponse(outcome.response);

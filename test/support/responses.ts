@@ -7,7 +7,8 @@ import { expect } from 'vitest';
 import type { z } from 'zod';
 import {
   AdmissionCheckSchema, ClusterQueueSchema, CompositeSyncResponseSchema, DecoratorSyncResponseSchema, InstanceTypeOutputSchema,
-  InstanceTypeStatusSchema, LocalQueueSchema, ResourceFlavorSchema, SchedulingChainStatusSchema, canonicalize,
+  InstanceTypeStatusSchema, LocalQueueSchema, ResourceFlavorSchema, SchedulingChainStatusSchema, canonicalize, isDnsLabel,
+  isDnsSubdomain, isLabelKey, isLabelValue,
   type AdmissionCheck, type ClusterQueue, type CompositeSyncResponse, type DecoratorSyncResponse, type InstanceTypeOutput,
   type InstanceTypeStatus, type LocalQueue, type ResourceFlavor, type SchedulingChainStatus, type SyncOutcome, type SyncRefusal,
 } from '../../src/k8s/index.js';
@@ -27,10 +28,27 @@ export function parseChild(child: { readonly kind: string }): unknown {
   return schema.parse(child);
 }
 
-/** A composite (CompositeController) response: strict schema, strict children, nothing to sanitise. */
+/** Every label we write must be accepted by the API server: key syntax, value syntax and length. */
+function expectValidLabels(labels: Readonly<Record<string, string | null>> | undefined, where: string): void {
+  for (const [key, value] of Object.entries(labels ?? {})) {
+    expect(isLabelKey(key), `${where}: label key ${JSON.stringify(key)}`).toBe(true);
+    expect(key, `${where}: label key built from a missing value`).not.toMatch(/undefined|null|NaN/);
+    if (value !== null) expect(isLabelValue(value), `${where}: value of ${key}: ${JSON.stringify(value)}`).toBe(true);
+  }
+}
+
+/** A composite (CompositeController) response: strict schema, strict children, valid names and labels, nothing to sanitise. */
 export function parseCompositeResponse(response: unknown): CompositeSyncResponse {
   const parsed = CompositeSyncResponseSchema.parse(response);
-  for (const child of parsed.children) parseChild(child);
+  for (const child of parsed.children) {
+    parseChild(child);
+    const where = `${child.kind}/${child.metadata.name}`;
+    expect(isDnsSubdomain(child.metadata.name), `${where}: name`).toBe(true);
+    if (child.metadata.namespace !== undefined) expect(isDnsLabel(child.metadata.namespace), `${where}: namespace`).toBe(true);
+    expectValidLabels(child.metadata['labels'] as Record<string, string> | undefined, where);
+    const spec = child['spec'] as { nodeLabels?: Record<string, string> } | undefined;
+    expectValidLabels(spec?.nodeLabels, `${where} spec.nodeLabels`);
+  }
   expect(response, 'no null/undefined members').toStrictEqual(canonicalize(response));
   return parsed;
 }
@@ -38,6 +56,7 @@ export function parseCompositeResponse(response: unknown): CompositeSyncResponse
 /** A decorator response: strict schema; `null` is allowed only as a label/annotation value. */
 export function parseDecoratorResponse(response: unknown): DecoratorSyncResponse {
   const parsed = DecoratorSyncResponseSchema.parse(response);
+  expectValidLabels(parsed.labels, 'labels');
   expect(response, 'no undefined members, null only for deletions').toStrictEqual(canonicalize(response, true));
   return parsed;
 }

@@ -277,6 +277,15 @@ describe('syncSchedulingChain with builders', () => {
     expect(chainStatusOf(response).pools).toEqual([{ name: 'gpustack-nvidia-h200-linux-amd64', acceleratable: true, nodes: 0, flavors: [] }]);
   });
 
+  it('writes no pool-key label for an observed accelerated InstanceType without acceleratorGroup', () => {
+    const broken = makeInstanceType('gpustack-nvidia-x-linux-amd64').device('nvidia-x').obj();
+    delete (broken.spec as Record<string, unknown>)['acceleratorGroup'];
+    const response = sync(chainRequest({ parent: chain.obj(), nodes: [], children: [broken] }));
+    const labels = instanceTypesOf(response)[0]?.metadata.labels ?? {};
+    expect(Object.keys(labels).filter((k) => k.startsWith(A))).toEqual([]);
+    expect(labels['feature.gpustack.ai/acceleratable']).toBe('true');
+  });
+
   it('leaves out devices of manufacturers that are not enabled', () => {
     const response = sync(chainRequest({
       parent: makeSchedulingChain().spec({ manufacturers: [{ name: 'ascend' }] }).obj(),
