@@ -28,10 +28,11 @@ DetectRequest ParseRequest(const Napi::CallbackInfo& info) {
     Napi::Array list = wanted.As<Napi::Array>();
     for (uint32_t i = 0; i < list.Length(); ++i) {
       Napi::Value item = list.Get(i);
-      if (!item.IsString() || !gpustack::IsManufacturer(item.As<Napi::String>().Utf8Value())) {
-        throw Napi::RangeError::New(env, "options.manufacturers[" + std::to_string(i) + "] is not a manufacturer");
-      }
-      request.manufacturers.insert(item.As<Napi::String>().Utf8Value());
+      std::string where = "options.manufacturers[" + std::to_string(i) + "]";
+      if (!item.IsString()) throw Napi::TypeError::New(env, where + " must be a string");
+      std::string name = item.As<Napi::String>().Utf8Value();
+      if (!gpustack::IsManufacturer(name)) throw Napi::RangeError::New(env, where + " is not a manufacturer");
+      request.manufacturers.insert(name);
     }
   }
   // Read on the JS thread: getenv() on the worker would race process.env writes.

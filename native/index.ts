@@ -146,7 +146,9 @@ function checkResult(raw: any): DetectResult {
  * Asks the vendor runtime libraries which accelerators this node has. Runs off the
  * main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry).
  * The library of each manufacturer is opened and closed within the call, so a changed
- * `GPUSTACK_<MFR>_LIBRARY` or driver is seen by the next call.
+ * `GPUSTACK_<MFR>_LIBRARY` (full path of the vendor library, e.g.
+ * `GPUSTACK_NVIDIA_LIBRARY`) or driver is seen by the next call. `GPUSTACK_SYSFS_ROOT`
+ * (default `/sys`) is where NUMA nodes are looked up when the library does not say.
  * @example
  * const { devices, errors } = await detect({ manufacturers: ['nvidia'] });
  */

@@ -26,10 +26,10 @@ const char* ErrorCodeName(ErrorCode code) {
 
 namespace {
 
-// Install-root variables from the vendor documentation (device-runtimes.md §0).
+// Install-root variables from the vendor documentation (device-runtimes.md §0), and ours.
 constexpr const char* kInstallVariables[] = {
     "ROCM_PATH", "ROCM_HOME", "AMD_SMI_LIB_PATH", "ROCM_SMI_LIB_PATH", "CANN_HOME",
-    "NEUWARE_HOME", "COREX_HOME", "MACA_HOME", "PPU_HOME",
+    "NEUWARE_HOME", "COREX_HOME", "MACA_HOME", "PPU_HOME", "GPUSTACK_SYSFS_ROOT",
 };
 
 bool FileExists(const std::string& path) {
@@ -121,8 +121,10 @@ std::optional<std::string> NormalizeBdf(const std::string& text) {
   return std::nullopt;
 }
 
-std::optional<int32_t> SysfsNumaNode(const std::string& bdf) {
-  auto line = ReadFirstLine("/sys/bus/pci/devices/" + bdf + "/numa_node");
+std::string SysfsRoot(const Environment& env) { return InstallRoot(env, {"GPUSTACK_SYSFS_ROOT"}, "/sys"); }
+
+std::optional<int32_t> SysfsNumaNode(const std::string& sysfs_root, const std::string& bdf) {
+  auto line = ReadFirstLine(sysfs_root + "/bus/pci/devices/" + bdf + "/numa_node");
   if (!line) return std::nullopt;
   char* end = nullptr;
   long value = std::strtol(line->c_str(), &end, 10);
@@ -233,7 +235,8 @@ std::vector<std::string> LibraryCandidates(const Environment& env, const std::st
   return unique;
 }
 
-Report::Report(std::string manufacturer, DetectResult* out) : manufacturer_(std::move(manufacturer)), out_(out) {}
+Report::Report(std::string manufacturer, std::string sysfs_root, DetectResult* out)
+    : manufacturer_(std::move(manufacturer)), sysfs_root_(std::move(sysfs_root)), out_(out) {}
 
 void Report::Fail(ErrorCode code, const std::string& message) {
   out_->errors.push_back(DeviceError{manufacturer_, code, message});
@@ -254,7 +257,7 @@ void Report::Add(Device device) {
     return;
   }
   device.manufacturer = manufacturer_;
-  if (!device.numa_node && device.pci_bus_id) device.numa_node = SysfsNumaNode(*device.pci_bus_id);
+  if (!device.numa_node && device.pci_bus_id) device.numa_node = SysfsNumaNode(sysfs_root_, *device.pci_bus_id);
   out_->devices.push_back(std::move(device));
 }
 

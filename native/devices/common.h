@@ -81,7 +81,11 @@ std::string Trim(const std::string& text);
 std::string FormatBdf(uint64_t domain, uint32_t bus, uint32_t device, uint32_t function);
 // Accepts [domain:]bus:device.function in any case and width; nullopt if malformed.
 std::optional<std::string> NormalizeBdf(const std::string& text);
-std::optional<int32_t> SysfsNumaNode(const std::string& bdf);
+// Where sysfs is mounted: GPUSTACK_SYSFS_ROOT (a test seam, and for agents that mount the
+// host's /sys elsewhere), else /sys.
+std::string SysfsRoot(const Environment& env);
+// <sysfs>/bus/pci/devices/<bdf>/numa_node; nullopt for -1 ("no affinity") or no file.
+std::optional<int32_t> SysfsNumaNode(const std::string& sysfs_root, const std::string& bdf);
 // Lowest set bit of a NUMA node bitmask of `words` entries of `word_bits` bits each.
 std::optional<int32_t> FirstSetBit(const void* mask, size_t words, size_t word_bits);
 // "12.8.1" -> "12.8"; empty or unparsable -> nullopt.
@@ -141,7 +145,7 @@ std::vector<std::string> LibraryCandidates(const Environment& env, const std::st
 // Collects what one manufacturer's enumeration found.
 class Report {
  public:
-  Report(std::string manufacturer, DetectResult* out);
+  Report(std::string manufacturer, std::string sysfs_root, DetectResult* out);
 
   const std::string& manufacturer() const { return manufacturer_; }
   void Fail(ErrorCode code, const std::string& message);
@@ -153,6 +157,7 @@ class Report {
 
  private:
   std::string manufacturer_;
+  std::string sysfs_root_;
   DetectResult* out_;
 };
 

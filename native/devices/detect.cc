@@ -35,9 +35,10 @@ bool IsManufacturer(const std::string& name) {
 DetectResult Detect(const DetectRequest& request) {
   std::lock_guard<std::mutex> lock(detect_mutex);
   DetectResult result;
+  const std::string sysfs_root = SysfsRoot(request.env);
   for (const Entry& entry : kEntries) {
     if (request.manufacturers.count(entry.manufacturer) == 0) continue;
-    Report report(entry.manufacturer, &result);
+    Report report(entry.manufacturer, sysfs_root, &result);
     // One vendor's failure (std::bad_alloc from a huge answer, say) must not hide the others.
     try {
       entry.enumerate(request.env, report);

@@ -23,8 +23,11 @@ void PreloadUki(const std::vector<std::string>& directories, Library* uki) {
 void DetectThead(const Environment& env, Report& report) {
   std::string root = InstallRoot(env, {"PPU_HOME"}, "/usr/local/PPU_SDK");
   SearchPlan plan{{"libhgml.so"}, {root + "/lib64", root + "/lib"}};
+  std::string override_path = EnvValue(env, OverrideVariable("thead"));
+  std::vector<std::string> uki_directories = plan.directories;
+  if (!override_path.empty()) uki_directories = {override_path.substr(0, override_path.find_last_of('/'))};
   Library uki;
-  PreloadUki(plan.directories, &uki);
+  PreloadUki(uki_directories, &uki);
   Library library;
   if (!OpenLibrary(env, plan, &library, report)) return;
   NvmlFlavor flavor{"hgml", "HGML", "DeviceGetHggcComputeCapability",

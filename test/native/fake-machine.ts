@@ -1,7 +1,7 @@
 // Describes a machine for the fake vendor libraries and runs detect() against it with a
 // fresh environment: the addon reads GPUSTACK_<MFR>_LIBRARY on every call and closes
 // each library afterwards, and the fakes re-read GPUSTACK_FAKE_DEVICES on every init.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,8 @@ export interface FakeRun {
   readonly libraries: Partial<Record<Manufacturer, string>>;
   readonly manufacturers?: readonly Manufacturer[];
   readonly env?: Readonly<Record<string, string>>;
+  /** sysfs `numa_node` contents by PCI address; the host's /sys is never consulted. */
+  readonly sysfsNumaNodes?: Readonly<Record<string, string>>;
 }
 
 export const MiB = 1024n * 1024n;
@@ -67,6 +69,16 @@ export function machineFile(machine: FakeMachine, directory: string): string {
   return file;
 }
 
+function fakeSysfs(directory: string, numaNodes: Readonly<Record<string, string>>): string {
+  const root = path.join(directory, 'sys');
+  for (const [bdf, value] of Object.entries(numaNodes)) {
+    const device = path.join(root, 'bus', 'pci', 'devices', bdf);
+    mkdirSync(device, { recursive: true });
+    writeFileSync(path.join(device, 'numa_node'), `${value}\n`);
+  }
+  return root;
+}
+
 export const libraryVariable = (mfr: Manufacturer): string => `GPUSTACK_${mfr.toUpperCase()}_LIBRARY`;
 
 function withEnv<T>(values: Record<string, string>, body: () => Promise<T>): Promise<T> {
@@ -88,6 +100,7 @@ export async function detectOn(machine: FakeMachine, run: FakeRun): Promise<Dete
   const env: Record<string, string> = {
     GPUSTACK_FAKE_DEVICES: machineFile(machine, directory),
     GPUSTACK_FAKE_TRACE: traceFile,
+    GPUSTACK_SYSFS_ROOT: fakeSysfs(directory, run.sysfsNumaNodes ?? {}),
   };
   for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = run.libraries[mfr] ?? path.join(directory, `missing-${mfr}.so`);
   Object.assign(env, run.env);

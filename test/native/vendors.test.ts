@@ -298,6 +298,31 @@ describe('T-Head (HGML)', () => {
   });
 });
 
+describe('NUMA node from sysfs', () => {
+  const card = { name: 'Iluvatar BI-V150', uuid: 'GPU-ix', memory: 65536n * MiB, bus: '0000:5e:00.0' };
+
+  it.each([
+    ['1', 1],
+    ['-1', undefined],
+  ])('reads numa_node %s when the library does not tell', async (content, expected) => {
+    const { devices } = await detectOn(
+      { devices: { iluvatar: [card] } },
+      { libraries: { iluvatar: FAKE_LIBRARIES.iluvatar }, sysfsNumaNodes: { '0000:5e:00.0': content } },
+    );
+
+    expect(devices[0]?.numaNode).toBe(expected);
+  });
+
+  it('prefers the library\'s answer', async () => {
+    const { devices } = await detectOn(
+      { devices: { iluvatar: [{ ...card, numa: 3 }] } },
+      { libraries: { iluvatar: FAKE_LIBRARIES.iluvatar }, sysfsNumaNodes: { '0000:5e:00.0': '1' } },
+    );
+
+    expect(devices[0]?.numaNode).toBe(3);
+  });
+});
+
 describe('Iluvatar (IXML)', () => {
   it('reports CoreX cards through libixml\'s nvml* names, without an NVIDIA family', async () => {
     const card = { name: 'Iluvatar BI-V150', uuid: 'GPU-ix-150', memory: 65536n * MiB, cores: 64, cc: '8.0', bus: '0000:5e:00.0' };
