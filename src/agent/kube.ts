@@ -40,7 +40,8 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
     const options: RequestOptions = { method, headers: { accept: 'application/json' }, timeout: REQUEST_TIMEOUT_MS };
     await kc.applyToHTTPSOptions(options);
     if (contentType) options.headers = { ...options.headers, 'content-type': contentType };
-    const url = new URL(path, server);
+    // Keep a path prefix of the server URL (`https://rancher/k8s/clusters/c-1`): `new URL('/api/…', server)` would drop it.
+    const url = new URL(`${server.pathname.replace(/\/+$/, '')}${path}`, server);
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
     if (url.protocol === 'http:') delete options.agent;
     return new Promise((resolve, reject) => {
