@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClusterQueueSchema, type ClusterQueue } from '../../../src/k8s/index.js';
+import { ClusterQueueSchema, ResourceFlavorSchema, type ClusterQueue } from '../../../src/k8s/index.js';
 import { renderChain, type RenderResult } from '../../../src/sync/index.js';
 import { makeSchedulingChain } from '../../builders/gpustack.js';
 import { renderSnapshotPath } from '../../support/fixtures.js';
@@ -125,6 +125,32 @@ describe('renderChain over examples/clusters', () => {
       'gpustack-intel-xeon-platinum-8259cl-linux-amd64-48c', 'gpustack-intel-xeon-platinum-8259cl-linux-amd64-4c',
     ]);
   });
+
+  const SETTINGS = [{}, { mixedOnNode: false }, { generalKey: 'CPUModel' }, { generalKey: 'CPUModel', mixedOnNode: false }];
+  it.each(listClusterFiles().flatMap((file) => SETTINGS.map((spec): [string, Record<string, unknown>] => [file, spec])))(
+    'every flavor of %s with %j pins exactly the nodes its capacity counts',
+    (file, spec) => {
+      const nodes = loadClusterNodes(file);
+      const result = render(file, makeSchedulingChain().spec(spec).obj());
+      const after = nodes.map((node) => {
+        const labels: Record<string, string> = { ...node.metadata.labels };
+        for (const [key, value] of Object.entries(result.nodes.find((n) => n.name === node.metadata.name)?.labels ?? {})) {
+          if (value === null) delete labels[key];
+          else labels[key] = value;
+        }
+        return labels;
+      });
+      const flavors = result.objects.filter((o) => o.kind === 'ResourceFlavor').map((o) => ResourceFlavorSchema.parse(o));
+      expect(flavors.length).toBeGreaterThan(0);
+      for (const flavor of flavors) {
+        const labels = flavor.metadata.labels ?? {};
+        const capacityKey = Object.keys(labels).find((k) => k.endsWith('.capacity')) as string;
+        const count = Number(labels[capacityKey.replace(/\.capacity$/, '.count')]);
+        const pinned = after.filter((node) => Object.entries(flavor.spec.nodeLabels).every(([k, v]) => node[k] === v));
+        expect(pinned.length * count, flavor.metadata.name).toBe(Number(labels[capacityKey]));
+      }
+    },
+  );
 
   it('stops at the first refusal: invalid settings', () => {
     const result = renderChain({ nodes: loadClusterNodes('h100-8x.yaml'), namespaces: NAMESPACES, chain: makeSchedulingChain().spec({ mixedOnNode: 'no' }).obj() }, { now: NOW });
