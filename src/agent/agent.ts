@@ -52,6 +52,7 @@ export async function runCycle(state: AgentState, options: AgentOptions): Promis
     const labels = labelsFromDetection(result, state.published);
     if (sameLabels(labels, state.published)) {
       state.failures = 0;
+      delete state.lastError;
       return 'unchanged';
     }
     await options.publisher.write(labels);
