@@ -2,8 +2,9 @@
 # Builds the upstream Kubernetes components the e2e suite runs, from the Go module
 # proxy, into a cache outside the repository (DESIGN §7; reference §A.6, §B.3, §B.4).
 #
-#   scripts/e2e/build-components.sh [--json] [component ...]
+#   scripts/e2e/build-components.sh [--json] [--cached-only] [component ...]
 #
+# --cached-only builds nothing: components not cached are reported as failed.
 # Components: etcd kube-apiserver kube-controller-manager metacontroller kueue
 # (default: all). Each lands in
 #   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
@@ -37,10 +38,12 @@ CACHE=${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2
 WORK="$CACHE/.work"
 
 json=0
+cached_only=0
 want=()
 for arg in "$@"; do
   case "$arg" in
     --json) json=1 ;;
+    --cached-only) cached_only=1 ;;
     -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     etcd|kube-apiserver|kube-controller-manager|metacontroller|kueue) want+=("$arg") ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
@@ -252,6 +255,7 @@ copy_dir() { # src dest glob
   [[ $n -gt 0 ]] || { echo "no $3 under $1" >&2; return 1; }
 }
 
+main() {
 failed=0
 results=()
 for c in "${want[@]}"; do
@@ -260,6 +264,9 @@ for c in "${want[@]}"; do
   bin=$(bin_of "$c")
   if [[ -x "$bin" && -f "$d/component.json" ]]; then
     log "$c $v: cached ($bin)"
+  elif [[ $cached_only -eq 1 ]]; then
+    write_info "$c" "$v" "" "" "not in the cache ($d) and --cached-only given"
+    failed=1
   else
     mkdir -p "$d/bin"
     rm -f "$d/build-seconds"
@@ -268,10 +275,10 @@ for c in "${want[@]}"; do
     tmp="$bin.tmp"
     set +e
     case "$c" in
-      etcd) module=$(build_etcd "$tmp" 2>"$d/build.log") ;;
-      kube-apiserver|kube-controller-manager) module=$(build_kube "$tmp" "$c" 2>"$d/build.log") ;;
-      metacontroller) module=$(build_metacontroller "$tmp" 2>"$d/build.log") ;;
-      kueue) module=$(build_kueue "$tmp" 2>"$d/build.log") ;;
+      etcd) module=$(set -e; build_etcd "$tmp" 2>"$d/build.log") ;;
+      kube-apiserver|kube-controller-manager) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
+      metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
+      kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
     esac
     rc=$?
     set -e
@@ -301,3 +308,7 @@ for f in "${results[@]}"; do
   fi
 done
 exit $failed
+}
+
+# Parsed whole before it runs, so editing this file mid-build is harmless.
+main
