@@ -32,6 +32,9 @@ export function parseNodes(text: string, source: string): Node[] {
     : undefined;
   if (items === undefined) throw new InputError(`${source}: expected a List of Nodes (kubectl get nodes -o yaml), an array of Nodes or one Node`);
   return items.map((item, index) => {
+    // `kubectl get nodes,pods -o yaml` lists other kinds too; a Pod must not render as a Node.
+    const kind = (item as { kind?: unknown } | null)?.kind;
+    if (kind !== undefined && kind !== 'Node') throw new InputError(`${source}: items[${index}].kind: expected Node, got ${JSON.stringify(kind)}`);
     const parsed = NodeSchema.safeParse(item);
     if (!parsed.success) throw new InputError(`${source}: ${describe(parsed.error, `items[${index}]`)}`);
     return parsed.data;
