@@ -111,9 +111,10 @@ describe.concurrent('gpustack-operator render', () => {
 });
 
 describe('gpustack-operator serve', () => {
-  it('answers on 127.0.0.1 and exits 0 within 5 s of SIGTERM', async () => {
+  it('answers on 127.0.0.1, limits bodies to --max-body and exits 0 within 5 s of SIGTERM', async () => {
     // --port 0: the kernel picks a free port, which the startup banner names.
-    const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
+    const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--max-body', '64Ki'];
+    const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
       cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const done = collect(child);
@@ -137,6 +138,14 @@ describe('gpustack-operator serve', () => {
       });
       expect(hook.status).toBe(200);
       expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(10);
+      const tooLarge = await fetch(`${base}/hooks/scheduling-chain/sync`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ padding: 'x'.repeat(65 * 1024) }),
+      });
+      expect(tooLarge.status).toBe(413);
+      expect(await tooLarge.json()).toEqual({ error: { code: 'PayloadTooLarge', message: 'request body exceeds 65536 bytes (--max-body)' } });
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      expect(metrics).toContain('gpustack_hook_requests_total{controller="scheduling-chain",hook="sync",code="413"} 1');
+      expect(metrics).toContain('process_cpu_seconds_total');
 
       const stoppedAt = Date.now();
       child.kill('SIGTERM');
