@@ -9,12 +9,12 @@ export interface ConditionInput {
 }
 
 /**
- * Builds a condition; keeps the previous `lastTransitionTime` when status, reason and message are
- * unchanged, so an unchanged status stays byte-identical and does not re-trigger a sync.
+ * Builds a condition; keeps the previous `lastTransitionTime` while the status is unchanged (the
+ * Kubernetes convention: the time marks a status transition, not a new message), so an unchanged
+ * status stays byte-identical and does not re-trigger a sync.
  */
 export function buildCondition(input: ConditionInput, previous: readonly Condition[] | undefined, now: string): OutputCondition {
   const old = previous?.find((c) => c.type === input.type);
-  const unchanged = old !== undefined && old.status === input.status && old.reason === input.reason
-    && (old.message ?? '') === input.message && typeof old.lastTransitionTime === 'string';
+  const unchanged = old !== undefined && old.status === input.status && typeof old.lastTransitionTime === 'string';
   return { ...input, lastTransitionTime: unchanged ? (old.lastTransitionTime as string) : now };
 }

@@ -56,6 +56,11 @@ export interface NodeLabelsInput {
 const COUNT_PATTERN = /^[1-9]\d{0,5}$/;
 const OS_ARCH_PATTERN = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 
+/** A label value in a message: quoted, or `(unset)`. */
+function shown(value: string | undefined): string {
+  return value === undefined ? '(unset)' : JSON.stringify(value);
+}
+
 /** Parses a positive whole count label (`"8"`), rejecting `"abc"`, `"0"`, `"-1"`, `"1e3"`. */
 export function parseCount(text: string | undefined): number | undefined {
   return text !== undefined && COUNT_PATTERN.test(text) ? Number(text) : undefined;
@@ -102,7 +107,7 @@ function extractGeneral(node: NodeLabelsInput, labels: Readonly<Record<string, s
   const countLabel = `${GENERAL_PREFIX}${key}.count`;
   const cores = parseCount(labels[countLabel]);
   if (cores === undefined) {
-    return { generalProblem: { reason: 'InvalidCpuCount', message: `${countLabel}=${JSON.stringify(labels[countLabel])} is not a positive whole number` } };
+    return { generalProblem: { reason: 'InvalidCpuCount', message: `${countLabel}=${shown(labels[countLabel])} is not a positive whole number` } };
   }
   const cpuName = node.annotations?.[CPU_NAME_ANNOTATION];
   return { general: { key, cores, ...(cpuName && !cpuName.startsWith('@') ? { cpuName } : {}) } };
@@ -115,11 +120,11 @@ function extractAccelerator(key: string, labels: Readonly<Record<string, string>
   }
   const count = parseCount(labels[`${label}.count`]);
   if (count === undefined) {
-    return { reason: 'InvalidDeviceCount', message: `${label}.count=${JSON.stringify(labels[`${label}.count`])} is not a positive whole number` };
+    return { reason: 'InvalidDeviceCount', message: `${label}.count=${shown(labels[`${label}.count`])} is not a positive whole number` };
   }
   const memory = labels[`${label}.memory`];
   if (memory === undefined || parseMemoryLabel(memory) === undefined) {
-    return { reason: 'InvalidDeviceMemory', message: `${label}.memory=${JSON.stringify(memory)} is not a memory quantity such as 80Gi` };
+    return { reason: 'InvalidDeviceMemory', message: `${label}.memory=${shown(memory)} is not a memory quantity such as 80Gi` };
   }
   const optional = (suffix: string): string | undefined => labels[`${label}.${suffix}`] || undefined;
   const mfr = acceleratorKeyManufacturer(key) as ManufacturerName;
@@ -148,7 +153,7 @@ export function extractNodeFacts(node: NodeLabelsInput, enabled: ReadonlySet<Man
   const acceleratable = keys.length > 0 || labels[ACCELERATABLE_LABEL] === 'true';
   const general = extractGeneral(node, labels);
   if (os === undefined || arch === undefined || !OS_ARCH_PATTERN.test(os) || !OS_ARCH_PATTERN.test(arch)) {
-    problems.unshift({ reason: 'InvalidOsArch', message: `${OS_LABEL}=${JSON.stringify(os)} and ${ARCH_LABEL}=${JSON.stringify(arch)} must both be set to lower-case names` });
+    problems.unshift({ reason: 'InvalidOsArch', message: `${OS_LABEL}=${shown(os)} and ${ARCH_LABEL}=${shown(arch)} must both be set to lower-case names` });
     return { name: node.name, accelerators: [], acceleratable, problems, ...general };
   }
   return { name: node.name, os, arch, accelerators, acceleratable, problems, ...general };

@@ -111,7 +111,7 @@ describe('extractNodeFacts', () => {
       want: {
         name: 'n', general: { key: 'generic', cores: 224 }, accelerators: [], acceleratable: true,
         problems: [
-          { reason: 'InvalidOsArch', message: 'kubernetes.io/os=undefined and kubernetes.io/arch=undefined must both be set to lower-case names' },
+          { reason: 'InvalidOsArch', message: 'kubernetes.io/os=(unset) and kubernetes.io/arch=(unset) must both be set to lower-case names' },
           expect.objectContaining({ reason: 'InvalidDeviceCount' }),
         ],
       },

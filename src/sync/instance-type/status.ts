@@ -32,7 +32,11 @@ function readyCondition(input: StatusInput, capacity: number, previous: readonly
   return buildCondition({ type: 'Ready', status: 'True', reason: 'Synced', message }, previous, now);
 }
 
-function degradedCondition(selection: FlavorSelection, previous: readonly Condition[] | undefined, now: string): OutputCondition {
+function degradedCondition(input: StatusInput, previous: readonly Condition[] | undefined, now: string): OutputCondition {
+  const { selection } = input;
+  if (input.terminating) {
+    return buildCondition({ type: 'Degraded', status: 'False', reason: 'Terminating', message: 'the instance type is being deleted' }, previous, now);
+  }
   const [first] = selection.dropped;
   if (first === undefined) {
     return buildCondition({ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'every matching flavor is in the queue' }, previous, now);
@@ -54,6 +58,6 @@ export function computeInstanceTypeStatus(input: StatusInput, previous: readonly
     entrance: input.entrance,
     flavors: flavors.map((f) => f.name),
     capacity: String(capacity),
-    conditions: [readyCondition(input, capacity, previous, now), degradedCondition(input.selection, previous, now)],
+    conditions: [readyCondition(input, capacity, previous, now), degradedCondition(input, previous, now)],
   };
 }

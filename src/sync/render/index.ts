@@ -1,1 +1,1 @@
-export { renderChain, type RenderInput, type RenderResult, type RenderedNode, type RenderedObject } from './render.js';
+export { renderChain, type RenderInput, type RenderResult, type RenderedNode, type RenderedObject, type RenderedSkip } from './render.js';

@@ -38,8 +38,15 @@ export interface RenderedObject {
   readonly [field: string]: unknown;
 }
 
+/** A node left out of a pool, as the SchedulingChain status reports it. */
+export interface RenderedSkip {
+  readonly name: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
 export type RenderResult =
-  | { readonly ok: true; readonly nodes: RenderedNode[]; readonly objects: RenderedObject[] }
+  | { readonly ok: true; readonly nodes: RenderedNode[]; readonly objects: RenderedObject[]; readonly skipped: RenderedSkip[] }
   | { readonly ok: false; readonly error: SyncRefusal };
 
 const DEFAULT_CHAIN: SchedulingChain = { apiVersion: GPUSTACK_API_VERSION, kind: 'SchedulingChain', metadata: { name: SCHEDULING_CHAIN_NAME }, spec: {} };
@@ -94,5 +101,6 @@ export function renderChain(input: RenderInput, context: SyncContext): RenderRes
     if (!outcome.ok) return outcome;
     objects.push(...(outcome.response.children as RenderedObject[]));
   }
-  return { ok: true, nodes: rendered, objects: sortObjects(objects) };
+  const skipped = (chainOutcome.response.status as { skippedNodes?: RenderedSkip[] } | undefined)?.skippedNodes ?? [];
+  return { ok: true, nodes: rendered, objects: sortObjects(objects), skipped };
 }
