@@ -1,0 +1,92 @@
+/** @module The `agent` and `detect` subcommands, loaded only when one of them runs. */
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { MANUFACTURERS, detect, type DetectResult, type Manufacturer } from '../native/index.js';
+import {
+  PUBLISH_MODES, createAgentState, createKubeApi, featureFilePublisher, labelsFromDetection, loadKubeConfig,
+  nodeFeaturePublisher, nodeLabelsPublisher, runAgent, screenDetection, startHealthServer, type Publisher, type PublishMode,
+} from './agent/index.js';
+import { UsageError } from './cli-errors.js';
+import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from './k8s/index.js';
+
+const DEFAULT_FEATURES_DIR = '/etc/kubernetes/node-feature-discovery/features.d';
+
+/** `60s`, `5m`, `1h` or plain seconds. */
+function parseDuration(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match?.[2] ?? 's'] ?? 1000;
+  const ms = match ? Number(match[1]) * unit : NaN;
+  if (!(ms >= 1000)) throw new UsageError(`${flag}: "${text}" is not a duration of at least 1s (e.g. 60s, 5m)`);
+  return ms;
+}
+
+function parseManufacturers(text: string | undefined): Manufacturer[] | undefined {
+  if (text === undefined) return undefined;
+  const names = text.split(',').map((n) => n.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(MANUFACTURERS as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new UsageError(`--manufacturers: unknown ${unknown.join(', ')}; known: ${MANUFACTURERS.join(', ')}`);
+  return names as Manufacturer[];
+}
+
+function detectFor(manufacturers: Manufacturer[] | undefined): () => Promise<DetectResult> {
+  return () => detect(manufacturers ? { manufacturers } : undefined);
+}
+
+export async function agentCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      node: { type: 'string', default: process.env['NODE_NAME'] },
+      publish: { type: 'string', default: 'nodefeature' },
+      interval: { type: 'string', default: '60s' },
+      namespace: { type: 'string', default: process.env['POD_NAMESPACE'] ?? DEFAULT_SYSTEM_NAMESPACE },
+      'features-dir': { type: 'string', default: DEFAULT_FEATURES_DIR },
+      'health-port': { type: 'string', default: '8081' },
+      kubeconfig: { type: 'string' },
+      manufacturers: { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
+    },
+  });
+  const mode = values.publish as PublishMode;
+  if (!PUBLISH_MODES.includes(mode)) throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
+  if (mode !== 'feature-file' && !values.node) throw new UsageError('agent: --node (or $NODE_NAME) is required');
+  const intervalMs = parseDuration(values.interval, '--interval');
+  const healthPort = Number(values['health-port']);
+  const logger = pino({ level: values['log-level'], base: undefined });
+  const publisher: Publisher = mode === 'feature-file'
+    ? featureFilePublisher(values['features-dir'])
+    : mode === 'node-labels'
+      ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), values.node as string)
+      : nodeFeaturePublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), values.node as string, values.namespace);
+  const state = createAgentState();
+  const health = await startHealthServer(state, intervalMs, healthPort);
+  const stop = new AbortController();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => { logger.info({ signal }, 'stopping'); stop.abort(); });
+  logger.info({ node: values.node, mode, intervalMs, healthPort }, 'agent started');
+  await runAgent(state, { detect: detectFor(parseManufacturers(values.manufacturers)), publisher, intervalMs, logger }, stop.signal);
+  await new Promise((resolve) => health.close(resolve));
+}
+
+function detectText(result: DetectResult, labels: Record<string, string>): string {
+  const rows = result.devices.map((d) => [d.manufacturer, String(d.index), d.product, `${d.memoryMiB} MiB`, String(d.cores), d.computeCapability ?? '', d.uuid]);
+  const header = ['MANUFACTURER', 'INDEX', 'PRODUCT', 'MEMORY', 'CORES', 'COMCAP', 'UUID'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const errors = result.errors.map((e) => `  ${e.manufacturer}: ${e.code}: ${e.message}`);
+  return [
+    result.devices.length > 0 ? [line(header), ...rows.map(line)].join('\n') : 'no accelerators found',
+    ...(errors.length > 0 ? ['', 'errors:', ...errors] : []),
+    '', 'labels:', ...Object.keys(labels).sort().map((k) => `  ${k}=${labels[k]}`), '',
+  ].join('\n');
+}
+
+export async function detectCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { output: { type: 'string', short: 'o', default: 'json' }, manufacturers: { type: 'string' } } });
+  if (values.output !== 'json' && values.output !== 'text') throw new UsageError(`-o: "${values.output}" must be json or text`);
+  // The same screening the agent applies, so the printed errors include dropped cards.
+  const result = screenDetection(await detectFor(parseManufacturers(values.manufacturers))());
+  const labels = labelsFromDetection(result, undefined);
+  process.stdout.write(values.output === 'json'
+    ? `${JSON.stringify(canonicalize({ ...result, labels }), null, 2)}\n`
+    : detectText(result, labels));
+}
