@@ -30,10 +30,15 @@ export const CompositeSyncRequestSchema = z.looseObject({
   finalizing: z.boolean().default(false),
 });
 
+/**
+ * A DecoratorController hook of version v2 sends its target as `parent` and the attachments as
+ * `children` (v1 used `object`/`attachments`; metacontroller `pkg/controller/decorator/api/v2`).
+ * Our controllers are all declared `version: v2`.
+ */
 export const DecoratorSyncRequestSchema = z.looseObject({
   controller: ControllerSchema.optional(),
-  object: KubeObjectSchema,
-  attachments: objectMapSchema(KubeObjectSchema).default({}),
+  parent: KubeObjectSchema,
+  children: objectMapSchema(KubeObjectSchema).default({}),
   related: objectMapSchema(KubeObjectSchema).default({}),
   finalizing: z.boolean().default(false),
 });

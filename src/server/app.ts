@@ -6,7 +6,7 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { canonicalize } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
-import { HOOKS, toSchemaBody, type HookDefinition } from './hooks.js';
+import { HOOKS, type HookDefinition } from './hooks.js';
 import type { HookMetrics } from './metrics.js';
 
 /** The logging surface we use; pino's logger satisfies it. */
@@ -47,8 +47,7 @@ interface CallRecord {
 type AppEnv = { Variables: { call: CallRecord } };
 
 function parentNameOf(body: unknown): string | undefined {
-  const request = body as { parent?: { metadata?: { name?: unknown } }; object?: { metadata?: { name?: unknown } } };
-  const name = request?.parent?.metadata?.name ?? request?.object?.metadata?.name;
+  const name = (body as { parent?: { metadata?: { name?: unknown } } } | null)?.parent?.metadata?.name;
   return typeof name === 'string' ? name : undefined;
 }
 
@@ -73,9 +72,8 @@ function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent
     }
     const parent = parentNameOf(body);
     if (parent !== undefined) call.parent = parent;
-    const request = toSchemaBody(body, definition.wireFields);
-    const parsed = definition.schema.safeParse(request.body);
-    if (!parsed.success) return sendError(c, 'BadHookRequest', schemaErrorBody(parsed.error, request.sentAs));
+    const parsed = definition.schema.safeParse(body);
+    if (!parsed.success) return sendError(c, 'BadHookRequest', schemaErrorBody(parsed.error));
     const outcome = definition.run(parsed.data as never, { now: rfc3339Seconds(clock()) });
     if (!outcome.ok) {
       c.header('Retry-After', String(outcome.error.retryAfterSeconds));

@@ -37,13 +37,9 @@ export function statusOf(code: ErrorCode): 400 | 404 | 413 | 429 | 500 {
   }
 }
 
-/** A 400 body naming every failing field, by the top-level name it was sent under (`sentAs`: schema name → sent name). */
-export function schemaErrorBody(error: z.ZodError, sentAs: Readonly<Record<string, string>> = {}): ErrorBody {
-  const sentPath = (path: readonly PropertyKey[]) => {
-    const [head, ...rest] = path;
-    return typeof head === 'string' && sentAs[head] !== undefined ? [sentAs[head], ...rest] : path;
-  };
-  const issues = error.issues.map((issue) => ({ path: formatPath(sentPath(issue.path)), code: issue.code, message: issue.message }));
+/** A 400 body naming every failing field. */
+export function schemaErrorBody(error: z.ZodError): ErrorBody {
+  const issues = error.issues.map((issue) => ({ path: formatPath(issue.path), code: issue.code, message: issue.message }));
   const message = issues.slice(0, 5).map((i) => `${i.path}: ${i.message}`).join('; ')
     + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
   return { error: { code: 'BadHookRequest', message, issues } };

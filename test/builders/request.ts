@@ -88,8 +88,8 @@ export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
 export function nodeProfileRequest(node: Node, chain?: Observed): unknown {
   return {
     controller: controller('DecoratorController', 'gpustack-node-profile'),
-    object: node,
-    attachments: {},
+    parent: node,
+    children: {},
     related: objectMap(chain ? [chain] : [], [KEYS.chain]),
     finalizing: false,
   };
@@ -99,8 +99,8 @@ export function nodeProfileRequest(node: Node, chain?: Observed): unknown {
 export function nodeDevicesCheckRequest(check: Observed): unknown {
   return {
     controller: controller('DecoratorController', 'gpustack-node-devices-check'),
-    object: check,
-    attachments: {},
+    parent: check,
+    children: {},
     related: {},
     finalizing: false,
   };

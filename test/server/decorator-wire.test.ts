@@ -1,8 +1,8 @@
 /**
  * DecoratorController hooks of version v2 send the target as `parent` and its attachments as
- * `children` (metacontroller `pkg/controller/decorator/api/v2/hooks.go`); v1 sends `object` and
- * `attachments`. Our manifests declare v2, so the decorator routes must take the v2 form, and they
- * keep taking v1. A schema failure names the field by the name it was sent under.
+ * `children` (metacontroller `pkg/controller/decorator/api/v2/hooks.go`); v1 sent `object` and
+ * `attachments`. Our manifests declare v2 for every hook, so the decorator routes take the v2 form
+ * and refuse a v1 body with a 400 naming `parent`.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/server/index.js';
@@ -44,14 +44,14 @@ describe('decorator hook bodies', () => {
       expect(answer.json).toEqual(ACTIVE);
     });
 
-    it('takes the v1 form: object and attachments', async () => {
+    it('refuses the v1 form (object and attachments), naming parent', async () => {
       const answer = await post(app, '/hooks/node-devices-check/sync', { controller: CONTROLLER, object: CHECK, attachments: {}, related: {}, finalizing: false });
 
-      expect(answer.status).toBe(200);
-      expect(answer.json).toEqual(ACTIVE);
+      expect(answer.status).toBe(400);
+      expect(answer.json).toMatchObject({ error: { code: 'BadHookRequest', message: 'parent: Invalid input: expected object, received undefined' } });
     });
 
-    it('names a missing target parent when the body has neither form', async () => {
+    it('names a missing target parent', async () => {
       const answer = await post(app, '/hooks/node-devices-check/sync', { controller: CONTROLLER, related: {}, finalizing: false });
 
       expect(answer.status).toBe(400);
@@ -63,30 +63,19 @@ describe('decorator hook bodies', () => {
         },
       });
     });
-
-    it('names a missing target object in a v1 body', async () => {
-      const answer = await post(app, '/hooks/node-devices-check/sync', { controller: CONTROLLER, attachments: {}, related: {} });
-
-      expect(answer.status).toBe(400);
-      expect(answer.json).toMatchObject({ error: { code: 'BadHookRequest', message: 'object: Invalid input: expected object, received undefined' } });
-    });
   });
 
   describe('POST /hooks/node-profile/sync', () => {
-    it('answers the v2 and the v1 form of one request byte-identically', async () => {
+    it('labels the node from the v2 form', async () => {
       const v2 = await post(app, '/hooks/node-profile/sync', { controller: CONTROLLER, parent: NODE, children: {}, related: {}, finalizing: false });
-      const v1 = await post(app, '/hooks/node-profile/sync', { controller: CONTROLLER, object: NODE, attachments: {}, related: {}, finalizing: false });
 
       expect(v2.status).toBe(200);
       expect(v2.json).toEqual({ labels: { 'general.feature.gpustack.ai/generic': 'true', 'general.feature.gpustack.ai/generic.count': '16', 'gpustack.ai/managed': 'true' } });
-      expect(v1.text).toBe(v2.text);
     });
 
-    it.each([
-      ['v2', 'parent', { parent: { ...NODE, metadata: { ...NODE.metadata, labels: { foo: 1 } } }, children: {} }],
-      ['v1', 'object', { object: { ...NODE, metadata: { ...NODE.metadata, labels: { foo: 1 } } }, attachments: {} }],
-    ])('names a label value that is not a string by the %s path', async (_form, target, body) => {
-      const answer = await post(app, '/hooks/node-profile/sync', body);
+    it('names a label value that is not a string by its path under parent', async () => {
+      const target = 'parent';
+      const answer = await post(app, '/hooks/node-profile/sync', { parent: { ...NODE, metadata: { ...NODE.metadata, labels: { foo: 1 } } }, children: {} });
 
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual({

@@ -8,6 +8,6 @@ export const AdmissionCheckObjectSchema = KubeObjectSchema.extend({
 });
 
 export const NodeDevicesCheckSyncRequestSchema = DecoratorSyncRequestSchema.extend({
-  object: AdmissionCheckObjectSchema,
+  parent: AdmissionCheckObjectSchema,
 });
 export type NodeDevicesCheckSyncRequest = z.infer<typeof NodeDevicesCheckSyncRequestSchema>;

@@ -13,7 +13,7 @@ import type { NodeDevicesCheckSyncRequest } from './schema.js';
  * (no `status` in the answer means Metacontroller leaves it unchanged).
  */
 export function syncNodeDevicesCheck(request: NodeDevicesCheckSyncRequest, context: SyncContext): SyncOutcome<DecoratorSyncResponse> {
-  const check = request.object;
+  const check = request.parent;
   if (check.spec?.controllerName !== NODE_DEVICES_CONTROLLER_NAME) return { ok: true, response: {} };
   const active = buildCondition(
     { type: 'Active', status: 'True', reason: 'Ready', message: 'the gpustack-node-devices checker answers for this check' },

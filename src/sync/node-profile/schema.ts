@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { CustomizeRequestSchema, DecoratorSyncRequestSchema, KubeObjectSchema, NodeSchema, objectMapSchema } from '../../k8s/index.js';
 
 export const NodeProfileSyncRequestSchema = DecoratorSyncRequestSchema.extend({
-  object: NodeSchema,
+  parent: NodeSchema,
   related: objectMapSchema(KubeObjectSchema).default({}),
 });
 export type NodeProfileSyncRequest = z.infer<typeof NodeProfileSyncRequestSchema>;

@@ -19,7 +19,7 @@ export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): Cus
 
 /**
  * Labels one Node. Invalid settings → refusal (429): labelling by a guess could unmanage nodes.
- * @example syncNodeProfile({ object: node, related: {} }) // { ok: true, response: { labels: { 'gpustack.ai/managed': 'true', … } } }
+ * @example syncNodeProfile({ parent: node, related: {} }) // { ok: true, response: { labels: { 'gpustack.ai/managed': 'true', … } } }
  */
 export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<DecoratorSyncResponse> {
   const resolution = settingsFromRelated(request.related);
@@ -27,7 +27,7 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
     return { ok: false, error: { code: 'InvalidSettings', message: `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`, retryAfterSeconds: RETRY_AFTER_SECONDS } };
   }
   const { settings } = resolution;
-  const node = request.object;
+  const node = request.parent;
   const cpuCapacity = node.status?.capacity?.['cpu'];
   const labels = constructProfileLabels(
     {

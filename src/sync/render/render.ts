@@ -74,7 +74,7 @@ export function renderChain(input: RenderInput, context: SyncContext): RenderRes
   const rendered: RenderedNode[] = [];
   const profiled: Node[] = [];
   for (const node of sortObjects(input.nodes)) {
-    const outcome = syncNodeProfile({ object: node, attachments: {}, related: chainMap, finalizing: false });
+    const outcome = syncNodeProfile({ parent: node, children: {}, related: chainMap, finalizing: false });
     if (!outcome.ok) return outcome;
     const labels = outcome.response.labels ?? {};
     rendered.push({ name: node.metadata.name, labels });
@@ -85,8 +85,8 @@ export function renderChain(input: RenderInput, context: SyncContext): RenderRes
   if (!chainOutcome.ok) return chainOutcome;
   const chainChildren = chainOutcome.response.children as unknown as ObservedObject[];
   const checks = chainChildren.filter((c) => c.kind === 'AdmissionCheck').map((check) => {
-    const object = check as NodeDevicesCheckSyncRequest['object'];
-    const outcome = syncNodeDevicesCheck({ object, attachments: {}, related: {}, finalizing: false }, context);
+    const parent = check as NodeDevicesCheckSyncRequest['parent'];
+    const outcome = syncNodeDevicesCheck({ parent, children: {}, related: {}, finalizing: false }, context);
     return outcome.ok && outcome.response.status ? { ...check, status: outcome.response.status } : check;
   });
   const related = {
