@@ -88,7 +88,10 @@ mod_dir() {
   local dir
   dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$out")
   if [[ -z "$dir" ]]; then
-    echo "$out" >&2
+    # The go command's own message (e.g. the proxy's refusal), unescaped.
+    local err
+    err=$(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"$out")
+    if [[ -n "$err" ]]; then printf '%b\n' "$err" >&2; else echo "$out" >&2; fi
     return 1
   fi
   echo "$dir"
@@ -255,59 +258,87 @@ copy_dir() { # src dest glob
   [[ $n -gt 0 ]] || { echo "no $3 under $1" >&2; return 1; }
 }
 
-main() {
-failed=0
-results=()
-for c in "${want[@]}"; do
+# Builds one component unless cached; writes its component.json either way.
+build_one() {
+  local c=$1 v d bin
   v=$(version_of "$c")
   d=$(dir_of "$c")
   bin=$(bin_of "$c")
   if [[ -x "$bin" && -f "$d/component.json" ]]; then
     log "$c $v: cached ($bin)"
-  elif [[ $cached_only -eq 1 ]]; then
+    return 0
+  fi
+  if [[ $cached_only -eq 1 ]]; then
     write_info "$c" "$v" "" "" "not in the cache ($d) and --cached-only given"
-    failed=1
-  else
-    mkdir -p "$d/bin"
-    rm -f "$d/build-seconds"
-    log "$c $v: building (log: $d/build.log)"
-    start=$(date +%s)
-    tmp="$bin.tmp"
-    set +e
-    case "$c" in
-      etcd) module=$(set -e; build_etcd "$tmp" 2>"$d/build.log") ;;
-      kube-apiserver|kube-controller-manager) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
-      metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
-      kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
-    esac
-    rc=$?
-    set -e
-    secs=$(( $(date +%s) - start ))
-    if [[ $rc -eq 0 && -x "$tmp" ]]; then
-      mv "$tmp" "$bin"
-      echo "$secs" >"$d/build-seconds"
-      write_info "$c" "$v" "$bin" "$module" ""
-      log "$c $v: built in ${secs}s"
-    else
-      rm -f "$tmp"
-      err=$(grep -v '^go: downloading' "$d/build.log" | tail -n 20)
-      write_info "$c" "$v" "" "" "${err:-build failed (exit $rc)}"
-      log "$c $v: FAILED after ${secs}s; last lines of $d/build.log:"
-      sed 's/^/    /' <<<"$err" >&2
-      failed=1
-    fi
+    return 1
   fi
-  results+=("$d/component.json")
-done
+  mkdir -p "$d/bin"
+  rm -f "$d/build-seconds"
+  log "$c $v: building (log: $d/build.log)"
+  local start rc secs module="" tmp="$bin.tmp"
+  start=$(date +%s)
+  set +e
+  case "$c" in
+    etcd) module=$(set -e; build_etcd "$tmp" 2>"$d/build.log") ;;
+    kube-apiserver|kube-controller-manager) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
+    metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
+    kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
+  esac
+  rc=$?
+  set -e
+  secs=$(( $(date +%s) - start ))
+  if [[ $rc -eq 0 && -x "$tmp" ]]; then
+    mv "$tmp" "$bin"
+    echo "$secs" >"$d/build-seconds"
+    write_info "$c" "$v" "$bin" "$module" ""
+    log "$c $v: built in ${secs}s"
+    return 0
+  fi
+  rm -f "$tmp"
+  local err
+  err=$(grep -v '^go: downloading' "$d/build.log" | tail -n 20)
+  write_info "$c" "$v" "" "" "${err:-build failed (exit $rc)}"
+  log "$c $v: FAILED after ${secs}s; last lines of $d/build.log:"
+  sed 's/^/    /' <<<"$err" >&2
+  return 1
+}
 
-for f in "${results[@]}"; do
-  if [[ $json -eq 1 ]]; then
-    cat "$f"
-  else
-    sed -n 's/.*"component":"\([^"]*\)","version":"\([^"]*\)","binary":"\([^"]*\)".*/\1 \2 \3/p' "$f"
+main() {
+  local c f started failed=0
+  started=$(date +%s)
+  # Independent components build concurrently (E2E_BUILD_PARALLEL=0: one at a time):
+  # on 2 cores the module downloads of one overlap the compiles of another. The two
+  # Kubernetes binaries share a scratch module and build cache, so they run in turn.
+  local kube=() pids=()
+  for c in "${want[@]}"; do
+    case "$c" in
+      kube-apiserver|kube-controller-manager) kube+=("$c") ;;
+      *)
+        if [[ ${E2E_BUILD_PARALLEL:-1} == 0 ]]; then build_one "$c" || true
+        else build_one "$c" & pids+=($!); fi ;;
+    esac
+  done
+  for c in "${kube[@]}"; do
+    if [[ ${E2E_BUILD_PARALLEL:-1} == 0 ]]; then build_one "$c" || true; fi
+  done
+  if [[ ${E2E_BUILD_PARALLEL:-1} != 0 && ${#kube[@]} -gt 0 ]]; then
+    ( for c in "${kube[@]}"; do build_one "$c" || true; done ) & pids+=($!)
   fi
-done
-exit $failed
+  for f in "${pids[@]}"; do wait "$f" || true; done
+  local elapsed=$(( $(date +%s) - started ))
+  [[ $elapsed -gt 5 ]] && log "done in ${elapsed}s"
+
+  for c in "${want[@]}"; do
+    f="$(dir_of "$c")/component.json"
+    if [[ ! -f "$f" ]] || grep -q '"binary":""' "$f"; then failed=1; fi
+    [[ -f "$f" ]] || continue
+    if [[ $json -eq 1 ]]; then
+      cat "$f"
+    else
+      sed -n 's/.*"component":"\([^"]*\)","version":"\([^"]*\)","binary":"\([^"]*\)".*/\1 \2 \3/p' "$f"
+    fi
+  done
+  exit $failed
 }
 
 # Parsed whole before it runs, so editing this file mid-build is harmless.

@@ -1,0 +1,170 @@
+// Locates the upstream binaries the e2e suite runs (built and cached outside the
+// repository by scripts/e2e/build-components.sh), building what is missing.
+//
+// Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
+// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, METACONTROLLER, KUEUE) and the CRD folders
+// with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1 never builds: a
+// component that is not cached is then reported as missing.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const BUILD_SCRIPT = path.join(REPO_ROOT, 'scripts', 'e2e', 'build-components.sh');
+
+export const COMPONENT_NAMES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'metacontroller', 'kueue'] as const;
+export type ComponentName = (typeof COMPONENT_NAMES)[number];
+
+export interface Component {
+  name: ComponentName;
+  version: string;
+  /** Absolute path of the binary. */
+  binary: string;
+  /** Folder with the component's CRD YAML files (Metacontroller, Kueue). */
+  crds?: string;
+  /** Go module (path@version) it was built from; 'prebuilt' for E2E_*_BIN. */
+  module: string;
+  buildSeconds?: number;
+}
+
+export class ComponentError extends Error {
+  constructor(readonly failures: Partial<Record<ComponentName, string>>) {
+    super(`e2e components unavailable:\n${Object.entries(failures)
+      .map(([name, error]) => `  ${name}: ${error.split('\n').join('\n    ')}`).join('\n')}`);
+    this.name = 'ComponentError';
+  }
+}
+
+function envName(name: ComponentName): string {
+  return name.toUpperCase().replace(/-/g, '_');
+}
+
+function prebuilt(name: ComponentName): Component | undefined {
+  const binary = process.env[`E2E_${envName(name)}_BIN`];
+  if (!binary) return undefined;
+  const crds = process.env[`E2E_${envName(name)}_CRDS`];
+  const resolved = path.resolve(binary);
+  return { name, version: versionOf(resolved), binary: resolved, module: 'prebuilt', ...(crds ? { crds: path.resolve(crds) } : {}) };
+}
+
+/** The version a binary reports with --version (`v` added), or 'prebuilt'. */
+function versionOf(binary: string): string {
+  if (!existsSync(binary)) return 'prebuilt';
+  const result = spawnSync(binary, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  const match = /\bv?(\d+\.\d+\.\d+[\w.+-]*)/.exec(`${result.stdout ?? ''}${result.stderr ?? ''}`);
+  return match ? `v${match[1]}` : 'prebuilt';
+}
+
+interface ComponentJson {
+  component: ComponentName;
+  version: string;
+  binary: string;
+  crds: string;
+  module: string;
+  buildSeconds: number | null;
+  error: string;
+}
+
+/** Runs the build script for the given components and returns what it reported. */
+function runBuild(names: readonly ComponentName[]): Map<string, ComponentJson> {
+  const env = { ...process.env };
+  let stdout: string;
+  if (process.env.E2E_NO_BUILD === '1') {
+    // Only report what the cache holds.
+    const result = spawnSync('bash', [BUILD_SCRIPT, '--json', '--cached-only', ...names], { encoding: 'utf8', env });
+    if (result.error) throw result.error;
+    stdout = result.stdout;
+  } else {
+    const result = spawnSync('bash', [BUILD_SCRIPT, '--json', ...names],
+      { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+    if (result.error) throw result.error;
+    stdout = result.stdout;
+  }
+  const found = new Map<string, ComponentJson>();
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const info = JSON.parse(line) as ComponentJson;
+    found.set(info.component, info);
+  }
+  return found;
+}
+
+/**
+ * Returns the requested components, building missing ones (this can take many minutes
+ * on a cold cache: progress goes to stderr). Throws a ComponentError naming every
+ * component that is unavailable, with the build's own error text (e.g. the module
+ * proxy's refusal).
+ */
+export function ensureComponents<N extends ComponentName>(names: readonly N[]): Record<N, Component> {
+  const out = {} as Record<N, Component>;
+  const failures: Partial<Record<ComponentName, string>> = {};
+  const toBuild: N[] = [];
+  for (const name of names) {
+    const given = prebuilt(name);
+    if (given) {
+      if (!existsSync(given.binary)) failures[name] = `E2E_${envName(name)}_BIN=${given.binary} does not exist`;
+      else out[name] = given;
+    } else {
+      toBuild.push(name);
+    }
+  }
+  if (toBuild.length > 0) {
+    const found = runBuild(toBuild);
+    for (const name of toBuild) {
+      const info = found.get(name);
+      if (!info) {
+        failures[name] = 'build script reported nothing for it';
+      } else if (info.error || !info.binary) {
+        failures[name] = info.error || 'not built';
+      } else {
+        out[name] = {
+          name,
+          version: info.version,
+          binary: info.binary,
+          module: info.module,
+          ...(info.crds ? { crds: info.crds } : {}),
+          ...(info.buildSeconds === null ? {} : { buildSeconds: info.buildSeconds }),
+        };
+      }
+    }
+  }
+  if (Object.keys(failures).length > 0) throw new ComponentError(failures);
+  return out;
+}
+
+/**
+ * The CRD folder of Kueue or Metacontroller and the version it came from, even when
+ * the component's binary did not build (the CRDs are copied from the module first).
+ */
+export function ensureCrds(name: 'kueue' | 'metacontroller'): { dir: string; version: string } {
+  const given = process.env[`E2E_${envName(name)}_CRDS`];
+  if (given) return { dir: path.resolve(given), version: 'prebuilt' };
+  const info = runBuild([name]).get(name);
+  if (!info?.crds) throw new ComponentError({ [name]: info?.error || 'no CRDs' });
+  return { dir: info.crds, version: info.version };
+}
+
+/** The `--help` text of a binary (flags differ between versions). */
+export function helpText(binary: string): string {
+  const result = spawnSync(binary, ['--help'], { encoding: 'utf8', timeout: 30_000 });
+  return `${result.stdout ?? ''}${result.stderr ?? ''}`;
+}
+
+/** Whether the binary's --help lists `--flag` (or `-flag` for Go's flag package). */
+export function hasFlag(help: string, flag: string): boolean {
+  return new RegExp(`(^|\\s)--?${flag.replace(/[-]/g, '\\-')}[\\s=]`, 'm').test(help);
+}
+
+/** One line per component, for the run's output. */
+export function describeComponents(components: Partial<Record<ComponentName, Component>>): string {
+  return Object.values(components)
+    .map((c) => `${c!.name} ${c!.version} (${c!.module}) ${c!.binary}`)
+    .join('\n');
+}
+
+/** Reads a file a component ships (e.g. a CRD) as text. */
+export function readComponentFile(component: Component, file: string): string {
+  if (!component.crds) throw new Error(`${component.name} has no CRD folder`);
+  return readFileSync(path.join(component.crds, file), 'utf8');
+}
