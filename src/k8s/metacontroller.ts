@@ -32,9 +32,24 @@ export const CompositeSyncRequestSchema = z.looseObject({
 
 /**
  * A DecoratorController hook of version v2 sends its target as `parent` and the attachments as
- * `children` (v1 used `object`/`attachments`; metacontroller `pkg/controller/decorator/api/v2`).
- * Our controllers are all declared `version: v2`.
+ * `children` (metacontroller `pkg/controller/decorator/api/v2`); hook v1 — the only kind older
+ * Metacontroller releases send, whatever the manifest says — names them `object` and
+ * `attachments`. Both are read into the v2 names.
  */
+function decoratorV1ToV2(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const { object, attachments, ...rest } = body as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...rest };
+  if (out['parent'] === undefined && object !== undefined) out['parent'] = object;
+  if (out['children'] === undefined && attachments !== undefined) out['children'] = attachments;
+  return out;
+}
+
+/** Wraps a decorator request schema so it also reads hook v1 bodies. */
+export function decoratorRequest<T extends z.ZodType>(schema: T) {
+  return z.preprocess(decoratorV1ToV2, schema);
+}
+
 export const DecoratorSyncRequestSchema = z.looseObject({
   controller: ControllerSchema.optional(),
   parent: KubeObjectSchema,

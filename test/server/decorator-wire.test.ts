@@ -1,8 +1,8 @@
 /**
  * DecoratorController hooks of version v2 send the target as `parent` and its attachments as
  * `children` (metacontroller `pkg/controller/decorator/api/v2/hooks.go`); v1 sent `object` and
- * `attachments`. Our manifests declare v2 for every hook, so the decorator routes take the v2 form
- * and refuse a v1 body with a 400 naming `parent`.
+ * `attachments`. Our manifests declare v2, but older Metacontroller releases send v1 whatever the
+ * manifest says, so the decorator routes read both; errors name the v2 field (`parent`).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/server/index.js';
@@ -44,11 +44,11 @@ describe('decorator hook bodies', () => {
       expect(answer.json).toEqual(ACTIVE);
     });
 
-    it('refuses the v1 form (object and attachments), naming parent', async () => {
+    it('takes the v1 form: object and attachments', async () => {
       const answer = await post(app, '/hooks/node-devices-check/sync', { controller: CONTROLLER, object: CHECK, attachments: {}, related: {}, finalizing: false });
 
-      expect(answer.status).toBe(400);
-      expect(answer.json).toMatchObject({ error: { code: 'BadHookRequest', message: 'parent: Invalid input: expected object, received undefined' } });
+      expect(answer.status).toBe(200);
+      expect(answer.json).toEqual(ACTIVE);
     });
 
     it('names a missing target parent', async () => {
@@ -66,11 +66,13 @@ describe('decorator hook bodies', () => {
   });
 
   describe('POST /hooks/node-profile/sync', () => {
-    it('labels the node from the v2 form', async () => {
+    it('answers the v2 and the v1 form of one request byte-identically', async () => {
       const v2 = await post(app, '/hooks/node-profile/sync', { controller: CONTROLLER, parent: NODE, children: {}, related: {}, finalizing: false });
+      const v1 = await post(app, '/hooks/node-profile/sync', { controller: CONTROLLER, object: NODE, attachments: {}, related: {}, finalizing: false });
 
       expect(v2.status).toBe(200);
       expect(v2.json).toEqual({ labels: { 'general.feature.gpustack.ai/generic': 'true', 'general.feature.gpustack.ai/generic.count': '16', 'gpustack.ai/managed': 'true' } });
+      expect(v1.text).toBe(v2.text);
     });
 
     it('names a label value that is not a string by its path under parent', async () => {

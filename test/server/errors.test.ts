@@ -65,10 +65,10 @@ describe('hook server errors', () => {
       expect(answer.json).toEqual(badRequestNaming('parent'));
     });
 
-    it('a decorator sync body in the hook v1 form (object/attachments): our controllers are v2', async () => {
-      const { parent, children, ...rest } = exampleBody('node-devices-check.sync.json');
+    it('a decorator sync body in the hook v1 form without object, naming the target parent', async () => {
+      const { parent: _parent, children, ...rest } = exampleBody('node-devices-check.sync.json');
 
-      const answer = await post(app, '/hooks/node-devices-check/sync', { ...rest, object: parent, attachments: children });
+      const answer = await post(app, '/hooks/node-devices-check/sync', { ...rest, attachments: children });
 
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual(badRequestNaming('parent'));

@@ -1,13 +1,13 @@
 /** @module Hook bodies of the `gpustack-node-devices-check` DecoratorController (target: our AdmissionCheck). */
 import { z } from 'zod';
-import { ConditionSchema, DecoratorSyncRequestSchema, KubeObjectSchema } from '../../k8s/index.js';
+import { ConditionSchema, DecoratorSyncRequestSchema, KubeObjectSchema, decoratorRequest } from '../../k8s/index.js';
 
 export const AdmissionCheckObjectSchema = KubeObjectSchema.extend({
   spec: z.looseObject({ controllerName: z.string().optional() }).optional(),
   status: z.looseObject({ conditions: z.array(ConditionSchema).optional() }).nullish(),
 });
 
-export const NodeDevicesCheckSyncRequestSchema = DecoratorSyncRequestSchema.extend({
+export const NodeDevicesCheckSyncRequestSchema = decoratorRequest(DecoratorSyncRequestSchema.extend({
   parent: AdmissionCheckObjectSchema,
-});
+}));
 export type NodeDevicesCheckSyncRequest = z.infer<typeof NodeDevicesCheckSyncRequestSchema>;
