@@ -72,8 +72,10 @@ export function parseCount(text: string | undefined): number | undefined {
  */
 export function extractAcceleratorKeys(labels: Readonly<Record<string, string>>, enabled: ReadonlySet<ManufacturerName>): string[] {
   const keys: string[] = [];
-  for (const [label, value] of Object.entries(labels)) {
-    if (value !== 'true' || !label.startsWith(ACCELERATABLE_PREFIX)) continue;
+  // Object.keys, not Object.entries: a node carries ~100 NFD labels and this runs for every node
+  // of every chain sync; entries would allocate a pair per label.
+  for (const label of Object.keys(labels)) {
+    if (!label.startsWith(ACCELERATABLE_PREFIX) || labels[label] !== 'true') continue;
     const key = label.slice(ACCELERATABLE_PREFIX.length);
     const mfr = acceleratorKeyManufacturer(key);
     if (mfr !== undefined && enabled.has(mfr)) keys.push(key);
@@ -84,8 +86,8 @@ export function extractAcceleratorKeys(labels: Readonly<Record<string, string>>,
 /** The gKey(s) on a node: `general.feature.gpustack.ai/<gKey>=true` with a `.count` beside it. */
 export function extractGeneralKeys(labels: Readonly<Record<string, string>>): string[] {
   const keys: string[] = [];
-  for (const [label, value] of Object.entries(labels)) {
-    if (value !== 'true' || !label.startsWith(GENERAL_PREFIX)) continue;
+  for (const label of Object.keys(labels)) {
+    if (!label.startsWith(GENERAL_PREFIX) || labels[label] !== 'true') continue;
     if (labels[`${label}.count`] !== undefined) keys.push(label.slice(GENERAL_PREFIX.length));
   }
   return keys.sort();
