@@ -8,13 +8,37 @@ import { z } from 'zod';
 export const LabelsSchema = z.record(z.string(), z.string());
 export type Labels = z.infer<typeof LabelsSchema>;
 
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A label or annotation map as received: the same checks and issues as {@link LabelsSchema}, but
+ * done in place, the object passed on as it came. A Node carries ~100 labels and the chain hook
+ * receives every managed Node: `z.record` would copy each map on every sync.
+ */
+export const ReceivedLabelsSchema = z.custom<Labels>().check((payload) => {
+  const input: unknown = payload.value;
+  if (!isPlainRecord(input)) {
+    payload.issues.push({ expected: 'record', code: 'invalid_type', input });
+    return;
+  }
+  // for…in, not Object.keys: no key array per map (the prototype is Object.prototype or null, checked above).
+  for (const key in input) {
+    const value = input[key];
+    if (typeof value !== 'string') payload.issues.push({ expected: 'string', code: 'invalid_type', input: value, path: [key] });
+  }
+});
+
 export const ObjectMetaSchema = z.looseObject({
   name: z.string().min(1, 'metadata.name is required'),
   namespace: z.string().optional(),
   uid: z.string().optional(),
   generation: z.number().optional(),
-  labels: LabelsSchema.optional(),
-  annotations: LabelsSchema.optional(),
+  labels: ReceivedLabelsSchema.optional(),
+  annotations: ReceivedLabelsSchema.optional(),
   deletionTimestamp: z.string().nullish(),
   finalizers: z.array(z.string()).optional(),
 });
