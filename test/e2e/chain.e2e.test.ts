@@ -1,0 +1,278 @@
+// The whole chain on a real control plane: etcd, kube-apiserver, kube-controller-manager and
+// Metacontroller built from the Go module proxy, Kueue's v1beta2 CRDs, our hook server (the
+// built CLI) and our manifests. Run with `npm run test:e2e`.
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { localQueueName } from '../../src/nodefeature/index.js';
+import { FAKE_LIBRARIES } from '../native/fake-machine.js';
+import { renderChain } from '../../src/sync/index.js';
+import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
+import {
+  createNode, diffAgainstRender, exampleClusterFiles, exampleNodes, installOurManifests, readLiveChain,
+} from './support/chain.js';
+import { describeComponents, ensureCrds } from './support/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
+import { CLI, startHookServer, type HookServer } from './support/hook-server.js';
+import { freePorts, startProcess } from './support/processes.js';
+
+const KUEUE = 'kueue.x-k8s.io/v1beta2';
+const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
+/** How long the chain may take to follow a change (Metacontroller, two or three hooks deep). */
+const CONVERGE_MS = 120_000;
+
+type Spec<T> = KubeObject & { spec: T };
+type ClusterQueueSpec = { stopPolicy?: string; resourceGroups?: { flavors: { name: string; resources: { nominalQuota: string }[] }[] }[] };
+type Status<T> = KubeObject & { status?: T };
+
+let plane: ControlPlane;
+let client: KubeClient;
+let server: HookServer;
+let failed = false;
+
+function log(message: string): void {
+  process.stderr.write(`[e2e] ${message}\n`);
+}
+
+async function liveNamespaces(): Promise<string[]> {
+  return (await client.list('v1', 'Namespace')).map((n) => n.metadata.name).sort();
+}
+
+async function flavorNames(): Promise<string[]> {
+  return (await client.list(KUEUE, 'ResourceFlavor', { labelSelector: 'resource.gpustack.ai/type=nodes' })).map((f) => f.metadata.name).sort();
+}
+
+async function queueFlavors(name: string): Promise<string[] | undefined> {
+  const queue = await client.get<Spec<ClusterQueueSpec>>(KUEUE, 'ClusterQueue', name);
+  return queue?.spec.resourceGroups?.[0]?.flavors.map((f) => f.name);
+}
+
+/** Waits until `check` returns no differences; fails with the last list of them. */
+async function converge(what: string, check: () => Promise<string[]>): Promise<void> {
+  let last: string[] = [];
+  try {
+    await waitFor(async () => { last = await check(); return last.length === 0; }, CONVERGE_MS, what, 1000);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`, { cause: error });
+  }
+}
+
+beforeAll(async () => {
+  plane = await startControlPlane();
+  client = plane.client;
+  const kueue = ensureCrds('kueue');
+  const crdFiles = readdirSync(kueue.dir).filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml')).map((f) => path.join(kueue.dir, f));
+  await client.installCrds(crdFiles);
+  server = await startHookServer(plane.logsDir);
+  plane.adopt(server);
+  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
+  log(describeComponents({
+    etcd: plane.components.etcd, 'kube-apiserver': plane.components.kubeApiserver,
+    ...(plane.components.kubeControllerManager ? { 'kube-controller-manager': plane.components.kubeControllerManager } : {}),
+    metacontroller: metacontroller.component,
+  }));
+  log(`kueue CRDs ${kueue.version} (${crdFiles.length} files); hook server ${server.url}; logs ${plane.logsDir}`);
+  const installed = await installOurManifests(client, server.url, metacontroller.component.version);
+  log(`applied ${installed.applied.join(', ')}; server-side dry-run ${installed.dryRun.join(', ')}`);
+}, 3_600_000);
+
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') failed = true;
+});
+
+afterAll(async () => {
+  if (failed) log(`component logs kept in ${plane?.logsDir}`);
+  await plane?.stop({ failed });
+}, 120_000);
+
+describe('the scheduling chain on a real control plane', () => {
+  const clusterNodes = [...exampleNodes('reference-4-node.yaml'), ...exampleNodes('h100-8x.yaml')];
+
+  it('converges to exactly what render prints for the reference cluster plus an H100 node', async () => {
+    for (const node of clusterNodes) await createNode(client, node);
+    const namespaces = await liveNamespaces();
+    await converge('the live chain matches render', async () => diffAgainstRender(await readLiveChain(client), clusterNodes, namespaces));
+
+    expect(await flavorNames()).toEqual([
+      'gpustack-generic-linux-amd64-16c', 'gpustack-generic-linux-amd64-224c', 'gpustack-generic-linux-amd64-48c',
+      'gpustack-generic-linux-amd64-4c', 'gpustack-nvidia-a10g-linux-amd64-1d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+      'gpustack-nvidia-tesla-t4-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-4d',
+    ]);
+    const t4 = await client.get<Spec<ClusterQueueSpec & { admissionChecksStrategy?: unknown }>>(KUEUE, 'ClusterQueue', 'gpustack-nvidia-tesla-t4-linux-amd64');
+    expect(t4?.spec.resourceGroups?.[0]?.flavors.map((f) => f.resources[0]?.nominalQuota)).toEqual(['1600k', '6400k']);
+    expect(t4?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: 'gpustack-node-devices' }] });
+    const check = await client.get<Status<{ conditions?: { type: string; status: string }[] }>>(KUEUE, 'AdmissionCheck', 'gpustack-node-devices');
+    expect(check?.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Active', status: 'True' }));
+    const chain = await client.get<Status<{ managedNodes?: number; conditions?: { type: string; status: string }[] }>>(GPUSTACK, 'SchedulingChain', 'default');
+    expect(chain?.status?.managedNodes).toBe(clusterNodes.length);
+    expect(chain?.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+    const type = await client.get<Status<{ entrance?: string; capacity?: string }>>(GPUSTACK, 'InstanceType', 'gpustack-nvidia-tesla-t4-linux-amd64');
+    expect(type?.status).toMatchObject({ entrance: localQueueName('gpustack-nvidia-tesla-t4-linux-amd64'), capacity: '5' });
+  });
+
+  it('follows the real agent (node-labels mode, fake NVML): a card disappears and the node moves flavor', async () => {
+    const node = 'e2e-agent';
+    await createNode(client, {
+      apiVersion: 'v1', kind: 'Node',
+      metadata: { name: node, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': node } },
+      status: { capacity: { cpu: '32', memory: '256Gi', pods: '110' } },
+    });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-agent-'));
+    const devices = path.join(dir, 'devices.txt');
+    const writeCards = (count: number) => writeFileSync(devices, [
+      'lib:nvidia\tdriver=570.124.06\truntime=12080',
+      ...Array.from({ length: count }, (_, i) => `dev:nvidia\tname=NVIDIA H100 80GB HBM3\tuuid=GPU-e2e-${i}\tmemory=${81559 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`),
+    ].join('\n') + '\n');
+    writeCards(4);
+    const [healthPort] = await freePorts(1) as [number];
+    const agent = startProcess('agent', process.execPath, [
+      CLI, 'agent', '--node', node, '--publish', 'node-labels', '--interval', '1s', '--health-port', String(healthPort),
+      '--kubeconfig', plane.kubeconfig, '--manufacturers', 'nvidia',
+    ], plane.logsDir, { env: { ...process.env, GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia, GPUSTACK_FAKE_DEVICES: devices, GPUSTACK_SYSFS_ROOT: dir } });
+    try {
+      await converge('the agent labels the node and the chain adds a 4-card flavor', async () => {
+        const labels = (await client.get('v1', 'Node', node))?.metadata.labels ?? {};
+        const problems: string[] = [];
+        if (labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count'] !== '4') problems.push(`count label ${labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count']}`);
+        if (labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.sliced.units'] !== '1600000') problems.push('node-profile has not added .sliced.units');
+        const flavors = await queueFlavors('gpustack-nvidia-h100-80gb-hbm3-linux-amd64');
+        if (JSON.stringify(flavors) !== JSON.stringify(['gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d'])) problems.push(`queue flavors ${JSON.stringify(flavors)}`);
+        return problems;
+      });
+      const health = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
+      expect(health.status).toBe(200);
+      expect(((await health.json()) as { lastDetection: string | null }).lastDetection).not.toBeNull();
+
+      writeCards(3);
+      await converge('one card gone: the node moves to a 3-card flavor and the 4-card flavor is deleted', async () => {
+        const names = await flavorNames();
+        const problems: string[] = [];
+        if (!names.includes('gpustack-nvidia-h100-80gb-hbm3-linux-amd64-3d')) problems.push('no 3-card flavor');
+        if (names.includes('gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d')) problems.push('4-card flavor still there');
+        const flavors = await queueFlavors('gpustack-nvidia-h100-80gb-hbm3-linux-amd64');
+        if (JSON.stringify(flavors) !== JSON.stringify(['gpustack-nvidia-h100-80gb-hbm3-linux-amd64-3d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d'])) problems.push(`queue flavors ${JSON.stringify(flavors)}`);
+        return problems;
+      });
+    } finally {
+      await agent.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await agent.exited).code).toBe(0);
+  });
+
+  it('an unmanaged node leaves its pools', async () => {
+    await client.mergePatch('v1', 'Node', 'node-cpu', { metadata: { labels: { 'gpustack.ai/managed': 'false' } } });
+    await converge('node-cpu (the only 16-core node) leaves: its flavor goes', async () => {
+      const names = await flavorNames();
+      const flavors = await queueFlavors('gpustack-generic-linux-amd64') ?? [];
+      return [
+        ...(names.includes('gpustack-generic-linux-amd64-16c') ? ['16c flavor still there'] : []),
+        ...(flavors.includes('gpustack-generic-linux-amd64-16c') ? ['generic queue still lists 16c'] : []),
+      ];
+    });
+    // An admin's value is never overwritten by node-profile.
+    expect((await client.get('v1', 'Node', 'node-cpu'))?.metadata.labels?.['gpustack.ai/managed']).toBe('false');
+  });
+
+  it('a new namespace gets one LocalQueue per InstanceType', async () => {
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-e2e' } });
+    const types = (await client.list(GPUSTACK, 'InstanceType')).map((t) => t.metadata.name);
+    expect(types.length).toBeGreaterThanOrEqual(4);
+    await converge('team-e2e has a LocalQueue for every InstanceType', async () => {
+      const queues = new Map((await client.list(KUEUE, 'LocalQueue', { namespace: 'team-e2e' })).map((q) => [q.metadata.name, q as Spec<{ clusterQueue: string }>]));
+      return types.flatMap((type) => (queues.get(localQueueName(type))?.spec.clusterQueue === type ? [] : [`no LocalQueue for ${type}`]));
+    });
+  });
+
+  it('an InstanceType set inactive holds its ClusterQueue, and the chain keeps the admin edit', async () => {
+    const name = 'gpustack-nvidia-tesla-t4-linux-amd64';
+    await client.mergePatch(GPUSTACK, 'InstanceType', name, { spec: { inactive: true } });
+    await converge('the t4 queue is held and the type Inactive', async () => {
+      const queue = await client.get<Spec<ClusterQueueSpec>>(KUEUE, 'ClusterQueue', name);
+      const type = await client.get<Status<{ phase?: string }>>(GPUSTACK, 'InstanceType', name);
+      return [
+        ...(queue?.spec.stopPolicy === 'Hold' ? [] : [`stopPolicy ${queue?.spec.stopPolicy}`]),
+        ...(type?.status?.phase === 'Inactive' ? [] : [`phase ${type?.status?.phase}`]),
+      ];
+    });
+    await new Promise((resolve) => setTimeout(resolve, 6000)); // one more resync of the chain
+    expect((await client.get<Spec<{ inactive?: boolean }>>(GPUSTACK, 'InstanceType', name))?.spec.inactive).toBe(true);
+  });
+
+  it('a deleted InstanceType takes its ClusterQueue and LocalQueues with it and is released', async () => {
+    const name = 'e2e-custom-cpu';
+    await client.applyObject({
+      apiVersion: GPUSTACK, kind: 'InstanceType', metadata: { name },
+      spec: { displayName: 'Custom CPU', acceleratable: false, generalGroup: 'generic', os: 'linux', arch: 'amd64', unitResources: { cpu: '2', ram: '4Gi' } },
+    });
+    const entrance = localQueueName(name);
+    await converge('the admin InstanceType gets its queue and LocalQueues', async () => {
+      const queue = await client.get(KUEUE, 'ClusterQueue', name);
+      const local = await client.get(KUEUE, 'LocalQueue', entrance, 'default');
+      const type = await client.get(GPUSTACK, 'InstanceType', name);
+      return [
+        ...(queue ? [] : ['no ClusterQueue']), ...(local ? [] : ['no LocalQueue in default']),
+        ...(type?.metadata.finalizers?.some((f) => f.startsWith('metacontroller.io/')) ? [] : ['no Metacontroller finalizer']),
+      ];
+    });
+    await client.delete(GPUSTACK, 'InstanceType', name);
+    await converge('queue, LocalQueues and the InstanceType are gone', async () => {
+      const locals = (await client.list(KUEUE, 'LocalQueue')).filter((q) => q.metadata.name === entrance);
+      return [
+        ...((await client.get(KUEUE, 'ClusterQueue', name)) ? ['ClusterQueue still there'] : []),
+        ...locals.map((q) => `LocalQueue ${q.metadata.namespace}/${q.metadata.name} still there`),
+        ...((await client.get(GPUSTACK, 'InstanceType', name)) ? ['InstanceType still there (finalizer not released)'] : []),
+      ];
+    });
+  });
+
+  it('a derived InstanceType whose nodes all leave stays, with its queue held', async () => {
+    const name = 'gpustack-nvidia-a10g-linux-amd64';
+    await client.mergePatch('v1', 'Node', 'node-a10g', { metadata: { labels: { 'gpustack.ai/managed': 'false' } } });
+    await converge('the a10g flavor goes, its InstanceType stays and its queue is held', async () => {
+      const queue = await client.get<Spec<ClusterQueueSpec>>(KUEUE, 'ClusterQueue', name);
+      return [
+        ...((await flavorNames()).includes('gpustack-nvidia-a10g-linux-amd64-1d') ? ['a10g flavor still there'] : []),
+        ...((await client.get(GPUSTACK, 'InstanceType', name)) ? [] : ['InstanceType gone']),
+        ...(queue?.spec.stopPolicy === 'Hold' && queue.spec.resourceGroups === undefined ? [] : [`queue ${JSON.stringify(queue?.spec)}`]),
+      ];
+    });
+    const chain = await client.get<Status<{ pools?: { name: string; nodes: number }[] }>>(GPUSTACK, 'SchedulingChain', 'default');
+    expect(chain?.status?.pools).toContainEqual(expect.objectContaining({ name, nodes: 0 }));
+  });
+
+  it('every object render emits for every example cluster passes server-side dry-run', async () => {
+    const namespaces = ['default'];
+    for (const file of exampleClusterFiles()) {
+      const result = renderChain({ nodes: exampleNodes(file), namespaces }, { now: '2026-01-01T00:00:00Z' });
+      if (!result.ok) throw new Error(`${file}: ${result.error.message}`);
+      for (const object of result.objects) {
+        await expect(client.applyObject(object as unknown as KubeObject, { dryRun: true, fieldManager: 'gpustack-e2e-dry-run' }), `${file}: ${object.kind} ${object.metadata.name}`).resolves.toBeDefined();
+      }
+      log(`${file}: ${result.objects.length} objects pass server-side dry-run`);
+    }
+  });
+
+  it('survives the hook server being killed mid-run: nothing is lost, and the chain converges after restart', async () => {
+    const before = await flavorNames();
+    await server.kill();
+    await createNode(client, {
+      apiVersion: 'v1', kind: 'Node',
+      metadata: { name: 'e2e-late', labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } },
+      status: { capacity: { cpu: '96' } },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 8000));
+    expect(await flavorNames(), 'no flavor may go while the hooks are down').toEqual(before);
+    await server.start();
+    await converge('after the restart the new node gets its 96-core flavor and nothing else changed', async () => {
+      const names = await flavorNames();
+      return [
+        ...(names.includes('gpustack-generic-linux-amd64-96c') ? [] : ['no 96c flavor']),
+        ...before.filter((name) => !names.includes(name)).map((name) => `lost ${name}`),
+      ];
+    });
+  });
+});

@@ -1,0 +1,153 @@
+// What the e2e scenarios share: installing our manifests against the hook server, creating
+// Nodes through the API, and comparing the live chain with what `render` prints.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { parse } from 'yaml';
+
+import { NodeSchema, type Node } from '../../../src/k8s/index.js';
+import { renderChain, type RenderedObject } from '../../../src/sync/index.js';
+import { parseManifests, type KubeClient, type KubeObject } from './apply.js';
+import { REPO_ROOT } from './components.js';
+
+const MANIFESTS = path.join(REPO_ROOT, 'manifests');
+const KUEUE = 'kueue.x-k8s.io/v1beta2';
+const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
+/** Kinds that need a kubelet or a scheduler: validated by dry-run, not created. */
+const DRY_RUN_ONLY = new Set(['Deployment', 'DaemonSet', 'Service', 'PodDisruptionBudget']);
+/** Short resyncs so a missed event costs seconds, not a minute. */
+const E2E_RESYNC_SECONDS = 5;
+
+/**
+ * Metacontroller 1.x (the only release the Go module proxy serves here) predates hook API v2 and
+ * `ignoreStatusChanges`; its CRDs reject those fields under server-side apply. It sends v1 hook
+ * bodies, which the server also reads.
+ */
+function forMetacontroller(spec: Record<string, unknown>, metacontrollerVersion: string): Record<string, unknown> {
+  if (!metacontrollerVersion.startsWith('v1.')) return spec;
+  const hooks = Object.fromEntries(Object.entries(spec['hooks'] as Record<string, { version?: string }>)
+    .map(([name, { version: _version, ...hook }]) => [name, hook]));
+  const resources = (spec['resources'] as Record<string, unknown>[] | undefined)
+    ?.map(({ ignoreStatusChanges: _ignored, ...resource }) => resource);
+  return { ...spec, hooks, ...(resources ? { resources } : {}) };
+}
+
+/** Every object of `kubectl apply -k manifests/`, hook URLs pointed at `hookUrl`. */
+export function ourManifests(hookUrl: string, metacontrollerVersion: string): KubeObject[] {
+  const kustomization = parse(readFileSync(path.join(MANIFESTS, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+  return kustomization.resources.flatMap((file) => parseManifests(readFileSync(path.join(MANIFESTS, file), 'utf8'))).map((object) => {
+    if (object.kind !== 'CompositeController' && object.kind !== 'DecoratorController') return object;
+    const spec = object['spec'] as { hooks: Record<string, { webhook: { url: string } }>; resyncPeriodSeconds?: number };
+    const hooks = Object.fromEntries(Object.entries(spec.hooks).map(([name, hook]) => {
+      const route = new URL(hook.webhook.url).pathname;
+      return [name, { ...hook, webhook: { ...hook.webhook, url: `${hookUrl}${route}` } }];
+    }));
+    return { ...object, spec: forMetacontroller({ ...spec, hooks, resyncPeriodSeconds: E2E_RESYNC_SECONDS }, metacontrollerVersion) };
+  });
+}
+
+/** Applies our manifests: CRDs first, the workloads only as server-side dry-run. */
+export async function installOurManifests(client: KubeClient, hookUrl: string, metacontrollerVersion: string): Promise<{ applied: string[]; dryRun: string[] }> {
+  const objects = ourManifests(hookUrl, metacontrollerVersion);
+  const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+  for (const crd of crds) await client.applyObject(crd);
+  await client.waitForCrds(crds.map((c) => c.metadata.name));
+  const applied: string[] = [];
+  const dryRun: string[] = [];
+  for (const object of objects.filter((o) => o.kind !== 'CustomResourceDefinition')) {
+    const id = `${object.kind}/${object.metadata.name}`;
+    if (DRY_RUN_ONLY.has(object.kind)) {
+      await client.applyObject(object, { dryRun: true });
+      dryRun.push(id);
+    } else {
+      await client.applyObject(object);
+      applied.push(id);
+    }
+  }
+  return { applied, dryRun };
+}
+
+/** The Nodes of an examples/clusters dump. */
+export function exampleNodes(file: string): Node[] {
+  const doc = parse(readFileSync(path.join(REPO_ROOT, 'examples', 'clusters', file), 'utf8')) as { items?: unknown[] } | unknown[];
+  const items = Array.isArray(doc) ? doc : doc.items ?? [];
+  return items.map((item) => NodeSchema.parse(item));
+}
+
+export function exampleClusterFiles(): string[] {
+  return readdirSync(path.join(REPO_ROOT, 'examples', 'clusters')).filter((f) => /\.(ya?ml|json)$/.test(f)).sort();
+}
+
+/** Creates a Node as a kubelet would: the object, then its status (capacity) on the subresource. */
+export async function createNode(client: KubeClient, node: Node): Promise<void> {
+  const { name, labels, annotations } = node.metadata;
+  await client.applyObject({ apiVersion: 'v1', kind: 'Node', metadata: { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } });
+  const status = node.status as { capacity?: unknown; allocatable?: unknown } | undefined;
+  await client.applyObject({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { capacity: status?.capacity, allocatable: status?.allocatable ?? status?.capacity } }, { subresource: 'status' });
+}
+
+/** Where each kind we emit lives, and how to list the ones we own. */
+const OWNED: Record<string, { apiVersion: string; labelSelector?: string; filter?: (o: KubeObject) => boolean }> = {
+  ResourceFlavor: { apiVersion: KUEUE, labelSelector: 'resource.gpustack.ai/type=nodes' },
+  ClusterQueue: { apiVersion: KUEUE, labelSelector: 'resource.gpustack.ai/type=instancetypes' },
+  LocalQueue: { apiVersion: KUEUE, filter: (o) => o.metadata.name.startsWith('gpustack-fnv64-') },
+  AdmissionCheck: { apiVersion: KUEUE, filter: (o) => o.metadata.name === 'gpustack-node-devices' },
+  InstanceType: { apiVersion: GPUSTACK },
+};
+
+export interface LiveChain {
+  objects: Map<string, KubeObject>;
+  nodes: Map<string, Record<string, string>>;
+}
+
+const idOf = (o: { kind: string; metadata: { name: string; namespace?: string } }): string =>
+  `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+
+export async function readLiveChain(client: KubeClient): Promise<LiveChain> {
+  const objects = new Map<string, KubeObject>();
+  for (const [kind, owned] of Object.entries(OWNED)) {
+    const list = await client.list(owned.apiVersion, kind, owned.labelSelector ? { labelSelector: owned.labelSelector } : {});
+    for (const object of list.filter(owned.filter ?? (() => true))) objects.set(idOf(object), object);
+  }
+  const nodes = new Map((await client.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+  return { objects, nodes };
+}
+
+/** `want` ⊆ `have`: every field we send is on the live object (the API server and Kueue add defaults). */
+function subsetDiff(want: unknown, have: unknown, at: string, out: string[]): void {
+  if (Array.isArray(want)) {
+    if (!Array.isArray(have) || have.length !== want.length) { out.push(`${at}: want ${JSON.stringify(want)}, have ${JSON.stringify(have)}`); return; }
+    want.forEach((w, i) => subsetDiff(w, have[i], `${at}[${i}]`, out));
+  } else if (want !== null && typeof want === 'object') {
+    if (have === null || typeof have !== 'object') { out.push(`${at}: want an object, have ${JSON.stringify(have)}`); return; }
+    for (const [key, value] of Object.entries(want)) subsetDiff(value, (have as Record<string, unknown>)[key], `${at}.${key}`, out);
+  } else if (want !== have) out.push(`${at}: want ${JSON.stringify(want)}, have ${JSON.stringify(have)}`);
+}
+
+/**
+ * Differences between the live cluster and what render prints for `nodes`: the same set of
+ * owned objects, each carrying our labels, annotations and spec; every node carrying the
+ * labels node-profile sets and none it removes. Empty = converged.
+ */
+export function diffAgainstRender(live: LiveChain, nodes: readonly Node[], namespaces: readonly string[]): string[] {
+  const result = renderChain({ nodes, namespaces }, { now: '2026-01-01T00:00:00Z' });
+  if (!result.ok) return [`render refused: ${result.error.message}`];
+  const out: string[] = [];
+  const wanted = new Map(result.objects.map((o: RenderedObject) => [idOf(o), o]));
+  for (const id of wanted.keys()) if (!live.objects.has(id)) out.push(`missing ${id}`);
+  for (const id of live.objects.keys()) if (!wanted.has(id)) out.push(`unexpected ${id}`);
+  for (const [id, want] of wanted) {
+    const have = live.objects.get(id);
+    if (!have) continue;
+    const meta = want.metadata as { labels?: unknown; annotations?: unknown };
+    subsetDiff({ labels: meta.labels ?? {}, annotations: meta.annotations ?? {} }, have.metadata, `${id} metadata`, out);
+    subsetDiff(want['spec'], have['spec'], `${id} spec`, out);
+  }
+  for (const node of result.nodes) {
+    const labels = live.nodes.get(node.name) ?? {};
+    for (const [key, value] of Object.entries(node.labels)) {
+      if (value === null ? key in labels : labels[key] !== value) out.push(`node ${node.name} label ${key}: want ${value}, have ${labels[key]}`);
+    }
+  }
+  return out;
+}
