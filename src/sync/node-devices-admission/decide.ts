@@ -1,0 +1,113 @@
+/**
+ * @module The `gpustack-node-devices` decision (DESIGN §4.3). Kueue's quota is a sum over nodes:
+ * 8 free cards as 4 + 4 on two nodes pass quota but never schedule a pod asking for 8. This
+ * places every pod of every PodSet on the assigned flavor's nodes, card by card, before the
+ * Workload is let through. Pure: the caller lists the objects and stamps `lastTransitionTime`.
+ */
+import type { ManufacturerName, Node } from '../../k8s/index.js';
+import { CardLedger, resolvePool, type Pool, type PoolNode } from './pool.js';
+import {
+  NODE_DEVICES_REQUEUE_SECONDS,
+  type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
+} from './schema.js';
+import { awaitsVerdict, podSetDemand, type PodSetDemand } from './workload.js';
+
+export interface NodeDevicesInput {
+  readonly workload: Workload;
+  /** ResourceFlavors by name. */
+  readonly flavors: Readonly<Record<string, ObservedResourceFlavor>>;
+  readonly nodes: readonly Node[];
+  /** Pods of the cluster (or of the flavors' nodes); unbound and terminated ones are ignored. */
+  readonly pods: readonly Pod[];
+  /** The device resource a manufacturer's cards are requested by, e.g. nvidia → `nvidia.com/gpu`. */
+  readonly deviceResourceOf: (mfr: ManufacturerName) => string;
+  /** Our entry in `status.admissionChecks`, normally `gpustack-node-devices`. */
+  readonly checkName: string;
+}
+
+const READY_MESSAGE = 'the assigned flavor pool has enough free cards to place every pod';
+const NO_DEMAND_MESSAGE = 'no pod set asks for whole accelerator cards; nothing to place';
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Best fit: the node with the fewest free cards that still holds `cards`; ties by name (nodes are sorted). */
+function bestFit(pool: Pool, ledger: CardLedger, resource: string, cards: number): PoolNode | undefined {
+  let best: PoolNode | undefined;
+  let bestFree = Infinity;
+  for (const node of pool.nodes) {
+    const free = ledger.free(resource, node);
+    if (free >= cards && free < bestFree) {
+      best = node;
+      bestFree = free;
+    }
+  }
+  return best;
+}
+
+/** Why a PodSet did not fit, naming the largest free block left (first by name among equals). */
+function noFitMessage(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string {
+  const asked = `podset "${demand.podSet}": ${plural(demand.pods, 'pod')} × ${plural(demand.cards, 'card')} do not fit in flavor ${pool.flavor}`;
+  let largest: { node: string; free: number } | undefined;
+  for (const node of pool.nodes) {
+    const free = ledger.free(demand.resource, node);
+    if (largest === undefined || free > largest.free) largest = { node: node.name, free };
+  }
+  const block = largest === undefined
+    ? 'no node carries the flavor\'s node labels'
+    : `the largest free block is ${plural(largest.free, 'card')} (node ${largest.node})`;
+  return `${asked}; ${block}; will retry as capacity frees`;
+}
+
+/** Places every pod of one PodSet, recording each in the ledger; the failure message if one does not fit. */
+function placePodSet(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string | undefined {
+  for (let pod = 0; pod < demand.pods; pod++) {
+    const node = bestFit(pool, ledger, demand.resource, demand.cards);
+    if (node === undefined) return noFitMessage(demand, pool, ledger);
+    ledger.place(demand.resource, node.name, demand.cards);
+  }
+  return undefined;
+}
+
+function retry(checkName: string, message: string): NodeDevicesVerdict {
+  return { name: checkName, state: 'Retry', message, requeueAfterSeconds: NODE_DEVICES_REQUEUE_SECONDS };
+}
+
+/** Places one PodSet's demand on its flavor's pool; the Retry message when it cannot. */
+function checkDemand(demand: PodSetDemand, input: NodeDevicesInput, ledger: CardLedger): string | undefined {
+  // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
+  const flavor = Object.hasOwn(input.flavors, demand.flavor) ? input.flavors[demand.flavor] : undefined;
+  if (flavor === undefined) {
+    return `podset "${demand.podSet}": the assigned ResourceFlavor "${demand.flavor}" is not known to the checker; will retry once it is observed`;
+  }
+  const resolution = resolvePool(flavor, demand.mfr, input.nodes);
+  if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
+  return placePodSet(demand, resolution.pool, ledger);
+}
+
+/**
+ * The verdict of our admission check for one Workload, or `undefined` to leave it alone (no quota
+ * reservation, evicted, finished, deactivated, already admitted, or our check not listed).
+ * `Ready` when every pod of every PodSet finds a node with enough free cards (greedy, PodSets in
+ * order); otherwise `Retry` after 30 s, never `Rejected`: capacity frees up on its own.
+ * @example decideNodeDevices({ workload, flavors, nodes, pods, deviceResourceOf, checkName: 'gpustack-node-devices' })
+ * // { name: 'gpustack-node-devices', state: 'Retry', requeueAfterSeconds: 30,
+ * //   message: 'podset "workers": 2 pods × 8 cards do not fit in flavor …-8d; the largest free block is 4 cards (node gpu-b); will retry as capacity frees' }
+ */
+export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict | undefined {
+  const { workload, checkName } = input;
+  if (!awaitsVerdict(workload, checkName)) return undefined;
+  const assignments = workload.status?.admission?.podSetAssignments ?? [];
+  const ledger = new CardLedger(input.pods);
+  let placed = 0;
+  for (const podSet of workload.spec.podSets) {
+    const resolution = podSetDemand(podSet, assignments.find((a) => a.name === podSet.name), input.deviceResourceOf);
+    if (!resolution.ok) return retry(checkName, resolution.message);
+    if (resolution.demand === undefined) continue;
+    const problem = checkDemand(resolution.demand, input, ledger);
+    if (problem !== undefined) return retry(checkName, problem);
+    placed++;
+  }
+  return { name: checkName, state: 'Ready', message: placed > 0 ? READY_MESSAGE : NO_DEMAND_MESSAGE };
+}

@@ -1,0 +1,2 @@
+export { decideNodeDevices, type NodeDevicesInput } from './decide.js';
+export * from './schema.js';

@@ -1,0 +1,98 @@
+/**
+ * @module The card population of a flavor: the Nodes its `spec.nodeLabels` select, how many
+ * cards of its accelerator key each carries, and how many are still free once the Pods bound
+ * there (and the pods this decision has already placed) are counted.
+ */
+import type { ManufacturerName, Node } from '../../k8s/index.js';
+import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../../nodefeature/index.js';
+import { podCards } from './demand.js';
+import type { ObservedResourceFlavor, Pod } from './schema.js';
+
+export interface PoolNode {
+  readonly name: string;
+  /** Cards of the flavor's accelerator key on the node (its `<aKey>.count` label; 0 when unreadable). */
+  readonly capacity: number;
+}
+
+export interface Pool {
+  readonly flavor: string;
+  readonly aKey: string;
+  /** Sorted by name, so ties in placement and messages never depend on input order. */
+  readonly nodes: readonly PoolNode[];
+}
+
+export type PoolResolution = { readonly ok: true; readonly pool: Pool } | { readonly ok: false; readonly message: string };
+
+function selects(nodeLabels: Readonly<Record<string, string>>, node: Node): boolean {
+  const labels = node.metadata.labels ?? {};
+  for (const key of Object.keys(nodeLabels)) {
+    if (!Object.hasOwn(labels, key) || labels[key] !== nodeLabels[key]) return false;
+  }
+  return true;
+}
+
+/**
+ * The pool behind a flavor: the flavor must pin exactly one `<mfr>` accelerator key, which names
+ * the `.count` label to read on each node. A flavor of another manufacturer pins none of ours.
+ */
+export function resolvePool(flavor: ObservedResourceFlavor, mfr: ManufacturerName, nodes: readonly Node[]): PoolResolution {
+  const name = flavor.metadata.name;
+  const nodeLabels = flavor.spec?.nodeLabels ?? {};
+  const keys = extractAcceleratorKeys(nodeLabels, new Set([mfr]));
+  const [aKey] = keys;
+  if (aKey === undefined || keys.length > 1) {
+    const found = keys.length === 0 ? 'none' : keys.join(', ');
+    return { ok: false, message: `ResourceFlavor "${name}" pins no single ${mfr} accelerator key in spec.nodeLabels (found ${found}); correct the flavor's node labels (will retry)` };
+  }
+  const countLabel = `${ACCELERATABLE_PREFIX}${aKey}.count`;
+  const members = nodes
+    .filter((node) => selects(nodeLabels, node))
+    .map((node) => ({ name: node.metadata.name, capacity: parseCount(node.metadata.labels?.[countLabel]) ?? 0 }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { ok: true, pool: { flavor: name, aKey, nodes: members } };
+}
+
+function isTerminated(pod: Pod): boolean {
+  const phase = pod.status?.phase;
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+/**
+ * Cards taken per node and device resource, filled lazily per resource from the bound,
+ * non-terminated Pods; placements of this decision are added on top. Keyed by resource as well
+ * as node because a mixed node's device plugin hands out one resource across models.
+ */
+export class CardLedger {
+  private readonly taken = new Map<string, number>();
+  private readonly loaded = new Set<string>();
+
+  constructor(private readonly pods: readonly Pod[]) {}
+
+  private load(resource: string): void {
+    if (this.loaded.has(resource)) return;
+    this.loaded.add(resource);
+    for (const pod of this.pods) {
+      const node = pod.spec.nodeName;
+      if (node === undefined || node === '' || isTerminated(pod)) continue;
+      const cards = podCards(pod.spec, resource);
+      if (cards > 0) this.add(resource, node, cards);
+    }
+  }
+
+  private add(resource: string, node: string, cards: number): void {
+    const key = `${resource}\u0000${node}`;
+    this.taken.set(key, (this.taken.get(key) ?? 0) + cards);
+  }
+
+  /** Free cards of `node` for `resource`; never below zero (an overcommitted node has none). */
+  free(resource: string, node: PoolNode): number {
+    this.load(resource);
+    return Math.max(0, node.capacity - (this.taken.get(`${resource}\u0000${node.name}`) ?? 0));
+  }
+
+  /** Records a pod this decision placed, so later pods see the node as fuller. */
+  place(resource: string, node: string, cards: number): void {
+    this.load(resource);
+    this.add(resource, node, cards);
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * @module What the `gpustack-node-devices` checker reads (Kueue v1beta2 Workloads and
+ * ResourceFlavors, Nodes, Pods) and the one admission-check entry it writes. Received shapes are
+ * loose: only the fields the decision reads are checked, everything else passes through.
+ */
+import { z } from 'zod';
+import { ConditionSchema, KubeObjectSchema, ReceivedLabelsSchema } from '../../k8s/index.js';
+
+/** A resource list (`requests`/`limits`): quantities arrive as strings, sometimes as JSON numbers. */
+export const ResourceListSchema = z.record(z.string(), z.union([z.string(), z.number()]));
+export type ResourceList = z.infer<typeof ResourceListSchema>;
+
+export const ContainerSchema = z.looseObject({
+  name: z.string().optional(),
+  /** `Always` on an init container makes it a sidecar: it keeps its resources while the app runs. */
+  restartPolicy: z.string().optional(),
+  resources: z.looseObject({
+    requests: ResourceListSchema.optional(),
+    limits: ResourceListSchema.optional(),
+  }).optional(),
+});
+export type Container = z.infer<typeof ContainerSchema>;
+
+/** The part of a PodSpec that decides what a pod asks for, and where it is bound. */
+export const PodSpecSchema = z.looseObject({
+  nodeName: z.string().optional(),
+  containers: z.array(ContainerSchema).default([]),
+  initContainers: z.array(ContainerSchema).optional(),
+});
+export type PodSpec = z.infer<typeof PodSpecSchema>;
+
+export const PodSetSchema = z.looseObject({
+  name: z.string().min(1),
+  count: z.number().int().nonnegative().default(1),
+  template: z.looseObject({ spec: PodSpecSchema }),
+});
+export type PodSet = z.infer<typeof PodSetSchema>;
+
+export const PodSetAssignmentSchema = z.looseObject({
+  name: z.string().min(1),
+  /** Resource name → flavor name, e.g. `credits.gpustack.ai/nvidia: gpustack-nvidia-…-8d`. */
+  flavors: z.record(z.string(), z.string()).optional(),
+  /** Pods admitted; below the PodSet's count under partial admission. */
+  count: z.number().int().nonnegative().optional(),
+});
+export type PodSetAssignment = z.infer<typeof PodSetAssignmentSchema>;
+
+/** One entry of `status.admissionChecks`, as Kueue or a check controller wrote it. */
+export const AdmissionCheckStateSchema = z.looseObject({
+  name: z.string(),
+  state: z.string(),
+  message: z.string().optional(),
+  lastTransitionTime: z.string().optional(),
+  requeueAfterSeconds: z.number().optional(),
+  retryCount: z.number().optional(),
+});
+export type AdmissionCheckState = z.infer<typeof AdmissionCheckStateSchema>;
+
+/** A Kueue v1beta2 Workload: the subset the per-card decision reads. */
+export const WorkloadSchema = KubeObjectSchema.extend({
+  spec: z.looseObject({
+    /** `false` once deactivated; absent means active. */
+    active: z.boolean().optional(),
+    podSets: z.array(PodSetSchema).default([]),
+  }),
+  status: z.looseObject({
+    conditions: z.array(ConditionSchema).optional(),
+    admission: z.looseObject({
+      clusterQueue: z.string(),
+      podSetAssignments: z.array(PodSetAssignmentSchema).default([]),
+    }).nullish(),
+    admissionChecks: z.array(AdmissionCheckStateSchema).optional(),
+  }).nullish(),
+});
+export type Workload = z.infer<typeof WorkloadSchema>;
+
+/** A ResourceFlavor as observed (ours or not): its name and the node labels it pins. */
+export const ObservedResourceFlavorSchema = KubeObjectSchema.extend({
+  spec: z.looseObject({ nodeLabels: ReceivedLabelsSchema.optional() }).optional(),
+});
+export type ObservedResourceFlavor = z.infer<typeof ObservedResourceFlavorSchema>;
+
+/** A Pod: where it is bound, what its containers ask for, and whether it has terminated. */
+export const PodSchema = KubeObjectSchema.extend({
+  spec: PodSpecSchema,
+  status: z.looseObject({ phase: z.string().optional() }).nullish(),
+});
+export type Pod = z.infer<typeof PodSchema>;
+
+/** Seconds Kueue waits before re-evaluating a Workload our check answered `Retry`. */
+export const NODE_DEVICES_REQUEUE_SECONDS = 30;
+
+/**
+ * Our answer for one Workload: the fields of our `status.admissionChecks` entry except
+ * `lastTransitionTime`, which the writer stamps (the decision reads no clock).
+ */
+export const NodeDevicesVerdictSchema = z.strictObject({
+  name: z.string().min(1),
+  state: z.enum(['Ready', 'Retry']),
+  message: z.string().max(32768),
+  requeueAfterSeconds: z.literal(NODE_DEVICES_REQUEUE_SECONDS).optional(),
+});
+export type NodeDevicesVerdict = z.infer<typeof NodeDevicesVerdictSchema>;
