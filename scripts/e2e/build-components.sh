@@ -41,9 +41,9 @@ set -euo pipefail
 
 ETCD_VERSION=${E2E_ETCD_VERSION:-v3.6.16}
 KUBERNETES_VERSION=${E2E_KUBERNETES_VERSION:-v1.36.3}
-# The v4.17.2 tag (commit 76b818bdc67b, 2026-08-13T21:33:14Z) as a pseudo-version of the
-# unsuffixed path (reference §A.6).
-METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v1.5.21-0.20260813213314-76b818bdc67b}
+# v1.5.20: the proxy refuses the v4.17.2 tag's pseudo-version of the unsuffixed path
+# (v1.5.21-0.20260813213314-76b818bdc67b, reference §A.6) with 403, see above.
+METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v1.5.20}
 KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.17.0}
 
 CACHE=${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}
