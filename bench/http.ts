@@ -23,6 +23,9 @@ export interface RunningServer {
 export function listen(app: Hono): Promise<RunningServer> {
   return new Promise((resolve) => {
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
+      // Samples of the big sizes are seconds apart: past the default 5 s the server closes the idle
+      // keep-alive socket, and a request racing that close fails with ECONNRESET.
+      (server as http.Server).keepAliveTimeout = 10 * 60 * 1000;
       resolve({
         port: info.port,
         server,

@@ -16,7 +16,7 @@ const started = performance.now();
 for (let i = 0; i < Number(callsArg); i++) {
   const status = mode === 'http'
     ? (await post(server.port, `/hooks/${hook}`, bytes)).status
-    : (await app.request(`/hooks/${hook}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes })).status;
+    : (await app.request(`/hooks/${hook}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes })).status;
   if (status !== 200) throw new Error(`${hook}: ${status}`);
 }
 process.stdout.write(`${hook} × ${callsArg} (${mode}): ${((performance.now() - started) / Number(callsArg)).toFixed(2)} ms per call\n`);
