@@ -66,35 +66,47 @@ export function parseCount(text: string | undefined): number | undefined {
   return text !== undefined && COUNT_PATTERN.test(text) ? Number(text) : undefined;
 }
 
+interface FeatureKeys {
+  readonly accelerators: string[];
+  readonly general: string[];
+}
+
+const NO_MANUFACTURERS: ReadonlySet<ManufacturerName> = new Set();
+
+/**
+ * The aKeys and gKeys of a node in one pass over its labels: a real node carries ~100 NFD labels,
+ * and the chain reads every managed node on every sync (Object.keys, not entries: no pair per label).
+ */
+function scanFeatureKeys(labels: Readonly<Record<string, string>>, enabled: ReadonlySet<ManufacturerName>): FeatureKeys {
+  const accelerators: string[] = [];
+  const general: string[] = [];
+  for (const label of Object.keys(labels)) {
+    if (label.startsWith(ACCELERATABLE_PREFIX)) {
+      if (labels[label] !== 'true') continue;
+      const key = label.slice(ACCELERATABLE_PREFIX.length);
+      const mfr = acceleratorKeyManufacturer(key);
+      if (mfr !== undefined && enabled.has(mfr)) accelerators.push(key);
+    } else if (label.startsWith(GENERAL_PREFIX)) {
+      if (labels[label] === 'true' && labels[`${label}.count`] !== undefined) general.push(label.slice(GENERAL_PREFIX.length));
+    }
+  }
+  return { accelerators: accelerators.sort(), general: general.sort() };
+}
+
 /**
  * Every aKey on a node: keys under `acceleratable.feature.gpustack.ai/` whose value is `true` and
  * whose name is `<enabled manufacturer>-<model>` (so `…/nvidia=true` is not one).
  */
 export function extractAcceleratorKeys(labels: Readonly<Record<string, string>>, enabled: ReadonlySet<ManufacturerName>): string[] {
-  const keys: string[] = [];
-  // Object.keys, not Object.entries: a node carries ~100 NFD labels and this runs for every node
-  // of every chain sync; entries would allocate a pair per label.
-  for (const label of Object.keys(labels)) {
-    if (!label.startsWith(ACCELERATABLE_PREFIX) || labels[label] !== 'true') continue;
-    const key = label.slice(ACCELERATABLE_PREFIX.length);
-    const mfr = acceleratorKeyManufacturer(key);
-    if (mfr !== undefined && enabled.has(mfr)) keys.push(key);
-  }
-  return keys.sort();
+  return scanFeatureKeys(labels, enabled).accelerators;
 }
 
 /** The gKey(s) on a node: `general.feature.gpustack.ai/<gKey>=true` with a `.count` beside it. */
 export function extractGeneralKeys(labels: Readonly<Record<string, string>>): string[] {
-  const keys: string[] = [];
-  for (const label of Object.keys(labels)) {
-    if (!label.startsWith(GENERAL_PREFIX) || labels[label] !== 'true') continue;
-    if (labels[`${label}.count`] !== undefined) keys.push(label.slice(GENERAL_PREFIX.length));
-  }
-  return keys.sort();
+  return scanFeatureKeys(labels, NO_MANUFACTURERS).general;
 }
 
-function extractGeneral(node: NodeLabelsInput, labels: Readonly<Record<string, string>>): Pick<NodeFacts, 'general' | 'generalProblem'> {
-  const keys = extractGeneralKeys(labels);
+function extractGeneral(node: NodeLabelsInput, labels: Readonly<Record<string, string>>, keys: readonly string[]): Pick<NodeFacts, 'general' | 'generalProblem'> {
   const [key] = keys;
   if (key === undefined) {
     return { generalProblem: { reason: 'MissingGeneralKey', message: `no ${GENERAL_PREFIX}<key>=true label with a .count (node-profile has not labelled the node, or its CPU labels are unusable)` } };
@@ -146,14 +158,14 @@ export function extractNodeFacts(node: NodeLabelsInput, enabled: ReadonlySet<Man
   const arch = labels[ARCH_LABEL];
   const problems: NodeProblem[] = [];
   const accelerators: AcceleratorFacts[] = [];
-  const keys = extractAcceleratorKeys(labels, enabled);
+  const { accelerators: keys, general: generalKeys } = scanFeatureKeys(labels, enabled);
   for (const key of keys) {
     const facts = extractAccelerator(key, labels);
     if ('reason' in facts) problems.push(facts);
     else accelerators.push(facts);
   }
   const acceleratable = keys.length > 0 || labels[ACCELERATABLE_LABEL] === 'true';
-  const general = extractGeneral(node, labels);
+  const general = extractGeneral(node, labels, generalKeys);
   if (os === undefined || arch === undefined || !OS_ARCH_PATTERN.test(os) || !OS_ARCH_PATTERN.test(arch)) {
     problems.unshift({ reason: 'InvalidOsArch', message: `${OS_LABEL}=${shown(os)} and ${ARCH_LABEL}=${shown(arch)} must both be set to lower-case names` });
     return { name: node.name, accelerators: [], acceleratable, problems, ...general };
