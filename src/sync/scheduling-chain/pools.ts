@@ -3,7 +3,7 @@
  * `mixedOnNode: false` and it has accelerators) and one device flavor per aKey; nodes pool into a
  * flavor only with the same key, os, arch and count (DESIGN §3.3).
  */
-import type { ManufacturerName, Node, Settings } from '../../k8s/index.js';
+import type { KubeObject, ManufacturerName, Settings } from '../../k8s/index.js';
 import {
   ACCELERATABLE_PREFIX, GENERAL_PREFIX, GENERIC_KEY, MANAGED_LABEL,
   clusterQueueName, cpuFlavorName, deviceFlavorName, extractNodeFacts, generalKeyManufacturer,
@@ -103,7 +103,7 @@ function groupPools(flavors: readonly FlavorPlan[]): PoolPlan[] {
  * Plans every flavor and pool from the related Nodes. Nodes are visited by name, so the plan —
  * and the identity each flavor takes from its first node — does not depend on request order.
  */
-export function planChain(nodes: readonly Node[], settings: Settings, enabled: ReadonlySet<ManufacturerName>): ChainPlan {
+export function planChain(nodes: readonly KubeObject[], settings: Settings, enabled: ReadonlySet<ManufacturerName>): ChainPlan {
   const flavors = new Map<string, FlavorPlan>();
   const skipped: SkippedNode[] = [];
   let managedNodes = 0;

@@ -1,7 +1,7 @@
 /** @module Hook bodies of the `gpustack-scheduling-chain` CompositeController (parent: SchedulingChain). */
 import { z } from 'zod';
 import {
-  CompositeSyncRequestSchema, CustomizeRequestSchema, InstanceTypeSchema, KubeObjectSchema, NodeSchema, SchedulingChainSchema,
+  CompositeSyncRequestSchema, CustomizeRequestSchema, InstanceTypeSchema, KubeObjectSchema, SchedulingChainSchema,
   objectMapSchema,
 } from '../../k8s/index.js';
 import { INSTANCE_TYPE_KEY } from '../common/index.js';
@@ -15,7 +15,9 @@ export const SchedulingChainSyncRequestSchema = CompositeSyncRequestSchema.exten
   children: z.looseObject({
     [INSTANCE_TYPE_KEY]: z.record(z.string(), InstanceTypeSchema).optional(),
   }).catchall(z.record(z.string(), ChildObjectSchema)).default({}),
-  related: objectMapSchema(NodeSchema).default({}),
+  // Managed Nodes: the chain reads their metadata only (name, labels, the cpu-name annotation), so
+  // only that is checked; a Node's status (capacity, conditions, images…) passes as received.
+  related: objectMapSchema(KubeObjectSchema).default({}),
 });
 export type SchedulingChainSyncRequest = z.infer<typeof SchedulingChainSyncRequestSchema>;
 
