@@ -8,7 +8,7 @@ import {
 } from '../../k8s/index.js';
 import { MANAGED_LABEL } from '../../nodefeature/index.js';
 import {
-  INSTANCE_TYPE_KEY, NODE_KEY, RETRY_AFTER_SECONDS, enabledManufacturers, objectsOf, type SyncContext,
+  INSTANCE_TYPE_KEY, NODE_KEY, RETRY_AFTER_SECONDS, enabledManufacturers, type SyncContext,
 } from '../common/index.js';
 import {
   buildAdmissionCheck, buildDerivedInstanceType, buildResourceFlavor, buildStickyInstanceType,
@@ -57,7 +57,8 @@ export function syncSchedulingChain(request: SchedulingChainSyncRequest, context
   if (related[NODE_KEY] === undefined) {
     return { ok: false, error: { code: 'MissingRelated', message: `related ${NODE_KEY} is missing: the customize hook has not been applied yet`, retryAfterSeconds: RETRY_AFTER_SECONDS } };
   }
-  const nodes = objectsOf(related, NODE_KEY);
+  // Unsorted: planChain visits nodes by name itself, and the count below needs no order.
+  const nodes = Object.values(related[NODE_KEY] ?? {});
   const resolution = resolveSettings(parent.spec);
   if (!resolution.ok) {
     const managed = nodes.filter((n) => n.metadata.labels?.[MANAGED_LABEL] === 'true').length;
