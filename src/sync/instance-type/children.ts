@@ -5,7 +5,7 @@ import {
 } from '../../k8s/index.js';
 import {
   ACCELERATABLE_LABEL, ARCH_LABEL, CLUSTER_QUEUE_ANNOTATION, CREDITS_PER_CARD, NODE_DEVICES_CHECK_NAME, OS_LABEL,
-  RESOURCE_TYPE_INSTANCE_TYPES, RESOURCE_TYPE_LABEL, creditsResource, localQueueName,
+  RESOURCE_TYPE_INSTANCE_TYPES, RESOURCE_TYPE_LABEL, creditsResource,
 } from '../../nodefeature/index.js';
 import type { SelectedFlavor } from './flavors.js';
 
@@ -57,12 +57,15 @@ export function buildClusterQueue(plan: QueuePlan): ClusterQueue {
   };
 }
 
-/** The LocalQueue of a ClusterQueue in one namespace; its 31-character name fits any label. */
-export function buildLocalQueue(clusterQueue: string, namespace: string): LocalQueue {
+/**
+ * The LocalQueue of a ClusterQueue in one namespace, named `localQueue` (`localQueueName` of the
+ * ClusterQueue: 31 characters, fits any label; hashed once per sync, not once per namespace).
+ */
+export function buildLocalQueue(clusterQueue: string, localQueue: string, namespace: string): LocalQueue {
   return {
     apiVersion: KUEUE_API_VERSION,
     kind: 'LocalQueue',
-    metadata: { name: localQueueName(clusterQueue), namespace, annotations: { [CLUSTER_QUEUE_ANNOTATION]: clusterQueue } },
+    metadata: { name: localQueue, namespace, annotations: { [CLUSTER_QUEUE_ANNOTATION]: clusterQueue } },
     spec: { clusterQueue },
   };
 }

@@ -93,7 +93,7 @@ export function syncInstanceType(request: InstanceTypeSyncRequest, context: Sync
   };
   const desired = [
     buildClusterQueue(plan),
-    ...eligibleNamespaces(objectsOf(related, NAMESPACE_KEY), settings).map((ns) => buildLocalQueue(name, ns)),
+    ...eligibleNamespaces(objectsOf(related, NAMESPACE_KEY), settings).map((ns) => buildLocalQueue(name, base.entrance, ns)),
   ];
   const problem = readyProblem(spec.acceleratable, keyLabel, mfr, usable, selection);
   const status = computeInstanceTypeStatus({ ...base, terminating: false, selection, ...(problem ? { problem } : {}) }, parent.status?.conditions, context.now);
