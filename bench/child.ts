@@ -1,17 +1,21 @@
 /** @module Child processes of the bench: TypeScript entry points run through tsx, one per size or role. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(BENCH_DIR, '..');
 
-/** Runs `bench/<script>` in a fresh Node with `nodeFlags`; stdout is piped, stderr inherited. */
+/** Runs `bench/<script>` in a fresh Node with `nodeFlags` (TypeScript through tsx); stdout is piped, stderr inherited. */
 export function spawnScript(script: string, args: readonly string[], nodeFlags: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  return spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(BENCH_DIR, script), ...args], {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  return spawn(process.execPath, [...nodeFlags, ...loader, path.join(BENCH_DIR, script), ...args], {
     cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'],
   });
 }
+
+export const BUILT_SERVER = path.join(ROOT, 'dist', 'src', 'server', 'index.js');
 
 /** Waits for a child to exit; rejects on a non-zero exit code. Resolves with everything it printed. */
 export function finished(child: ChildProcess, what: string): Promise<string> {
@@ -37,10 +41,11 @@ export interface ServerChild {
 // "[1234:0x5a…]   5310 ms: Mark-Compact 1203.4 (1240.9) -> 980.1 (1010.2) MB, …"
 const GC_LINE = /:\s+\S[^:]*?\s(\d+(?:\.\d+)?) \((\d+(?:\.\d+)?)\) -> (\d+(?:\.\d+)?) \(/;
 
-/** Starts `bench/server.ts` (the hook server in its own process) and waits for its port. */
+/** Starts `bench/server.mjs` (the built hook server in its own process) and waits for its port. */
 export function startServerChild(options: { traceGc?: boolean; maxOldSpaceMB?: number } = {}): Promise<ServerChild> {
   const flags = [...(options.traceGc ? ['--trace-gc'] : []), ...(options.maxOldSpaceMB ? [`--max-old-space-size=${options.maxOldSpaceMB}`] : [])];
-  const child = spawnScript('server.ts', [], flags);
+  if (!existsSync(BUILT_SERVER)) throw new Error(`${BUILT_SERVER} is missing: run \`npm run build\` (npm run bench does)`);
+  const child = spawnScript('server.mjs', [], flags);
   let peak = 0;
   let pending = '';
   return new Promise((resolve, reject) => {

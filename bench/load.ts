@@ -1,7 +1,8 @@
 /**
- * @module Requests per second of the small hooks over loopback HTTP, against a bare hono route on
- * the same server (answers `{}` without reading the body): the framework's own ceiling. The server
- * runs in its own process; autocannon (the load generator) runs in this one, on 127.0.0.1 only.
+ * @module Requests per second of the small hooks over loopback HTTP, against bare hono routes on the
+ * same server: one answers `{}` without reading the body (the framework's own ceiling), one reads
+ * and parses the body first (the ceiling of any JSON hook). The server runs in its own process
+ * (built, bench/server.mjs); autocannon, the load generator, runs in this one, on 127.0.0.1 only.
  */
 import autocannon from 'autocannon';
 
@@ -22,10 +23,14 @@ export interface LoadResult {
   readonly connections: number;
   /** Requests per second of the hook route, one value per round. */
   readonly hookRps: Summary;
-  /** Requests per second of the bare route with the same body, one value per round. */
+  /** Requests per second of the bare route (ignores the body) with the same body, one value per round. */
   readonly bareRps: Summary;
+  /** Requests per second of the bare route that reads and parses the body, one value per round. */
+  readonly bareParseRps: Summary;
   /** Median of the per-round ratios hook / bare (rounds alternate, so drift cancels). */
   readonly ratio: number;
+  /** Median of the per-round ratios hook / bare-parse. */
+  readonly ratioParse: number;
   readonly hookLatencyP99Ms: number;
 }
 
@@ -46,24 +51,29 @@ export async function measureLoad(targets: readonly LoadTarget[], seconds: numbe
   const results: LoadResult[] = [];
   try {
     for (const target of targets) {
-      await hammer(server.port, '/bench/bare', target.body, 1);
-      await hammer(server.port, target.path, target.body, 1);
+      for (const path of ['/bench/bare', '/bench/bare-parse', target.path]) await hammer(server.port, path, target.body, 1);
       const hook: number[] = [];
       const bare: number[] = [];
+      const bareParse: number[] = [];
       const ratios: number[] = [];
+      const ratiosParse: number[] = [];
       let p99 = 0;
       for (let round = 0; round < rounds; round++) {
         const b = (await hammer(server.port, '/bench/bare', target.body, seconds)).requests.total / seconds;
+        const bp = (await hammer(server.port, '/bench/bare-parse', target.body, seconds)).requests.total / seconds;
         const h = await hammer(server.port, target.path, target.body, seconds);
         const hookRps = h.requests.total / seconds;
         bare.push(b);
+        bareParse.push(bp);
         hook.push(hookRps);
         ratios.push(hookRps / b);
+        ratiosParse.push(hookRps / bp);
         p99 = Math.max(p99, h.latency.p99);
       }
       results.push({
         name: target.name, requestBytes: Buffer.byteLength(target.body), seconds, rounds, connections: CONNECTIONS,
-        hookRps: summarize(hook), bareRps: summarize(bare), ratio: summarize(ratios).median, hookLatencyP99Ms: p99,
+        hookRps: summarize(hook), bareRps: summarize(bare), bareParseRps: summarize(bareParse),
+        ratio: summarize(ratios).median, ratioParse: summarize(ratiosParse).median, hookLatencyP99Ms: p99,
       });
     }
   } finally {

@@ -1,7 +1,8 @@
 /**
  * @module `npm run bench`: hook cost against the JSON floor from 10 to 10,000 nodes, small hooks
  * under load, agent detection. One child process per cluster size (so sizes do not share a heap),
- * results in `bench/results/<date>.json`, `bench/RESULTS.md` and `bench/results/cost-per-node.svg`.
+ * results in `bench/results/<date>.json`, `bench/RESULTS.md`, `bench/results/cost-per-node.svg` and the README's
+ * Performance section in `bench/README-section.md`.
  * Options: `--sizes=10,100` (default all), `--load-seconds=5`, `--rounds=2`, `--no-write`.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,12 +15,12 @@ import { generateCluster } from './cluster.js';
 import { benchDetect } from './detect-run.js';
 import { measureLoad } from './load.js';
 import type { SizeResult } from './measure-size.js';
-import { costPerNodeSvg, judge, resultsMarkdown, tables, type BenchResults } from './report.js';
+import { costPerNodeSvg, judge, readmeSection, resultsMarkdown, tables, type BenchResults } from './report.js';
 import { summarize, type Summary } from './stats.js';
 
 const SIZES = [10, 100, 1000, 5000, 10000];
 /** Samples per size: the big sizes take seconds per call, so fewer of them. */
-const SAMPLES: Readonly<Record<number, number>> = { 10: 9, 100: 9, 1000: 7, 5000: 5, 10000: 3 };
+const SAMPLES: Readonly<Record<number, number>> = { 10: 9, 100: 9, 1000: 9, 5000: 7, 10000: 5 };
 
 function option(name: string): string | undefined {
   const prefix = `--${name}=`;
@@ -107,7 +108,8 @@ async function main(): Promise<void> {
     writeFileSync(path.join(resultsDir, `${date}.json`), `${JSON.stringify(bench, null, 2)}\n`);
     writeFileSync(path.join(resultsDir, 'cost-per-node.svg'), costPerNodeSvg(results));
     writeFileSync(path.join(BENCH_DIR, 'RESULTS.md'), resultsMarkdown(bench).replace('](cost-per-node.svg)', '](results/cost-per-node.svg)'));
-    log(`wrote bench/results/${date}.json, bench/results/cost-per-node.svg and bench/RESULTS.md`);
+    writeFileSync(path.join(BENCH_DIR, 'README-section.md'), readmeSection(bench));
+    log(`wrote bench/results/${date}.json, bench/results/cost-per-node.svg, bench/RESULTS.md and bench/README-section.md`);
   }
   log(`done in ${bench.durationSeconds} s`);
 }
