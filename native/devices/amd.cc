@@ -68,11 +68,6 @@ struct Api {
   Status (*status_string)(Status, const char**) = nullptr;
 };
 
-template <typename Fn>
-void Bind(const Library& lib, const char* name, Fn* out) {
-  *out = lib.Find<Fn>(name);
-}
-
 Api ResolveApi(const Library& lib) {
   Api api;
   Bind(lib, "amdsmi_init", &api.init);
@@ -92,17 +87,14 @@ Api ResolveApi(const Library& lib) {
 }
 
 std::string MissingRequired(const Api& api) {
-  std::string missing;
-  auto need = [&](bool present, const char* name) {
-    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  need(api.init != nullptr, "amdsmi_init");
-  need(api.shutdown != nullptr, "amdsmi_shut_down");
-  need(api.sockets != nullptr, "amdsmi_get_socket_handles");
-  need(api.processors != nullptr, "amdsmi_get_processor_handles");
-  need(api.asic_info != nullptr, "amdsmi_get_gpu_asic_info");
-  need(api.memory_total != nullptr || api.vram_usage != nullptr, "amdsmi_get_gpu_memory_total");
-  return missing;
+  MissingSymbols missing;
+  missing.Need(api.init != nullptr, "amdsmi_init");
+  missing.Need(api.shutdown != nullptr, "amdsmi_shut_down");
+  missing.Need(api.sockets != nullptr, "amdsmi_get_socket_handles");
+  missing.Need(api.processors != nullptr, "amdsmi_get_processor_handles");
+  missing.Need(api.asic_info != nullptr, "amdsmi_get_gpu_asic_info");
+  missing.Need(api.memory_total != nullptr || api.vram_usage != nullptr, "amdsmi_get_gpu_memory_total");
+  return missing.text();
 }
 
 std::string Describe(const Api& api, Status status) {

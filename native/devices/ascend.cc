@@ -68,11 +68,6 @@ struct Api {
   int (*driver_version)(char*, unsigned) = nullptr;
 };
 
-template <typename Fn>
-void Bind(const Library& lib, const char* name, Fn* out) {
-  *out = lib.Find<Fn>(name);
-}
-
 Api ResolveApi(const Library& lib) {
   Api api;
   Bind(lib, "dcmi_init", &api.init);
@@ -93,16 +88,13 @@ Api ResolveApi(const Library& lib) {
 }
 
 std::string MissingRequired(const Api& api) {
-  std::string missing;
-  auto need = [&](bool present, const char* name) {
-    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  need(api.init != nullptr, "dcmi_init");
-  need(api.card_list != nullptr, "dcmi_get_card_list");
-  need(api.chips_in_card != nullptr, "dcmi_get_device_num_in_card");
-  need(api.chip_info_v2 != nullptr || api.chip_info != nullptr, "dcmi_get_device_chip_info_v2");
-  need(api.hbm != nullptr || api.memory_v3 != nullptr || api.memory_v2 != nullptr, "dcmi_get_device_hbm_info");
-  return missing;
+  MissingSymbols missing;
+  missing.Need(api.init != nullptr, "dcmi_init");
+  missing.Need(api.card_list != nullptr, "dcmi_get_card_list");
+  missing.Need(api.chips_in_card != nullptr, "dcmi_get_device_num_in_card");
+  missing.Need(api.chip_info_v2 != nullptr || api.chip_info != nullptr, "dcmi_get_device_chip_info_v2");
+  missing.Need(api.hbm != nullptr || api.memory_v3 != nullptr || api.memory_v2 != nullptr, "dcmi_get_device_hbm_info");
+  return missing.text();
 }
 
 // DCMI has no error-string call; names from its header.

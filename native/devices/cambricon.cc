@@ -68,11 +68,6 @@ struct Api {
   const char* (*error_string)(Ret) = nullptr;
 };
 
-template <typename Fn>
-void Bind(const Library& lib, const char* name, Fn* out) {
-  *out = lib.Find<Fn>(name);
-}
-
 Api ResolveApi(const Library& lib) {
   Api api;
   Bind(lib, "cndevInit", &api.init);
@@ -92,17 +87,14 @@ Api ResolveApi(const Library& lib) {
 }
 
 std::string MissingRequired(const Api& api) {
-  std::string missing;
-  auto need = [&](bool present, const char* name) {
-    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  need(api.init != nullptr, "cndevInit");
-  need(api.release != nullptr, "cndevRelease");
-  need(api.count != nullptr, "cndevGetDeviceCount");
-  need(api.name_by_device != nullptr || (api.card_name != nullptr && api.card_name_string != nullptr),
-       "cndevGetCardNameStringByDevId");
-  need(api.memory != nullptr, "cndevGetMemoryUsageV2");
-  return missing;
+  MissingSymbols missing;
+  missing.Need(api.init != nullptr, "cndevInit");
+  missing.Need(api.release != nullptr, "cndevRelease");
+  missing.Need(api.count != nullptr, "cndevGetDeviceCount");
+  missing.Need(api.name_by_device != nullptr || (api.card_name != nullptr && api.card_name_string != nullptr),
+               "cndevGetCardNameStringByDevId");
+  missing.Need(api.memory != nullptr, "cndevGetMemoryUsageV2");
+  return missing.text();
 }
 
 std::string Describe(const Api& api, Ret code) {

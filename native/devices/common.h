@@ -164,4 +164,23 @@ class Report {
 // Opens the manufacturer's library or reports LibraryNotFound.
 bool OpenLibrary(const Environment& env, const SearchPlan& plan, Library* library, Report& report);
 
+// Resolves `name` through `lib` into `*out`; nullptr when the library lacks it, which is
+// how optional symbols become "unknown" fields.
+template <typename Fn>
+void Bind(const Library& lib, const char* name, Fn* out) {
+  *out = lib.Find<Fn>(name);
+}
+
+// The required symbols a library lacks, joined for one SymbolNotFound message.
+class MissingSymbols {
+ public:
+  void Need(bool present, const std::string& name) {
+    if (!present) text_ += (text_.empty() ? "" : ", ") + name;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
 }  // namespace gpustack

@@ -41,11 +41,6 @@ struct Api {
   const char* (*error_string)(Ret) = nullptr;
 };
 
-template <typename Fn>
-void Bind(const Library& lib, const char* name, Fn* out) {
-  *out = lib.Find<Fn>(name);
-}
-
 Api ResolveApi(const Library& lib) {
   Api api;
   Bind(lib, "mxSmlInit", &api.init);
@@ -60,15 +55,12 @@ Api ResolveApi(const Library& lib) {
 }
 
 std::string MissingRequired(const Api& api) {
-  std::string missing;
-  auto need = [&](bool present, const char* name) {
-    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  need(api.init != nullptr, "mxSmlInit");
-  need(api.count != nullptr, "mxSmlGetDeviceCount");
-  need(api.info != nullptr, "mxSmlGetDeviceInfo");
-  need(api.memory != nullptr, "mxSmlGetMemoryInfo");
-  return missing;
+  MissingSymbols missing;
+  missing.Need(api.init != nullptr, "mxSmlInit");
+  missing.Need(api.count != nullptr, "mxSmlGetDeviceCount");
+  missing.Need(api.info != nullptr, "mxSmlGetDeviceInfo");
+  missing.Need(api.memory != nullptr, "mxSmlGetMemoryInfo");
+  return missing.text();
 }
 
 std::string Describe(const Api& api, Ret code) {

@@ -48,11 +48,6 @@ struct Api {
   const char* (*error_string)(Ret) = nullptr;
 };
 
-template <typename Fn>
-void Bind(const Library& lib, const char* name, Fn* out) {
-  *out = lib.Find<Fn>(name);
-}
-
 Api ResolveApi(const Library& lib) {
   Api api;
   Bind(lib, "mtmlLibraryInit", &api.init);
@@ -75,19 +70,16 @@ Api ResolveApi(const Library& lib) {
 }
 
 std::string MissingRequired(const Api& api) {
-  std::string missing;
-  auto need = [&](bool present, const char* name) {
-    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  need(api.init != nullptr, "mtmlLibraryInit");
-  need(api.shutdown != nullptr, "mtmlLibraryShutDown");
-  need(api.count != nullptr, "mtmlLibraryCountDevice");
-  need(api.device != nullptr, "mtmlLibraryInitDeviceByIndex");
-  need(api.name != nullptr, "mtmlDeviceGetName");
-  need(api.uuid != nullptr, "mtmlDeviceGetUUID");
-  need(api.init_memory != nullptr, "mtmlDeviceInitMemory");
-  need(api.memory_total != nullptr, "mtmlMemoryGetTotal");
-  return missing;
+  MissingSymbols missing;
+  missing.Need(api.init != nullptr, "mtmlLibraryInit");
+  missing.Need(api.shutdown != nullptr, "mtmlLibraryShutDown");
+  missing.Need(api.count != nullptr, "mtmlLibraryCountDevice");
+  missing.Need(api.device != nullptr, "mtmlLibraryInitDeviceByIndex");
+  missing.Need(api.name != nullptr, "mtmlDeviceGetName");
+  missing.Need(api.uuid != nullptr, "mtmlDeviceGetUUID");
+  missing.Need(api.init_memory != nullptr, "mtmlDeviceInitMemory");
+  missing.Need(api.memory_total != nullptr, "mtmlMemoryGetTotal");
+  return missing.text();
 }
 
 std::string Describe(const Api& api, Ret code) {

@@ -100,18 +100,15 @@ Api ResolveApi(const NvmlFlavor& flavor, const Library& lib) {
 
 // Names of required symbols that are missing, as the caller would spell them.
 std::string MissingRequired(const NvmlFlavor& flavor, const Api& api) {
-  std::string missing;
-  auto need = [&](bool present, const std::string& name) {
-    if (!present) missing += (missing.empty() ? "" : ", ") + flavor.prefix + name;
-  };
-  need(api.init != nullptr, "Init_v2");
-  need(api.shutdown != nullptr, "Shutdown");
-  need(api.count != nullptr, "DeviceGetCount_v2");
-  need(api.handle != nullptr, "DeviceGetHandleByIndex_v2");
-  need(api.name != nullptr, "DeviceGetName");
-  need(api.uuid != nullptr, "DeviceGetUUID");
-  need(api.memory_v2 != nullptr || api.memory_v1 != nullptr, "DeviceGetMemoryInfo");
-  return missing;
+  MissingSymbols missing;
+  missing.Need(api.init != nullptr, flavor.prefix + "Init_v2");
+  missing.Need(api.shutdown != nullptr, flavor.prefix + "Shutdown");
+  missing.Need(api.count != nullptr, flavor.prefix + "DeviceGetCount_v2");
+  missing.Need(api.handle != nullptr, flavor.prefix + "DeviceGetHandleByIndex_v2");
+  missing.Need(api.name != nullptr, flavor.prefix + "DeviceGetName");
+  missing.Need(api.uuid != nullptr, flavor.prefix + "DeviceGetUUID");
+  missing.Need(api.memory_v2 != nullptr || api.memory_v1 != nullptr, flavor.prefix + "DeviceGetMemoryInfo");
+  return missing.text();
 }
 
 std::string Describe(const Api& api, Ret code) {

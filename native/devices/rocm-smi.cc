@@ -47,16 +47,13 @@ Api ResolveApi(const Library& lib) {
 }
 
 std::string MissingRequired(const Api& api) {
-  std::string missing;
-  auto need = [&](bool present, const char* name) {
-    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  need(api.init != nullptr, "rsmi_init");
-  need(api.shutdown != nullptr, "rsmi_shut_down");
-  need(api.count != nullptr, "rsmi_num_monitor_devices");
-  need(api.name != nullptr, "rsmi_dev_name_get");
-  need(api.memory_total != nullptr, "rsmi_dev_memory_total_get");
-  return missing;
+  MissingSymbols missing;
+  missing.Need(api.init != nullptr, "rsmi_init");
+  missing.Need(api.shutdown != nullptr, "rsmi_shut_down");
+  missing.Need(api.count != nullptr, "rsmi_num_monitor_devices");
+  missing.Need(api.name != nullptr, "rsmi_dev_name_get");
+  missing.Need(api.memory_total != nullptr, "rsmi_dev_memory_total_get");
+  return missing.text();
 }
 
 std::string Describe(const Api& api, Status status) {
