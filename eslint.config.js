@@ -1,5 +1,6 @@
 // Lint enforces the dependency direction of DESIGN §2:
-// server → sync → nodefeature → k8s, agent → native, agent → nodefeature.
+// server → sync → nodefeature → k8s, agent → native, agent → nodefeature, agent → kube,
+// admission → sync | kube (and what sync imports). kube is the shared API client: it imports no src/.
 // sync, nodefeature and k8s are pure: no hono, client-node, native code, I/O modules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -49,7 +50,7 @@ export default tseslint.config(
   {
     files: ['src/k8s/**/*.ts'],
     rules: {
-      ...restrict(['nodefeature', 'sync', 'server', 'agent', 'native', 'cli', 'cli.js'], [...IO_MODULES, ...FRAMEWORKS],
+      ...restrict(['nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'], [...IO_MODULES, ...FRAMEWORKS],
         'src/k8s is the leaf: it imports nothing from src/ and does no I/O'),
       ...PURE_GLOBALS_RULE,
     },
@@ -57,7 +58,7 @@ export default tseslint.config(
   {
     files: ['src/nodefeature/**/*.ts'],
     rules: {
-      ...restrict(['sync', 'server', 'agent', 'native', 'cli', 'cli.js'], [...IO_MODULES, ...FRAMEWORKS],
+      ...restrict(['sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'], [...IO_MODULES, ...FRAMEWORKS],
         'src/nodefeature may import only src/k8s and is pure'),
       ...PURE_GLOBALS_RULE,
     },
@@ -65,20 +66,30 @@ export default tseslint.config(
   {
     files: ['src/sync/**/*.ts'],
     rules: {
-      ...restrict(['server', 'agent', 'native', 'cli', 'cli.js'], [...IO_MODULES, ...FRAMEWORKS],
+      ...restrict(['server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'], [...IO_MODULES, ...FRAMEWORKS],
         'src/sync may import only src/nodefeature and src/k8s and is pure'),
       ...PURE_GLOBALS_RULE,
     },
   },
   {
     files: ['src/server/**/*.ts'],
-    rules: restrict(['agent', 'native', 'cli', 'cli.js'], ['@kubernetes/client-node'],
-      'src/server imports src/sync and src/k8s, never the agent or native code'),
+    rules: restrict(['agent', 'admission', 'kube', 'native', 'cli', 'cli.js'], ['@kubernetes/client-node'],
+      'src/server imports src/sync and src/k8s, never the agent, the admission checker, the API client or native code'),
   },
   {
     files: ['src/agent/**/*.ts'],
-    rules: restrict(['sync', 'server', 'cli', 'cli.js'], ['hono', 'hono/*', '@hono/*'],
-      'src/agent imports native/, src/nodefeature and src/k8s, never sync or server'),
+    rules: restrict(['sync', 'server', 'admission', 'cli', 'cli.js'], ['hono', 'hono/*', '@hono/*'],
+      'src/agent imports native/, src/kube, src/nodefeature and src/k8s, never sync, server or admission'),
+  },
+  {
+    files: ['src/kube/**/*.ts'],
+    rules: restrict(['k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'native', 'cli', 'cli.js'], ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
+      'src/kube is the shared API client: it imports nothing from src/'),
+  },
+  {
+    files: ['src/admission/**/*.ts'],
+    rules: restrict(['server', 'agent', 'native', 'cli', 'cli.js'], ['hono', 'hono/*', '@hono/*'],
+      'src/admission imports src/sync, src/kube (and src/nodefeature, src/k8s), never server, agent or native code'),
   },
   {
     files: ['native/**/*.ts'],

@@ -3,11 +3,12 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { MANUFACTURERS, detect, type DetectResult, type Manufacturer } from '../native/index.js';
 import {
-  PUBLISH_MODES, createAgentState, createKubeApi, featureFilePublisher, labelsFromDetection, loadKubeConfig,
+  PUBLISH_MODES, createAgentState, featureFilePublisher, labelsFromDetection,
   nodeFeaturePublisher, nodeLabelsPublisher, runAgent, screenDetection, startHealthServer, type Publisher, type PublishMode,
 } from './agent/index.js';
 import { UsageError } from './cli-errors.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from './k8s/index.js';
+import { createKubeApi, loadKubeConfig } from './kube/index.js';
 
 const DEFAULT_FEATURES_DIR = '/etc/kubernetes/node-feature-discovery/features.d';
 

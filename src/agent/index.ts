@@ -1,5 +1,4 @@
 /** @module src/agent: the node agent (DESIGN §5) — detect, build labels, publish on change. */
 export { createAgentState, nextDelayMs, runAgent, runCycle, startHealthServer, type AgentLogger, type AgentOptions, type AgentState, type CycleResult } from './agent.js';
-export { ApiError, createKubeApi, loadKubeConfig, type KubeApi, type PatchType } from './kube.js';
 export { isAgentLabel, labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
 export { FEATURE_FILE_NAME, PUBLISH_MODES, featureFilePublisher, nodeFeaturePublisher, nodeLabelsPublisher, type PublishMode, type Publisher } from './publishers.js';

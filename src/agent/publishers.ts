@@ -5,7 +5,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeApi } from './kube.js';
+import type { KubeApi } from '../kube/index.js';
 import { isAgentLabel, type Labels } from './labels.js';
 
 export type PublishMode = 'nodefeature' | 'feature-file' | 'node-labels';

@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DetectResult } from '../../native/index.js';
 import {
-  createAgentState, createKubeApi, nextDelayMs, nodeFeaturePublisher, nodeLabelsPublisher, runAgent, runCycle, startHealthServer,
+  createAgentState, nextDelayMs, nodeFeaturePublisher, nodeLabelsPublisher, runAgent, runCycle, startHealthServer,
   type AgentOptions, type Labels, type Publisher,
 } from '../../src/agent/index.js';
+import { createKubeApi } from '../../src/kube/index.js';
 import { H100_LABELS, detection, h100, kubeConfigFor, recordingLogger, startFakeApiServer, times, type FakeApiServer } from './support.js';
 
 const NODE = 'gpu-h100-01';

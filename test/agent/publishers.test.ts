@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DetectResult } from '../../native/index.js';
 import {
-  FEATURE_FILE_NAME, createAgentState, createKubeApi, featureFilePublisher, labelsFromDetection, nodeFeaturePublisher, nodeLabelsPublisher, runCycle, sameLabels,
+  FEATURE_FILE_NAME, createAgentState, featureFilePublisher, labelsFromDetection, nodeFeaturePublisher, nodeLabelsPublisher, runCycle, sameLabels,
   type AgentOptions, type AgentState, type Labels, type Publisher,
 } from '../../src/agent/index.js';
+import { createKubeApi } from '../../src/kube/index.js';
 import {
   A, ACCELERATABLE, H100_LABELS, TOKEN, detection, h100, kubeConfigFor, mi300x, recordingLogger, startFakeApiServer, times, type FakeApiServer,
 } from './support.js';

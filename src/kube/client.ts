@@ -1,0 +1,232 @@
+/**
+ * @module A small API-server client shared by the agent and the admission checker: credentials
+ * from @kubernetes/client-node's KubeConfig (in-cluster or KUBECONFIG), requests made here so
+ * every patch carries an explicit content type (client-node's generated patch calls fail with 415
+ * without one) and a watch is a plain newline-delimited JSON stream we can time out and abort.
+ */
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(readonly status: number, readonly method: string, readonly path: string, body: string) {
+    super(`${method} ${path}: HTTP ${status}: ${body.slice(0, 300)}`);
+  }
+}
+
+export type PatchType = 'application/merge-patch+json' | 'application/apply-patch+yaml';
+
+/** One page-joined list: the raw items and the resourceVersion to watch from. */
+export interface ListResult {
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+}
+
+/** One line of a watch stream: `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR` (object is a Status). */
+export interface WatchEvent {
+  readonly type: string;
+  readonly object: unknown;
+}
+
+export interface WatchOptions {
+  readonly resourceVersion: string;
+  /**
+   * The server ends the watch after this long, and the client gives up on a silent socket 30 s
+   * later, so a half-open connection cannot look like a quiet, healthy watch for ever.
+   * @default 300
+   */
+  readonly timeoutSeconds?: number;
+  /** Aborting ends the watch; the promise then resolves. */
+  readonly signal?: AbortSignal;
+  /** Called once the server answered 200: the stream is open. */
+  readonly onOpen?: () => void;
+}
+
+export interface KubeApi {
+  /** GET a path; `undefined` on 404. */
+  get(path: string): Promise<unknown>;
+  patch(path: string, body: unknown, contentType: PatchType): Promise<unknown>;
+  /** GET a collection, following `continue` tokens; 404 is an error (the resource is not served). */
+  list(path: string): Promise<ListResult>;
+  /**
+   * Streams a watch of a collection from `resourceVersion`, calling `onEvent` per event. Resolves
+   * when the server ends the stream or `signal` aborts; rejects on a non-2xx answer (ApiError), a
+   * broken connection or a line that is not JSON.
+   */
+  watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void>;
+}
+
+/** Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster. */
+export function loadKubeConfig(file?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: set KUBECONFIG or run in a Pod');
+  return kc;
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+/** Large enough for a big cluster's Pods in a few requests, small enough to keep each answer bounded. */
+const LIST_PAGE_SIZE = 500;
+
+/** Appends query parameters to a path that may already carry some (`?fieldSelector=…`). */
+export function withQuery(path: string, params: Readonly<Record<string, string | undefined>>): string {
+  const query = Object.entries(params)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`)
+    .join('&');
+  if (query === '') return path;
+  return `${path}${path.includes('?') ? '&' : '?'}${query}`;
+}
+
+function readText(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+function listPage(body: unknown, path: string): { items: unknown[]; resourceVersion: string; continue: string | undefined } {
+  const page = body as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } } | undefined;
+  if (!page || !Array.isArray(page.items) || typeof page.metadata?.resourceVersion !== 'string') {
+    throw new ApiError(200, 'GET', path, 'not a list: items[] or metadata.resourceVersion missing');
+  }
+  const next = page.metadata.continue;
+  return { items: page.items, resourceVersion: page.metadata.resourceVersion, continue: typeof next === 'string' && next !== '' ? next : undefined };
+}
+
+/** A small client over the current cluster of `kc`. */
+export function createKubeApi(kc: KubeConfig): KubeApi {
+  const server = new URL(kc.getCurrentCluster()?.server ?? '');
+
+  async function open(method: string, path: string, timeoutMs: number, contentType?: string): Promise<{ url: URL; options: RequestOptions; send: typeof httpRequest }> {
+    const options: RequestOptions = { method, headers: { accept: 'application/json' }, timeout: timeoutMs };
+    await kc.applyToHTTPSOptions(options);
+    if (contentType) options.headers = { ...options.headers, 'content-type': contentType };
+    // Keep a path prefix of the server URL (`https://rancher/k8s/clusters/c-1`): `new URL('/api/…', server)` would drop it.
+    const url = new URL(`${server.pathname.replace(/\/+$/, '')}${path}`, server);
+    if (url.protocol === 'http:') delete options.agent;
+    return { url, options, send: url.protocol === 'http:' ? httpRequest : (httpsRequest as typeof httpRequest) };
+  }
+
+  async function call(method: string, path: string, body?: string, contentType?: string, notFoundIsError = false): Promise<unknown> {
+    const { url, options, send } = await open(method, path, REQUEST_TIMEOUT_MS, contentType);
+    return new Promise((resolve, reject) => {
+      const req = send(url, options, (res) => {
+        readText(res).then((text) => {
+          const status = res.statusCode ?? 0;
+          if (method === 'GET' && status === 404 && !notFoundIsError) return resolve(undefined);
+          if (status < 200 || status >= 300) return reject(new ApiError(status, method, path, text));
+          try { resolve(text ? JSON.parse(text) : undefined); } catch { reject(new ApiError(status, method, path, `not JSON: ${text}`)); }
+        }, reject);
+      });
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out after ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  async function list(path: string): Promise<ListResult> {
+    const items: unknown[] = [];
+    let next: string | undefined;
+    let resourceVersion: string;
+    do {
+      const pagePath = withQuery(path, { limit: String(LIST_PAGE_SIZE), continue: next });
+      const page = listPage(await call('GET', pagePath, undefined, undefined, true), pagePath);
+      items.push(...page.items);
+      resourceVersion = page.resourceVersion;
+      next = page.continue;
+    } while (next !== undefined);
+    return { items, resourceVersion };
+  }
+
+  async function watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
+    const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
+    const watchPath = withQuery(path, {
+      watch: '1', resourceVersion: options.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds),
+    });
+    const idleMs = (timeoutSeconds + 30) * 1000;
+    const { url, options: requestOptions, send } = await open('GET', watchPath, idleMs);
+    const signal = options.signal;
+    if (signal?.aborted) return;
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => { req.destroy(); resolve(); };
+      const settle = (error?: Error) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (signal?.aborted) resolve();
+        else if (error) reject(error);
+        else resolve();
+      };
+      const req: ClientRequest = send(url, requestOptions, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) {
+          readText(res).then((text) => settle(new ApiError(status, 'GET', watchPath, text)), settle);
+          return;
+        }
+        options.onOpen?.();
+        streamLines(res, watchPath, onEvent, settle);
+      });
+      req.on('timeout', () => req.destroy(new Error(`GET ${watchPath}: no data for ${idleMs} ms`)));
+      req.on('error', (error) => settle(error));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.end();
+    });
+  }
+
+  return {
+    get: (path) => call('GET', path),
+    patch: (path, body, contentType) => call('PATCH', path, JSON.stringify(body), contentType),
+    list,
+    watch,
+  };
+}
+
+/** Splits a response into newline-delimited JSON events; `done` once, with an error or without. */
+function streamLines(res: IncomingMessage, path: string, onEvent: (event: WatchEvent) => void, done: (error?: Error) => void): void {
+  let buffered = '';
+  let finished = false;
+  const finish = (error?: Error) => {
+    if (finished) return;
+    finished = true;
+    done(error);
+  };
+  const emit = (line: string): boolean => {
+    if (line.trim() === '') return true;
+    let event: WatchEvent;
+    try {
+      event = JSON.parse(line) as WatchEvent;
+    } catch {
+      finish(new ApiError(200, 'GET', path, `watch line is not JSON: ${line}`));
+      res.destroy();
+      return false;
+    }
+    try {
+      onEvent(event);
+    } catch (error) {
+      finish(error as Error);
+      res.destroy();
+      return false;
+    }
+    return true;
+  };
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    buffered += chunk;
+    let newline = buffered.indexOf('\n');
+    while (newline >= 0 && !finished) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      if (!emit(line)) return;
+      newline = buffered.indexOf('\n');
+    }
+  });
+  // A response cut off mid-stream ends with `aborted`/`error`, never a clean `end`.
+  res.on('end', () => { if (emit(buffered)) finish(); });
+  res.on('aborted', () => finish(new Error(`GET ${path}: watch stream aborted`)));
+  res.on('error', (error) => finish(error));
+  res.on('close', () => { if (!res.complete) finish(new Error(`GET ${path}: watch connection closed mid-stream`)); });
+}
