@@ -1,0 +1,329 @@
+// The real Kueue manager (sigs.k8s.io/kueue/cmd/kueue, built and cached by
+// scripts/e2e/build-components.sh) run out-of-cluster against the e2e control plane, with its
+// kueue.x-k8s.io admission webhooks registered so the API server calls it. Reference §B.3.
+//
+// Out-of-cluster Kueue needs (read from the v0.17.0 sources, cmd/kueue/main.go and
+// apis/config/v1beta2):
+// - internal cert management off: the cert rotator would wait for a kubelet to mount its Secret;
+// - a serving certificate in webhook.certDir, and one at the hard-coded
+//   /etc/kueue/metrics/certs/tls.{crt,key} the metrics server loads when internal cert
+//   management is off (a missing file is fatal): one self-signed pair (openssl, SAN
+//   IP:127.0.0.1, DNS:localhost) serves both;
+// - VisibilityOnDemand off (its API server reads certs from a hard-coded /visibility), given in
+//   the configuration's featureGates only (gates on the command line as well are fatal);
+// - leader election off; health, metrics and webhook servers on free 127.0.0.1 ports.
+// The configuration is decoded strictly (serializer.EnableStrict): an unknown field is fatal,
+// and so is an unknown feature gate. It starts from our manifests/kueue/controller_manager_config.yaml
+// (the DESIGN §4.1 resource transformations), minus what the running version does not know.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { parse, stringify } from 'yaml';
+
+import { KubeError, parseManifests, sleep, waitFor, type KubeClient, type KubeObject } from './apply.js';
+import { ensureComponents, REPO_ROOT, type Component } from './components.js';
+import type { ControlPlane, Stoppable } from './control-plane.js';
+import { freePorts, startProcess, type ManagedProcess } from './processes.js';
+
+export const KUEUE_API = 'kueue.x-k8s.io/v1beta2';
+export const KUEUE_NAMESPACE = 'kueue-system';
+/** Where Kueue's metrics server loads its certificate from when internal cert management is off. */
+export const KUEUE_METRICS_CERT_DIR = '/etc/kueue/metrics/certs';
+export const OUR_KUEUE_CONFIG = path.join(REPO_ROOT, 'manifests', 'kueue', 'controller_manager_config.yaml');
+const ADMISSION_REGISTRATION = 'admissionregistration.k8s.io/v1';
+
+export interface KueueOptions {
+  plane: ControlPlane;
+  /** Apply Kueue's CRDs from the cached module copy first (default true; idempotent). */
+  installCrds?: boolean;
+  /** Register the kueue.x-k8s.io webhooks with the API server and prove them live (default true). */
+  webhooks?: boolean;
+  /** zap log level (default 2: reconcile decisions without every request). */
+  logLevel?: number;
+  /** Readiness timeout; default 120 s. */
+  timeoutMs?: number;
+}
+
+export interface Kueue extends Stoppable {
+  component: Component;
+  /** The version the running binary logged at start (`Initializing … gitVersion`). */
+  version: string;
+  process: ManagedProcess;
+  /** The configuration file passed with --config, and its content. */
+  configFile: string;
+  config: Record<string, unknown>;
+  /** What was taken out of our configuration because this Kueue does not know it. */
+  dropped: string[];
+  ports: { health: number; metrics: number; webhook: number };
+  /** PEM of the self-signed serving certificate (also the webhooks' caBundle). */
+  certPem: string;
+  /** `<Kind>/<name>` of the webhook configurations registered (empty when webhooks: false). */
+  webhookConfigurations: string[];
+  /** Names of the webhooks registered, e.g. `vclusterqueue.kb.io`. */
+  webhookNames: string[];
+}
+
+function log(message: string): void {
+  if (process.env.E2E_QUIET !== '1') process.stderr.write(`[e2e] ${message}\n`);
+}
+
+/** `v0.17.0` → [0, 17, 0]; undefined when it is not a release version. */
+function semver(version: string): [number, number, number] | undefined {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined;
+}
+
+function atLeast(version: string, major: number, minor: number): boolean {
+  const v = semver(version);
+  if (!v) return true; // a prebuilt of unknown version: assume current
+  return v[0] > major || (v[0] === major && v[1] >= minor);
+}
+
+/**
+ * Our manifests/kueue configuration adapted to `version`. `resources.quotaCheckStrategy` and the
+ * `QuotaCheckStrategy` gate arrived after v0.17 (absent from v0.17.0's apis/config/v1beta2 and
+ * pkg/features; our generator targets >= v0.19); strict decoding would refuse the field and the
+ * gate registry the gate, so they are dropped below v0.19.
+ */
+export function adaptOurKueueConfig(base: Record<string, unknown>, version: string): { config: Record<string, unknown>; dropped: string[] } {
+  const config = structuredClone(base);
+  const dropped: string[] = [];
+  if (!atLeast(version, 0, 19)) {
+    const resources = config['resources'] as Record<string, unknown> | undefined;
+    if (resources && 'quotaCheckStrategy' in resources) {
+      dropped.push(`resources.quotaCheckStrategy: ${String(resources['quotaCheckStrategy'])}`);
+      delete resources['quotaCheckStrategy'];
+    }
+    const gates = config['featureGates'] as Record<string, boolean> | undefined;
+    if (gates && 'QuotaCheckStrategy' in gates) {
+      dropped.push(`featureGates.QuotaCheckStrategy: ${String(gates['QuotaCheckStrategy'])}`);
+      delete gates['QuotaCheckStrategy'];
+    }
+  }
+  return { config, dropped };
+}
+
+/** The configuration Kueue runs with: ours, adapted, plus the out-of-cluster settings. */
+export function kueueConfiguration(version: string, ports: { health: number; metrics: number; webhook: number }, certDir: string):
+  { config: Record<string, unknown>; dropped: string[] } {
+  const base = parse(readFileSync(OUR_KUEUE_CONFIG, 'utf8')) as Record<string, unknown>;
+  const { config, dropped } = adaptOurKueueConfig(base, version);
+  return {
+    dropped,
+    config: {
+      ...config,
+      apiVersion: 'config.kueue.x-k8s.io/v1beta2',
+      kind: 'Configuration',
+      namespace: KUEUE_NAMESPACE,
+      internalCertManagement: { enable: false },
+      leaderElection: { leaderElect: false },
+      health: { healthProbeBindAddress: `127.0.0.1:${ports.health}` },
+      metrics: { bindAddress: `127.0.0.1:${ports.metrics}` },
+      webhook: { host: '127.0.0.1', port: ports.webhook, certDir },
+      featureGates: { ...(config['featureGates'] as Record<string, boolean> | undefined), VisibilityOnDemand: false },
+      integrations: { frameworks: ['batch/job'] },
+    },
+  };
+}
+
+/** A self-signed certificate for 127.0.0.1/localhost: `tls.crt` and `tls.key` in `dir`. */
+function selfSignedCert(dir: string): string {
+  const result = spawnSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2',
+    '-keyout', path.join(dir, 'tls.key'), '-out', path.join(dir, 'tls.crt'),
+    '-subj', '/CN=kueue-e2e', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ], { encoding: 'utf8' });
+  if (result.error) throw new Error(`openssl is needed for Kueue's serving certificate: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`openssl req failed (${result.status}): ${result.stderr}`);
+  return readFileSync(path.join(dir, 'tls.crt'), 'utf8');
+}
+
+/** Puts the pair where Kueue's metrics server insists on finding it; returns the topmost folder it created. */
+function placeMetricsCert(certDir: string): string | undefined {
+  let created: string | undefined;
+  try {
+    created = mkdirSync(KUEUE_METRICS_CERT_DIR, { recursive: true });
+    for (const file of ['tls.crt', 'tls.key']) writeFileSync(path.join(KUEUE_METRICS_CERT_DIR, file), readFileSync(path.join(certDir, file)), { mode: 0o600 });
+  } catch (error) {
+    const uid = process.getuid?.();
+    throw new Error(`Kueue (internal cert management off) loads its metrics certificate from the hard-coded ${KUEUE_METRICS_CERT_DIR}/tls.{crt,key} and exits without it; `
+      + `that folder is not writable here (uid ${uid ?? '?'}${uid === 0 ? '' : ', not root'}): ${(error as Error).message}. `
+      + `Run the e2e suite as root, or create the folder writable for this user.`, { cause: error });
+  }
+  return created;
+}
+
+interface WebhookEntry {
+  name: string;
+  clientConfig: { service?: { path?: string }; url?: string; caBundle?: string };
+  rules?: { apiGroups?: string[] }[];
+  [key: string]: unknown;
+}
+
+/**
+ * Kueue's Mutating/ValidatingWebhookConfiguration (config/components/webhook/manifests.yaml of the
+ * module) reduced to the webhooks whose rules target only kueue.x-k8s.io (the others intercept
+ * Jobs, Pods, Deployments…), each pointed at `https://127.0.0.1:<port><path>` with the certificate
+ * as caBundle. Named `kueue-…` as the release kustomization names them.
+ */
+export function kueueWebhookConfigurations(manifestsFile: string, port: number, certPem: string): KubeObject[] {
+  const caBundle = Buffer.from(certPem).toString('base64');
+  const out: KubeObject[] = [];
+  for (const object of parseManifests(readFileSync(manifestsFile, 'utf8'))) {
+    if (object.kind !== 'MutatingWebhookConfiguration' && object.kind !== 'ValidatingWebhookConfiguration') continue;
+    const webhooks = ((object['webhooks'] ?? []) as WebhookEntry[])
+      .filter((w) => (w.rules ?? []).length > 0 && (w.rules ?? []).every((r) => (r.apiGroups ?? []).length > 0 && (r.apiGroups ?? []).every((g) => g === 'kueue.x-k8s.io')))
+      .map((w) => {
+        const route = w.clientConfig.service?.path;
+        if (!route) throw new Error(`${manifestsFile}: webhook ${w.name} has no clientConfig.service.path`);
+        return { ...w, clientConfig: { url: `https://127.0.0.1:${port}${route}`, caBundle }, timeoutSeconds: 10 };
+      });
+    if (webhooks.length === 0) continue;
+    out.push({ apiVersion: ADMISSION_REGISTRATION, kind: object.kind, metadata: { name: `kueue-${object.metadata.name}` }, webhooks });
+  }
+  return out;
+}
+
+/**
+ * Proves the registered webhooks answer: a valid ClusterQueue passes server-side dry-run (the
+ * API server reached Kueue over TLS with our caBundle; failurePolicy is Fail), and one whose
+ * resources are not in coveredResources order, with a negative quota — which the CRD schema
+ * admits — is denied by `vclusterqueue.kb.io`. Returns Kueue's denial message.
+ */
+export async function proveKueueWebhooks(client: KubeClient, timeoutMs = 30_000): Promise<string> {
+  const queue = (resources: { name: string; nominalQuota: string }[]): KubeObject => ({
+    apiVersion: KUEUE_API, kind: 'ClusterQueue', metadata: { name: 'e2e-webhook-probe' },
+    spec: { namespaceSelector: {}, resourceGroups: [{ coveredResources: ['cpu', 'memory'], flavors: [{ name: 'e2e-webhook-probe', resources }] }] },
+  });
+  await client.applyObject(queue([{ name: 'cpu', nominalQuota: '1' }, { name: 'memory', nominalQuota: '1Gi' }]), { dryRun: true });
+  let denial = '';
+  await waitFor(async () => {
+    try {
+      await client.applyObject(queue([{ name: 'memory', nominalQuota: '1Gi' }, { name: 'cpu', nominalQuota: '-1' }]), { dryRun: true });
+      return false; // the API server has not picked up the configuration yet
+    } catch (error) {
+      if (!(error instanceof KubeError) || !error.message.includes('vclusterqueue.kb.io')) throw error;
+      denial = error.message;
+      return true;
+    }
+  }, timeoutMs, 'Kueue\'s ClusterQueue webhook (vclusterqueue.kb.io) never denied an invalid ClusterQueue');
+  for (const expected of ['must match the name in coveredResources', 'must be greater than or equal to 0']) {
+    if (!denial.includes(expected)) throw new Error(`Kueue's ClusterQueue webhook denied the probe without "${expected}": ${denial}`);
+  }
+  return denial;
+}
+
+/** The gitVersion Kueue logs at start (`"msg":"Initializing",…,"gitVersion":"v0.17.0"`). */
+function loggedVersion(logFile: string): string | undefined {
+  if (!existsSync(logFile)) return undefined;
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('Initializing')) continue;
+    const match = /"gitVersion"\s*:\s*"([^"]+)"/.exec(line);
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
+/**
+ * Starts the Kueue manager against the control plane and (by default) registers its
+ * kueue.x-k8s.io webhooks. The plane's stop() stops it (webhook configurations removed first,
+ * so nothing calls a server that is gone). Fails with the tail of Kueue's log if it exits.
+ */
+export async function startKueue(options: KueueOptions): Promise<Kueue> {
+  const { plane } = options;
+  const client = plane.client;
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const { kueue: component } = ensureComponents(['kueue']);
+  if (options.installCrds ?? true) {
+    if (!component.crds) throw new Error('the Kueue component has no CRD folder');
+    const files = readdirSync(component.crds)
+      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml')).map((f) => path.join(component.crds as string, f));
+    await client.installCrds(files);
+  }
+  await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: KUEUE_NAMESPACE } });
+
+  const dir = mkdtempSync(path.join(plane.dir, 'kueue-'));
+  const certDir = path.join(dir, 'certs');
+  mkdirSync(certDir);
+  const certPem = selfSignedCert(certDir);
+  const createdMetricsDir = placeMetricsCert(certDir);
+
+  const [health, metrics, webhook] = await freePorts(3) as [number, number, number];
+  const ports = { health, metrics, webhook };
+  const { config, dropped } = kueueConfiguration(component.version, ports, certDir);
+  if (dropped.length > 0) log(`Kueue ${component.version} does not know ${dropped.join(', ')}: dropped from manifests/kueue/controller_manager_config.yaml for this run`);
+  const configFile = path.join(dir, 'controller_manager_config.yaml');
+  writeFileSync(configFile, stringify(config));
+
+  const args = ['--config', configFile, '--kubeconfig', plane.kubeconfig, `--zap-log-level=${options.logLevel ?? 2}`];
+  const proc = startProcess('kueue', component.binary, args, plane.logsDir);
+  const registered: KubeObject[] = [];
+  let stopped = false;
+  const handle: Kueue = {
+    name: 'kueue',
+    component,
+    version: component.version,
+    process: proc,
+    configFile,
+    config,
+    dropped,
+    ports,
+    certPem,
+    webhookConfigurations: [],
+    webhookNames: [],
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      for (const object of registered.reverse()) {
+        try {
+          await client.delete(object.apiVersion, object.kind, object.metadata.name);
+        } catch (error) {
+          log(`removing ${object.kind} ${object.metadata.name}: ${String(error)}`);
+        }
+      }
+      await proc.stop();
+      if (createdMetricsDir) rmSync(createdMetricsDir, { recursive: true, force: true });
+    },
+  };
+  plane.adopt(handle);
+
+  const exitedEarly = proc.exited.then(({ code, signal }) => {
+    throw new Error(`Kueue exited during start-up (code ${code}, signal ${signal}); last lines of ${proc.logFile}:\n${proc.tail(60)}`);
+  });
+  const ready = waitFor(async () => {
+    const response = await fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(2000) });
+    return response.ok;
+  }, timeoutMs, `Kueue did not become ready on 127.0.0.1:${health}/readyz; see ${proc.logFile}`, 500);
+  try {
+    await Promise.race([ready, exitedEarly]);
+  } catch (error) {
+    await handle.stop();
+    if (error instanceof Error && !error.message.includes(proc.logFile)) error.message += `\nlast lines of ${proc.logFile}:\n${proc.tail(60)}`;
+    throw error;
+  }
+  exitedEarly.catch(() => undefined); // exits after start-up are the scenarios' business
+  handle.version = loggedVersion(proc.logFile) ?? component.version;
+
+  if (options.webhooks ?? true) {
+    const manifests = path.join(path.dirname(component.crds ?? ''), 'webhook', 'manifests.yaml');
+    if (!component.crds || !existsSync(manifests)) throw new Error(`no Kueue webhook manifests at ${manifests} (scripts/e2e/build-components.sh copies config/components/webhook)`);
+    for (const object of kueueWebhookConfigurations(manifests, webhook, certPem)) {
+      await client.applyObject(object);
+      registered.push(object);
+      handle.webhookConfigurations.push(`${object.kind}/${object.metadata.name}`);
+      handle.webhookNames.push(...(object['webhooks'] as WebhookEntry[]).map((w) => w.name));
+    }
+    const denial = await proveKueueWebhooks(client);
+    log(`Kueue webhooks live (${handle.webhookNames.join(', ')}); probe denied: ${denial.replace(/^.*denied the request: /, '')}`);
+  }
+  log(`Kueue ${handle.version} manager running (${options.webhooks ?? true ? 'webhooks registered' : 'no webhooks'}); `
+    + `pid ${proc.pid}, ${component.module}, health 127.0.0.1:${health}, metrics :${metrics}, webhook :${webhook}, config ${configFile}`);
+  return handle;
+}
+
+/** Waits a little and checks Kueue is still up (for assertions after a scenario). */
+export async function assertKueueRunning(kueue: Kueue, settleMs = 0): Promise<void> {
+  if (settleMs > 0) await sleep(settleMs);
+  if (!kueue.process.running()) throw new Error(`Kueue exited; last lines of ${kueue.process.logFile}:\n${kueue.process.tail(60)}`);
+}
