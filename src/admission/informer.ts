@@ -1,0 +1,221 @@
+/**
+ * @module One list + watch loop over a collection, kept in an in-memory store keyed by
+ * `namespace/name`. The loop never ends on an error: a broken stream or an API error is logged,
+ * backed off exponentially (capped) and followed by a fresh list, so events missed while it was
+ * down are not lost. `410 Gone` (the resourceVersion is too old) relists at once. The status it
+ * keeps is what the health endpoint reports.
+ */
+import type { KubeObject } from '../k8s/index.js';
+import { ApiError, type KubeApi, type WatchEvent } from '../kube/index.js';
+import { objectKey, resourceVersionOf, type WatchedResource } from './resources.js';
+
+export interface AdmissionLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export interface BackoffOptions {
+  /** @default 1000 */
+  readonly initialMs?: number;
+  /** @default 30000 */
+  readonly maxMs?: number;
+}
+
+export interface InformerOptions {
+  readonly logger: AdmissionLogger;
+  /** Called after every change to the store (a list, or an added, modified or deleted object). */
+  readonly onChange: () => void;
+  readonly backoff?: BackoffOptions;
+  /** Server-side watch timeout; the loop re-watches from the last resourceVersion. @default 300 */
+  readonly watchTimeoutSeconds?: number;
+  readonly clock?: () => number;
+}
+
+/** Where a watch stands; the health endpoint turns this into live or down. */
+export interface InformerStatus {
+  readonly resource: string;
+  /** A list has succeeded at least once: the store holds the collection. */
+  synced: boolean;
+  /** A watch stream is open right now. */
+  streaming: boolean;
+  /** When the stream was last lost (ms since the epoch); unset while streaming or before the first list. */
+  downSince?: number;
+  lastError?: string;
+  /** Consecutive failures; the backoff grows with it. */
+  failures: number;
+  lists: number;
+}
+
+/** Delay after `failures` consecutive failures: initial, 2×, 4× … capped at max. */
+export function backoffMs(failures: number, options: BackoffOptions = {}): number {
+  const initial = options.initialMs ?? 1000;
+  const max = options.maxMs ?? 30_000;
+  return Math.min(max, initial * 2 ** Math.min(Math.max(failures - 1, 0), 30));
+}
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    // The listener goes with the timer: one left behind per sleep would pile up on the signal.
+    const onAbort = () => { clearTimeout(timer); resolve(); };
+    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The outcome of one watch stream: where to continue from, or relist. */
+type WatchEnd = { readonly next: 'rewatch'; readonly resourceVersion: string } | { readonly next: 'relist' };
+
+/** A watch ERROR event carries a Status; code 410 means the resourceVersion is gone. */
+function statusCode(object: unknown): number | undefined {
+  const code = (object as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** A stream that ends cleanly before this, having delivered nothing, counts as a failure (no hot loop). */
+const MIN_QUIET_STREAM_MS = 1000;
+
+export class Informer<T extends KubeObject> {
+  readonly store = new Map<string, T>();
+  readonly status: InformerStatus;
+  private readonly clock: () => number;
+
+  constructor(private readonly api: KubeApi, readonly resource: WatchedResource<T>, private readonly options: InformerOptions) {
+    this.status = { resource: resource.name, synced: false, streaming: false, failures: 0, lists: 0 };
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Lists and watches until `signal` aborts. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    let resourceVersion: string | undefined;
+    while (!signal.aborted) {
+      try {
+        resourceVersion ??= await this.relist();
+        const end = await this.watchOnce(resourceVersion, signal);
+        resourceVersion = end.next === 'rewatch' ? end.resourceVersion : undefined;
+      } catch (error) {
+        resourceVersion = undefined;
+        this.fail(error as Error);
+        await sleep(backoffMs(this.status.failures, this.options.backoff), signal);
+      }
+    }
+    this.markDown();
+  }
+
+  private async relist(): Promise<string> {
+    const { items, resourceVersion } = await this.api.list(this.resource.path);
+    const fresh = new Map<string, T>();
+    for (const item of items) {
+      const object = this.parse(item);
+      if (object !== undefined) fresh.set(objectKey(object.metadata), object);
+    }
+    this.store.clear();
+    for (const [key, object] of fresh) this.store.set(key, object);
+    this.status.synced = true;
+    this.status.lists++;
+    this.options.onChange();
+    return resourceVersion;
+  }
+
+  private async watchOnce(from: string, signal: AbortSignal): Promise<WatchEnd> {
+    // A child signal, so a 410 or an ERROR event can end this stream without stopping the loop.
+    const stream = new AbortController();
+    const stopStream = () => stream.abort();
+    signal.addEventListener('abort', stopStream, { once: true });
+    const state = { resourceVersion: from, gone: false, error: undefined as Error | undefined, events: 0 };
+    const opened = this.clock();
+    try {
+      await this.api.watch(this.resource.path, {
+        resourceVersion: from,
+        signal: stream.signal,
+        onOpen: () => this.markStreaming(),
+        ...(this.options.watchTimeoutSeconds !== undefined ? { timeoutSeconds: this.options.watchTimeoutSeconds } : {}),
+      }, (event) => {
+        if (!this.apply(event, state)) stream.abort();
+      });
+    } finally {
+      signal.removeEventListener('abort', stopStream);
+      this.markDown();
+    }
+    if (state.error) throw state.error;
+    if (state.gone) return { next: 'relist' };
+    if (state.events === 0 && this.clock() - opened < MIN_QUIET_STREAM_MS && !signal.aborted) {
+      throw new Error(`watch of ${this.resource.name} ended at once without events`);
+    }
+    return { next: 'rewatch', resourceVersion: state.resourceVersion };
+  }
+
+  /** Applies one watch event; false ends the stream (410 Gone or an ERROR event). */
+  private apply(event: WatchEvent, state: { resourceVersion: string; gone: boolean; error: Error | undefined; events: number }): boolean {
+    state.events++;
+    this.status.failures = 0;
+    delete this.status.lastError;
+    if (event.type === 'ERROR') {
+      const code = statusCode(event.object);
+      if (code === 410) state.gone = true;
+      else state.error = new ApiError(code ?? 0, 'WATCH', this.resource.path, JSON.stringify(event.object));
+      return false;
+    }
+    const version = resourceVersionOf((event.object ?? {}) as { metadata: object });
+    if (version !== undefined) state.resourceVersion = version;
+    if (event.type === 'BOOKMARK') return true;
+    this.applyObject(event.type, event.object);
+    return true;
+  }
+
+  private applyObject(type: string, raw: unknown): void {
+    if (type === 'DELETED') {
+      const metadata = (raw as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+      if (typeof metadata?.name !== 'string') return;
+      const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
+      if (this.store.delete(objectKey({ name: metadata.name, namespace }))) this.options.onChange();
+      return;
+    }
+    if (type !== 'ADDED' && type !== 'MODIFIED') return;
+    const object = this.parse(raw);
+    if (object) {
+      this.store.set(objectKey(object.metadata), object);
+    } else {
+      // An object that no longer reads is dropped: the decision must not act on a stale copy of it.
+      const key = keyOfRaw(raw);
+      if (key === undefined || !this.store.delete(key)) return;
+    }
+    this.options.onChange();
+  }
+
+  /** Parses one received object; logs and skips it when it fails its schema. */
+  private parse(raw: unknown): T | undefined {
+    const result = this.resource.schema.safeParse(raw);
+    if (result.success) return result.data;
+    const issues = result.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    this.options.logger.warn({ resource: this.resource.name, object: keyOfRaw(raw) ?? '(unnamed)', issues }, 'skipped an object that fails its schema');
+    return undefined;
+  }
+
+  private markStreaming(): void {
+    this.status.streaming = true;
+    delete this.status.downSince;
+  }
+
+  private markDown(): void {
+    if (this.status.streaming || this.status.downSince === undefined) this.status.downSince = this.clock();
+    this.status.streaming = false;
+  }
+
+  private fail(error: Error): void {
+    this.status.failures++;
+    this.status.lastError = error.message;
+    this.markDown();
+    this.options.logger.error(
+      { resource: this.resource.name, err: error.message, failures: this.status.failures, retryInMs: backoffMs(this.status.failures, this.options.backoff) },
+      'list/watch failed; will relist after a backoff',
+    );
+  }
+}
+
+function keyOfRaw(raw: unknown): string | undefined {
+  const metadata = (raw as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+  if (typeof metadata?.name !== 'string' || metadata.name === '') return undefined;
+  return objectKey({ name: metadata.name, namespace: typeof metadata.namespace === 'string' ? metadata.namespace : undefined });
+}

@@ -1,0 +1,44 @@
+/**
+ * @module What the checker watches: Kueue v1beta2 Workloads and ResourceFlavors, Nodes and Pods,
+ * each parsed once at the boundary with the loose schemas the decision reads.
+ */
+import type { z } from 'zod';
+import { NodeSchema, type KubeObject, type Node } from '../k8s/index.js';
+import {
+  ObservedResourceFlavorSchema, PodSchema, WorkloadSchema,
+  type ObservedResourceFlavor, type Pod, type Workload,
+} from '../sync/index.js';
+
+export const KUEUE_API = '/apis/kueue.x-k8s.io/v1beta2';
+
+/** One collection the checker lists and watches across all namespaces. */
+export interface WatchedResource<T extends KubeObject> {
+  /** Short name for logs and the health report: `workloads`, `pods`. */
+  readonly name: string;
+  /** Collection path, may carry a field selector. */
+  readonly path: string;
+  readonly schema: z.ZodType<T>;
+}
+
+export const WORKLOADS: WatchedResource<Workload> = { name: 'workloads', path: `${KUEUE_API}/workloads`, schema: WorkloadSchema };
+export const RESOURCE_FLAVORS: WatchedResource<ObservedResourceFlavor> = {
+  name: 'resourceflavors', path: `${KUEUE_API}/resourceflavors`, schema: ObservedResourceFlavorSchema,
+};
+export const NODES: WatchedResource<Node> = { name: 'nodes', path: '/api/v1/nodes', schema: NodeSchema };
+/** Terminated Pods hold no cards (the decision ignores them too): leaving them out keeps the store small. */
+export const PODS: WatchedResource<Pod> = {
+  name: 'pods',
+  path: `/api/v1/pods?fieldSelector=${encodeURIComponent('status.phase!=Succeeded,status.phase!=Failed')}`,
+  schema: PodSchema,
+};
+
+/** `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(metadata: { readonly name: string; readonly namespace?: string | undefined }): string {
+  return metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name;
+}
+
+/** The resourceVersion of an object as received (the loose metadata schema passes it through untyped). */
+export function resourceVersionOf(object: { readonly metadata: object }): string | undefined {
+  const value = (object.metadata as { resourceVersion?: unknown }).resourceVersion;
+  return typeof value === 'string' ? value : undefined;
+}
