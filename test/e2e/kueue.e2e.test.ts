@@ -31,8 +31,17 @@ const H100 = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64';
 const H100_FLAVOR = `${H100}-8d`;
 /** How long the chain may take to follow a change (Metacontroller, two or three hooks deep). */
 const CONVERGE_MS = 120_000;
-/** Kueue admits within seconds; a Retry costs requeueAfterSeconds (30) plus a scheduling cycle. */
+/** Kueue admits within a second or two of a Job's creation (measured: ~150 ms after its Workload). */
 const ADMIT_MS = 60_000;
+/**
+ * Kueue v0.17 on a `Retry` with requeueAfterSeconds 30 (measured, and pkg/controller/core/
+ * workload_controller.go): it sets status.requeueState.requeueAt = the check's lastTransitionTime
+ * + 30 s and KEEPS the quota reservation meanwhile (QuotaReserved stays True, the Job suspended);
+ * at requeueAt it evicts (reason AdmissionCheck), re-reserves in the same breath (Requeued=True,
+ * BackoffFinished) and resets the check to Pending ("Reset to Pending after eviction. Previously:
+ * Retry", retryCount 1). Admission after the blocking Pods go therefore takes up to ~30 s plus the
+ * checker's answer; 150 s leaves room for one more Retry round.
+ */
 const RETRY_ADMIT_MS = 150_000;
 
 type Condition = { type: string; status: string; reason?: string; message?: string };
@@ -314,6 +323,10 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
   });
 
   it.skipIf(!checkerAvailable)('8 cards per pod on 4 + 4 free cards: quota yes, check Retry, Job stays suspended; admitted once the blocking Pods go', async () => {
+    // The flavor selects exactly the two 8-card nodes, so 4 + 4 are all the free cards there are.
+    const flavor = await client.get<KubeObject & { spec: { nodeLabels: Record<string, string> } }>(KUEUE, 'ResourceFlavor', H100_FLAVOR);
+    const selector = Object.entries(flavor?.spec.nodeLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+    expect((await client.list('v1', 'Node', { labelSelector: selector })).map((n) => n.metadata.name).sort()).toEqual(['gpu-h100-01', 'gpu-h100-02']);
     const blockers = [boundPod('e2e-blocker-1', 'gpu-h100-01', 4), boundPod('e2e-blocker-2', 'gpu-h100-02', 4)];
     for (const pod of blockers) await client.applyObject(pod);
     const name = 'e2e-h100-8';
