@@ -1,0 +1,115 @@
+/**
+ * @module One reconcile pass: every Workload in the store that awaits our verdict is decided
+ * (the pure `decideNodeDevices`), and our entry is written only where state, message or delay
+ * differ from the observed one, so our own write, coming back through the watch, causes no
+ * further write. The transition time is stamped here, not in the decision (it reads no clock).
+ */
+import type { ManufacturerName, Node } from '../k8s/index.js';
+import { ApiError } from '../kube/index.js';
+import {
+  decideNodeDevices,
+  type AdmissionCheckState, type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
+} from '../sync/index.js';
+import type { AdmissionLogger } from './informer.js';
+import { objectKey, resourceVersionOf } from './resources.js';
+import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
+
+/** What the stores hold at the start of a pass. */
+export interface Snapshot {
+  readonly workloads: Iterable<Workload>;
+  /** ResourceFlavors by name. */
+  readonly flavors: Readonly<Record<string, ObservedResourceFlavor>>;
+  readonly nodes: readonly Node[];
+  readonly pods: readonly Pod[];
+}
+
+export interface ReconcilerOptions {
+  readonly writer: CheckWriter;
+  readonly checkName: string;
+  readonly deviceResourceOf: (mfr: ManufacturerName) => string;
+  readonly logger: AdmissionLogger;
+  readonly clock?: () => Date;
+}
+
+export interface PassResult {
+  readonly written: number;
+  /** Writes that failed with something other than 404/409: the caller retries after a backoff. */
+  readonly failed: number;
+}
+
+/** RFC 3339 at seconds, as the API server stores `metav1.Time`, so a read-back compares equal. */
+export function formatTime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** True when the verdict says something the observed entry does not (the time alone is not a change). */
+export function differsFromObserved(verdict: NodeDevicesVerdict, observed: AdmissionCheckState | undefined): boolean {
+  if (observed === undefined) return true;
+  return observed.state !== verdict.state
+    || (observed.message ?? '') !== verdict.message
+    || observed.requeueAfterSeconds !== verdict.requeueAfterSeconds;
+}
+
+/** The entry to write: the time moves only when the state does (a new message within `Retry` keeps it). */
+export function stampEntry(verdict: NodeDevicesVerdict, observed: AdmissionCheckState | undefined, now: string): AdmissionCheckEntry {
+  const sameState = observed !== undefined && observed.state === verdict.state && observed.lastTransitionTime !== undefined;
+  return { ...verdict, lastTransitionTime: sameState ? (observed.lastTransitionTime as string) : now };
+}
+
+function sameVerdict(a: AdmissionCheckEntry, b: NodeDevicesVerdict): boolean {
+  return a.state === b.state && a.message === b.message && a.requeueAfterSeconds === b.requeueAfterSeconds;
+}
+
+/** Decides and writes; remembers what it wrote per Workload version so a pass before the watch echo does not repeat it. */
+export class Reconciler {
+  private readonly written = new Map<string, { readonly resourceVersion: string | undefined; readonly entry: AdmissionCheckEntry }>();
+
+  constructor(private readonly options: ReconcilerOptions) {}
+
+  async pass(snapshot: Snapshot): Promise<PassResult> {
+    const seen = new Set<string>();
+    let written = 0;
+    let failed = 0;
+    for (const workload of snapshot.workloads) {
+      const key = objectKey(workload.metadata);
+      seen.add(key);
+      const outcome = await this.reconcileOne(workload, key, snapshot);
+      if (outcome === 'written') written++;
+      else if (outcome === 'failed') failed++;
+    }
+    for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
+    return { written, failed };
+  }
+
+  private async reconcileOne(workload: Workload, key: string, snapshot: Snapshot): Promise<'written' | 'unchanged' | 'skipped' | 'failed'> {
+    const { checkName, deviceResourceOf } = this.options;
+    const namespace = workload.metadata.namespace;
+    const verdict = decideNodeDevices({ workload, flavors: snapshot.flavors, nodes: snapshot.nodes, pods: snapshot.pods, deviceResourceOf, checkName });
+    if (verdict === undefined || namespace === undefined) return 'skipped';
+    const observed = workload.status?.admissionChecks?.find((c) => c.name === checkName);
+    if (!differsFromObserved(verdict, observed)) return 'unchanged';
+    const resourceVersion = resourceVersionOf(workload);
+    const previous = this.written.get(key);
+    if (previous && previous.resourceVersion === resourceVersion && sameVerdict(previous.entry, verdict)) return 'unchanged';
+    const entry = stampEntry(verdict, observed, formatTime((this.options.clock ?? (() => new Date()))()));
+    return this.write({ namespace, name: workload.metadata.name }, key, resourceVersion, entry);
+  }
+
+  private async write(ref: { namespace: string; name: string }, key: string, resourceVersion: string | undefined, entry: AdmissionCheckEntry): Promise<'written' | 'skipped' | 'failed'> {
+    const fields = { workload: key, namespace: ref.namespace, name: ref.name, check: entry.name, state: entry.state, message: entry.message };
+    try {
+      await this.options.writer.write(ref, entry);
+    } catch (error) {
+      // Gone or changed under us: the watch brings the new version and the next pass decides again.
+      if (error instanceof ApiError && (error.status === 404 || error.status === 409)) {
+        this.options.logger.warn({ ...fields, status: error.status, err: error.message }, 'admission check not written; will decide again on the next change');
+        return 'skipped';
+      }
+      this.options.logger.error({ ...fields, err: (error as Error).message }, 'admission check write failed; will retry');
+      return 'failed';
+    }
+    this.written.set(key, { resourceVersion, entry });
+    this.options.logger.info({ ...fields, ...(entry.requeueAfterSeconds !== undefined ? { requeueAfterSeconds: entry.requeueAfterSeconds } : {}) }, 'admission check written');
+    return 'written';
+  }
+}
