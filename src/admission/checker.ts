@@ -1,0 +1,122 @@
+/**
+ * @module The checker process: four informers feed the stores; any change schedules a reconcile
+ * pass a little later (events coalesce), a periodic resync re-decides even without events (a
+ * `Retry` whose blocking pods went away while Kueue backed off), and failed writes are retried
+ * with a backoff. Nothing is decided until every store has listed once: a Workload decided
+ * before the Pods are known would see every node empty.
+ */
+import type { ManufacturerName } from '../k8s/index.js';
+import type { KubeApi } from '../kube/index.js';
+import { MANUFACTURERS } from '../nodefeature/index.js';
+import { healthReport, type HealthReport } from './health.js';
+import { Informer, backoffMs, type AdmissionLogger, type BackoffOptions } from './informer.js';
+import { Reconciler, type PassResult } from './reconcile.js';
+import { NODES, PODS, RESOURCE_FLAVORS, WORKLOADS } from './resources.js';
+import { kubeCheckWriter, type CheckWriter } from './writer.js';
+
+export const DEFAULT_CHECK_NAME = 'gpustack-node-devices';
+
+export interface CheckerOptions {
+  readonly api: KubeApi;
+  readonly logger: AdmissionLogger;
+  /** Our entry in `status.admissionChecks`, also the field manager of the apply. @default 'gpustack-node-devices' */
+  readonly checkName?: string;
+  /** @default server-side apply through `api` */
+  readonly writer?: CheckWriter;
+  /** @default the manufacturer table: nvidia → `nvidia.com/gpu`, … */
+  readonly deviceResourceOf?: (mfr: ManufacturerName) => string;
+  /** How long events coalesce before a pass. @default 150 */
+  readonly debounceMs?: number;
+  /** A pass at least this often, events or not. @default 30000 */
+  readonly resyncMs?: number;
+  /** For watches and for failed writes. @default 1 s doubling up to 30 s */
+  readonly backoff?: BackoffOptions;
+  /** How long a watch may be without its stream and still count as live. @default 60000 */
+  readonly graceMs?: number;
+  /** @default 300 */
+  readonly watchTimeoutSeconds?: number;
+  readonly clock?: () => Date;
+  /** Called after each pass (tests and diagnostics). */
+  readonly onPass?: (result: PassResult) => void;
+}
+
+export interface Checker {
+  health(): HealthReport;
+  /** Resolves after the first pass that ran with every store listed. */
+  readonly firstPass: Promise<void>;
+  /** Stops the watches and timers and waits for a running pass. */
+  stop(): Promise<void>;
+}
+
+function deviceResourceFromTable(mfr: ManufacturerName): string {
+  return MANUFACTURERS[mfr].deviceResource;
+}
+
+export function startChecker(options: CheckerOptions): Checker {
+  const checkName = options.checkName ?? DEFAULT_CHECK_NAME;
+  const clock = options.clock ?? (() => new Date());
+  const stop = new AbortController();
+  const informerOptions = {
+    logger: options.logger, onChange: () => schedule(options.debounceMs ?? 150), clock: () => clock().getTime(),
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+  };
+  const workloads = new Informer(options.api, WORKLOADS, informerOptions);
+  const flavors = new Informer(options.api, RESOURCE_FLAVORS, informerOptions);
+  const nodes = new Informer(options.api, NODES, informerOptions);
+  const pods = new Informer(options.api, PODS, informerOptions);
+  const informers = [workloads, flavors, nodes, pods];
+  const reconciler = new Reconciler({
+    writer: options.writer ?? kubeCheckWriter(options.api, checkName),
+    checkName, deviceResourceOf: options.deviceResourceOf ?? deviceResourceFromTable, logger: options.logger, clock,
+  });
+
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let pending = false;
+  let writeFailures = 0;
+  let firstPassDone: () => void = () => undefined;
+  const firstPass = new Promise<void>((resolve) => { firstPassDone = resolve; });
+
+  function schedule(delayMs: number): void {
+    if (stop.signal.aborted || timer !== undefined) return;
+    timer = setTimeout(() => { timer = undefined; void runPass(); }, delayMs);
+  }
+
+  async function runPass(): Promise<void> {
+    if (!informers.every((i) => i.status.synced)) return;
+    // One pass at a time; changes during a pass get one more pass after it.
+    if (running) { pending = true; return; }
+    running = passOnce().catch((error: unknown) => {
+      options.logger.error({ err: (error as Error).message }, 'reconcile pass failed; will retry on the next change or resync');
+    });
+    await running;
+    running = undefined;
+    if (pending) { pending = false; schedule(options.debounceMs ?? 150); }
+  }
+
+  async function passOnce(): Promise<void> {
+    const flavorsByName = Object.fromEntries([...flavors.store.values()].map((f) => [f.metadata.name, f]));
+    const result = await reconciler.pass({
+      workloads: workloads.store.values(), flavors: flavorsByName, nodes: [...nodes.store.values()], pods: [...pods.store.values()],
+    });
+    firstPassDone();
+    options.onPass?.(result);
+    writeFailures = result.failed > 0 ? writeFailures + 1 : 0;
+    if (writeFailures > 0) setTimeout(() => schedule(0), backoffMs(writeFailures, options.backoff)).unref();
+  }
+
+  const resync = setInterval(() => schedule(0), options.resyncMs ?? 30_000);
+  const runs = informers.map((i) => i.run(stop.signal));
+  return {
+    health: () => healthReport(informers.map((i) => i.status), clock().getTime(), options.graceMs ?? 60_000),
+    firstPass,
+    async stop() {
+      stop.abort();
+      clearInterval(resync);
+      if (timer !== undefined) clearTimeout(timer);
+      await Promise.all(runs);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The whole checker against a streaming HTTP API server on 127.0.0.1: it waits for every store,
+ * writes our entry alone by server-side apply on the status subresource, is not woken into a
+ * second write by its own echo, follows a Pod going away, retries failed writes, re-decides on
+ * the periodic resync, skips malformed objects and reports its watches on /healthz.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serveHealth, startChecker, type Checker, type CheckerOptions } from '../../src/admission/index.js';
+import { createKubeApi } from '../../src/kube/index.js';
+import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../sync/node-devices-admission/builders.js';
+import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
+
+const T0 = Date.parse('2026-03-01T12:00:00Z');
+const STATUS_PATH = '/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/train/status?fieldManager=gpustack-node-devices&force=true';
+const RETRY_MESSAGE = `podset "workers": 1 pod × 8 cards do not fit in flavor ${H100_FLAVOR}; the largest free block is 4 cards (node gpu-a); will retry as capacity frees`;
+
+type Json = Record<string, unknown>;
+const json = (value: unknown): Json => structuredClone(value) as Json;
+
+let api: FakeKube;
+let checker: Checker | undefined;
+let now = T0;
+let passes = 0;
+
+beforeEach(async () => {
+  api = await startFakeKube();
+  now = T0;
+  passes = 0;
+  checker = undefined;
+});
+afterEach(async () => {
+  await checker?.stop();
+  await api.close();
+});
+
+/** The 4 + 4 scene: two 8-card nodes with 4 cards busy on each, and a Workload asking 8 for one pod. */
+function seedFragmentedPool(): void {
+  api.upsert('resourceflavors', json(deviceFlavor()));
+  api.upsert('nodes', json(gpuNode('gpu-a', 8)));
+  api.upsert('nodes', json(gpuNode('gpu-b', 8)));
+  api.upsert('pods', json(boundPod('busy-a', 'gpu-a', [gpus(4)])));
+  api.upsert('pods', json(boundPod('busy-b', 'gpu-b', [gpus(4)])));
+  api.upsert('workloads', json(makeWorkload('train').podSet('workers', 1, [gpus(8)]).listedChecks('other-check', CHECK).obj()));
+}
+
+function start(extra: Partial<CheckerOptions> = {}): { checker: Checker; logger: ReturnType<typeof recordingLogger> } {
+  const logger = recordingLogger();
+  checker = startChecker({
+    api: createKubeApi(kubeConfigFor(api.url)), logger, debounceMs: 5, backoff: { initialMs: 5, maxMs: 20 }, resyncMs: 3_600_000,
+    clock: () => new Date(now), onPass: () => { passes++; }, ...extra,
+  });
+  return { checker, logger };
+}
+
+function ourEntry(): Json | undefined {
+  const workload = api.get('workloads', 'team-a/train') as { status?: { admissionChecks?: Json[] } } | undefined;
+  return workload?.status?.admissionChecks?.find((c) => c['name'] === CHECK);
+}
+
+/** Waits for one more pass than now, after the caller's change. */
+async function nextPass(what: string): Promise<void> {
+  const seen = passes;
+  await eventually(() => passes > seen, what);
+}
+
+describe('checker: the write', () => {
+  it('server-side applies our entry alone on the status subresource; its own echo causes no second write; a freed node turns it Ready', async () => {
+    seedFragmentedPool();
+    const { logger } = start();
+    await eventually(() => api.patches().length === 1, 'the Retry write');
+    const [patch] = api.patches();
+    expect(patch?.path).toBe(STATUS_PATH);
+    expect(patch?.contentType).toBe('application/apply-patch+yaml');
+    expect(patch?.body).toEqual({
+      apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload',
+      metadata: { name: 'train', namespace: 'team-a' },
+      status: { admissionChecks: [{ name: CHECK, state: 'Retry', message: RETRY_MESSAGE, requeueAfterSeconds: 30, lastTransitionTime: '2026-03-01T12:00:00Z' }] },
+    });
+    // Kueue's entry for the other check is untouched by the apply.
+    const other = (api.get('workloads', 'team-a/train') as { status: { admissionChecks: Json[] } }).status.admissionChecks.find((c) => c['name'] === 'other-check');
+    expect(other?.['state']).toBe('Pending');
+
+    // The echo arrives (a MODIFIED event); a later unrelated change makes another pass: no new write.
+    await eventually(() => checker?.health().healthy === true, 'all watches live');
+    api.upsert('nodes', json(gpuNode('gpu-c-cpu', 0)));
+    await nextPass('a pass after the echo');
+    expect(api.patches()).toHaveLength(1);
+
+    now = T0 + 60_000;
+    api.remove('pods', 'team-b/busy-a');
+    await eventually(() => api.patches().length === 2, 'the Ready write');
+    expect(ourEntry()).toEqual({
+      name: CHECK, state: 'Ready', message: 'the assigned flavor pool has enough free cards to place every pod', lastTransitionTime: '2026-03-01T12:01:00Z',
+    });
+    const written = () => logger.entries.filter((e) => e.message === 'admission check written').map((e) => e.fields['state']);
+    await eventually(() => written().length === 2, 'two verdict lines');
+    expect(written()).toEqual(['Retry', 'Ready']);
+  });
+
+  it('decides nothing until every collection has listed: a Workload seen before the Pods would look placeable', async () => {
+    seedFragmentedPool();
+    api.failLists('pods', 3);
+    start();
+    await eventually(() => api.lists('pods') >= 3, 'pods lists failing');
+    expect(api.patches()).toEqual([]);
+    expect(checker?.health()).toMatchObject({ healthy: false, down: ['pods'] });
+    await eventually(() => api.patches().length === 1, 'the write once pods listed');
+    expect(ourEntry()?.['state']).toBe('Retry');
+  });
+});
+
+describe('checker: retries and resync', () => {
+  it('a write that fails with 500 is retried after a backoff, without any new event', async () => {
+    seedFragmentedPool();
+    api.failPatches(500, 2);
+    const { logger } = start();
+    await eventually(() => ourEntry()?.['state'] === 'Retry', 'written on the third try');
+    expect(api.patches()).toHaveLength(3);
+    expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.message)).toEqual(['admission check write failed; will retry', 'admission check write failed; will retry']);
+  });
+
+  it('a 409 is not retried by backoff, but the periodic resync decides again', async () => {
+    seedFragmentedPool();
+    api.failPatches(409, 1);
+    const { logger } = start({ resyncMs: 50 });
+    await eventually(() => ourEntry()?.['state'] === 'Retry', 'written after a resync');
+    expect(api.patches()).toHaveLength(2);
+    expect(logger.entries.find((e) => e.level === 'warn')?.fields['status']).toBe(409);
+  });
+});
+
+describe('checker: malformed objects', () => {
+  it('a Workload or Pod that fails its schema is logged and skipped; the valid Workload still gets its verdict', async () => {
+    seedFragmentedPool();
+    api.upsert('workloads', { metadata: { name: 'broken', namespace: 'team-a' }, spec: { podSets: 'not a list' } });
+    api.upsert('pods', { metadata: { name: 'broken', namespace: 'team-b' }, spec: { containers: [{ resources: { requests: { 'nvidia.com/gpu': { n: 8 } } } }] } });
+    const { logger } = start();
+    await eventually(() => api.patches().length === 1, 'the write for the valid Workload');
+    expect(api.patches()[0]?.path).toBe(STATUS_PATH);
+    expect(logger.entries.filter((e) => e.level === 'warn').map((e) => `${String(e.fields['resource'])} ${String(e.fields['object'])}`).sort())
+      .toEqual(['pods team-b/broken', 'workloads team-a/broken']);
+  });
+});
+
+describe('checker: /healthz', () => {
+  let health: Server | undefined;
+  afterEach(async () => {
+    health?.closeAllConnections();
+    await new Promise((resolve) => health?.close(resolve) ?? resolve(undefined));
+  });
+
+  it('200 while every watch is live; 503 naming the watch that cannot relist; 200 again once it can', async () => {
+    seedFragmentedPool();
+    const running = start({ graceMs: 0 }).checker;
+    health = await serveHealth(() => running.health(), 0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(health.address() as AddressInfo).port}/healthz`;
+    await eventually(async () => (await fetch(url)).status === 200, 'healthy');
+
+    api.failLists('pods', 1_000_000);
+    api.dropWatches();
+    await eventually(async () => {
+      const res = await fetch(url);
+      const body = await res.json() as { down: string[] };
+      return res.status === 503 && body.down.join() === 'pods';
+    }, '503 naming pods');
+
+    api.failLists('pods', 0);
+    await eventually(async () => (await fetch(url)).status === 200, 'healthy again');
+    expect((await fetch(url.replace('/healthz', '/other'))).status).toBe(404);
+  });
+
+  it('stop() ends every watch', async () => {
+    seedFragmentedPool();
+    const running = start().checker;
+    await eventually(() => running.health().healthy, 'healthy');
+    await running.stop();
+    checker = undefined;
+    await eventually(() => (['workloads', 'resourceflavors', 'nodes', 'pods'] as const).every((c) => api.openWatches(c) === 0), 'watches closed');
+    expect(running.health().watches.map((w) => w.streaming)).toEqual([false, false, false, false]);
+  });
+});
