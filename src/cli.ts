@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
  * @module `gpustack-operator`: one binary — `serve` (the hook server), `render` (the whole chain
- * offline for a node dump), `agent` (the node agent) and `detect` (one detection, by hand).
+ * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand) and
+ * `admission` (the per-card admission check; also inside `serve --admission`).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { ADMISSION_FLAGS } from './cli-admission-flags.js';
 import { UsageError } from './cli-errors.js';
 import { canonicalize, parseQuantity } from './k8s/index.js';
 import { InputError, parseChain, parseNodes } from './render-input.js';
@@ -15,17 +17,22 @@ import { renderChain } from './sync/index.js';
 const USAGE = `Usage: gpustack-operator <command> [options]
 
 Commands:
-  serve    Run the Metacontroller hook server
-           --port 8080  --host 0.0.0.0  --max-body 256Mi  --log-level info
-  render   Print the labels and Kueue objects the chain derives from a node dump
-           --nodes FILE (kubectl get nodes -o yaml|json, or an array of Nodes)
-           [--chain FILE] [--namespaces default,team-a] [-o yaml|json]
-  agent    Detect this node's accelerators every interval and publish the labels on change
-           --node NAME (default $NODE_NAME)  --publish nodefeature|feature-file|node-labels
-           --interval 60s  --namespace gpustack-system  --features-dir DIR  --health-port 8081
-           [--kubeconfig FILE] [--manufacturers nvidia,amd]
-  detect   Print what the vendor libraries report and the labels the agent would publish
-           [-o json|text] [--manufacturers nvidia,amd]
+  serve      Run the Metacontroller hook server
+             --port 8080  --host 0.0.0.0  --max-body 256Mi  --log-level info
+             [--admission] also run the admission checker in this process (flags as below)
+  render     Print the labels and Kueue objects the chain derives from a node dump
+             --nodes FILE (kubectl get nodes -o yaml|json, or an array of Nodes)
+             [--chain FILE] [--namespaces default,team-a] [-o yaml|json]
+  agent      Detect this node's accelerators every interval and publish the labels on change
+             --node NAME (default $NODE_NAME)  --publish nodefeature|feature-file|node-labels
+             --interval 60s  --namespace gpustack-system  --features-dir DIR  --health-port 8081
+             [--kubeconfig FILE] [--manufacturers nvidia,amd]
+  detect     Print what the vendor libraries report and the labels the agent would publish
+             [-o json|text] [--manufacturers nvidia,amd]
+  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
+             write our entry of Workload.status.admissionChecks (Ready or Retry)
+             [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
+             --check-name gpustack-node-devices  --log-level info
 
 Vendor library overrides: GPUSTACK_<MFR>_LIBRARY=/path/lib.so (e.g. GPUSTACK_NVIDIA_LIBRARY).
 `;
@@ -45,11 +52,24 @@ async function serveCommand(args: string[]): Promise<void> {
       host: { type: 'string', default: '0.0.0.0' },
       'max-body': { type: 'string', default: '256Mi' },
       'log-level': { type: 'string', default: 'info' },
+      admission: { type: 'boolean', default: false },
+      ...ADMISSION_FLAGS,
     },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: "${values.port}" is not a port number`);
-  await runServer({ port, host: values.host, maxBodyBytes: parseByteSize(values['max-body']), logLevel: values['log-level'] });
+  const maxBodyBytes = parseByteSize(values['max-body']);
+  // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
+  const admission = values.admission
+    ? await (await import('./cli-admission.js')).startAdmission({
+      kubeconfig: values.kubeconfig, healthPort: values['health-port'], checkName: values['check-name'], logLevel: values['log-level'],
+    })
+    : undefined;
+  try {
+    await runServer({ port, host: values.host, maxBodyBytes, logLevel: values['log-level'] });
+  } finally {
+    await admission?.stop();
+  }
 }
 
 function renderCommand(args: string[]): void {
@@ -84,6 +104,7 @@ async function main(argv: string[]): Promise<number> {
       // Loaded on demand: the Kubernetes client and the addon loader are not needed to serve or render.
       case 'agent': await (await import('./cli-agent.js')).agentCommand(rest); return 0;
       case 'detect': await (await import('./cli-agent.js')).detectCommand(rest); return 0;
+      case 'admission': await (await import('./cli-admission.js')).admissionCommand(rest); return 0;
       case undefined: case 'help': case '--help': case '-h': process.stdout.write(USAGE); return command === undefined ? 2 : 0;
       default: throw new UsageError(`unknown command "${command}"`);
     }

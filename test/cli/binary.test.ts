@@ -1,16 +1,20 @@
 /**
- * The built `gpustack-operator` binary: `render` exit codes and messages, and `serve` answering
- * over HTTP on 127.0.0.1 and stopping cleanly on SIGTERM. The sources are compiled once, without
+ * The built `gpustack-operator` binary: `render` exit codes and messages, `serve` answering
+ * over HTTP on 127.0.0.1 and stopping cleanly on SIGTERM, and `admission` (alone and inside
+ * `serve --admission`) writing a verdict to a streaming stand-in API server. The sources are compiled once, without
  * type checking (that is `npm run typecheck`'s job), into a private folder under node_modules/.cache
  * so that a concurrent `npm run build` into dist/ cannot race with this test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../sync/node-devices-admission/builders.js';
+import { eventually, kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -156,5 +160,97 @@ describe('gpustack-operator serve', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
+  }, CLI_TIMEOUT_MS);
+});
+
+/** A port nobody listens on right now (the kernel's pick, released again). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function healthStatus(url: string): Promise<number> {
+  try { return (await fetch(url)).status; } catch { return 0; }
+}
+
+describe('gpustack-operator admission', () => {
+  let api: FakeKube;
+  let kubeconfig = '';
+  const children: ChildProcess[] = [];
+
+  beforeEach(async () => {
+    api = await startFakeKube();
+    kubeconfig = join(scratch, `kubeconfig-${Date.now()}`);
+    writeFileSync(kubeconfig, kubeConfigText(api.url));
+    const json = (value: unknown) => structuredClone(value) as Record<string, unknown>;
+    api.upsert('resourceflavors', json(deviceFlavor()));
+    api.upsert('nodes', json(gpuNode('gpu-a', 8)));
+    api.upsert('nodes', json(gpuNode('gpu-b', 8)));
+    api.upsert('pods', json(boundPod('busy-a', 'gpu-a', [gpus(4)])));
+    api.upsert('pods', json(boundPod('busy-b', 'gpu-b', [gpus(4)])));
+    api.upsert('workloads', json(makeWorkload('train').podSet('workers', 1, [gpus(8)]).obj()));
+  });
+  afterEach(async () => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await api.close();
+  });
+
+  function start(...args: string[]): { child: ChildProcess; done: Promise<Run> } {
+    const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    return { child, done: collect(child) };
+  }
+
+  const retryMessage = `podset "workers": 1 pod × 8 cards do not fit in flavor ${H100_FLAVOR}; the largest free block is 4 cards (node gpu-a); will retry as capacity frees`;
+
+  it('writes Retry for 8 cards on 4 + 4 free, logs one JSON line for it on stdout, is healthy, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const { child, done } = start('admission', '--kubeconfig', kubeconfig, '--health-port', String(port));
+    await eventually(async () => await healthStatus(`http://127.0.0.1:${port}/healthz`) === 200, 'admission /healthz 200', CLI_TIMEOUT_MS / 2);
+    await eventually(() => api.patches().length === 1, 'the Retry write', CLI_TIMEOUT_MS / 2);
+    expect(api.patches()[0]?.path).toBe('/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/train/status?fieldManager=gpustack-node-devices&force=true');
+
+    child.kill('SIGTERM');
+    const run = await done;
+    expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+    expect(run.stderr).toBe('');
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l['msg'] === 'admission check written')).toEqual([expect.objectContaining({
+      workload: 'team-a/train', namespace: 'team-a', name: 'train', check: CHECK, state: 'Retry', message: retryMessage, requeueAfterSeconds: 30,
+    })]);
+  }, CLI_TIMEOUT_MS);
+
+  it('serve --admission runs the hook server and the checker in one process; SIGTERM stops both with exit 0', async () => {
+    const port = await freePort();
+    const { child, done } = start('serve', '--admission', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--kubeconfig', kubeconfig, '--health-port', String(port));
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => { seen += chunk.toString(); });
+    await eventually(() => /hook server on http:\/\/127\.0\.0\.1:\d+\n/.test(seen), 'hook server listening', CLI_TIMEOUT_MS / 2);
+    const base = /hook server on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(seen)?.[1] as string;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await eventually(async () => await healthStatus(`http://127.0.0.1:${port}/healthz`) === 200, 'admission /healthz 200', CLI_TIMEOUT_MS / 2);
+    await eventually(() => api.patches().length === 1, 'the Retry write', CLI_TIMEOUT_MS / 2);
+
+    child.kill('SIGTERM');
+    const run = await done;
+    expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+    expect(run.stderr).toBe('');
+  }, CLI_TIMEOUT_MS);
+
+  it.each([
+    { args: ['--health-port', 'eighty'], error: /--health-port: "eighty" is not a port number/ },
+    { args: ['--check-name', 'Not A Name'], error: /--check-name: "Not A Name" must be a DNS subdomain/ },
+    { args: ['--no-such-flag'], error: /Unknown option '--no-such-flag'/ },
+  ])('exits 2 with the usage for $args', async ({ args, error }) => {
+    const run = await cli('admission', '--kubeconfig', kubeconfig, ...args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(error);
+    expect(run.stderr).toContain('Usage: gpustack-operator <command> [options]');
   }, CLI_TIMEOUT_MS);
 });

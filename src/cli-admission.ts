@@ -1,0 +1,78 @@
+/**
+ * @module The `admission` subcommand (and `serve --admission`), loaded only when one of them
+ * runs: the Kubernetes client is not needed to serve hooks or render.
+ */
+import type { Server } from 'node:http';
+import { parseArgs } from 'node:util';
+import { pino, type Logger } from 'pino';
+import { serveHealth, startChecker } from './admission/index.js';
+import { ADMISSION_FLAGS } from './cli-admission-flags.js';
+import { UsageError } from './cli-errors.js';
+import { isDnsSubdomain } from './k8s/index.js';
+import { createKubeApi, loadKubeConfig } from './kube/index.js';
+
+export interface AdmissionSettings {
+  readonly kubeconfig?: string | undefined;
+  readonly healthPort: string;
+  readonly checkName: string;
+  readonly logLevel: string;
+}
+
+export interface RunningAdmission {
+  stop(): Promise<void>;
+}
+
+/** Verdicts and progress on stdout, warnings and errors on stderr, one JSON object per line. */
+function admissionLogger(level: string): Logger {
+  const streams = pino.multistream([{ level: 'trace', stream: process.stdout }, { level: 'warn', stream: process.stderr }], { dedupe: true });
+  return pino({ level, base: undefined }, streams);
+}
+
+function parsePort(text: string, flag: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${flag}: "${text}" is not a port number`);
+  return port;
+}
+
+/** Starts the checker and its health endpoint; `stop` ends both. */
+export async function startAdmission(settings: AdmissionSettings): Promise<RunningAdmission> {
+  const healthPort = parsePort(settings.healthPort, '--health-port');
+  // The check name is also the apply's field manager (at most 128 characters).
+  if (!isDnsSubdomain(settings.checkName) || settings.checkName.length > 128) {
+    throw new UsageError(`--check-name: "${settings.checkName}" must be a DNS subdomain of at most 128 characters`);
+  }
+  const logger = admissionLogger(settings.logLevel);
+  const api = createKubeApi(loadKubeConfig(settings.kubeconfig));
+  const checker = startChecker({ api, logger, checkName: settings.checkName });
+  let health: Server;
+  try {
+    health = await serveHealth(() => checker.health(), healthPort);
+  } catch (error) {
+    await checker.stop();
+    throw error;
+  }
+  logger.info({ checkName: settings.checkName, healthPort }, 'admission checker started');
+  return {
+    async stop() {
+      await checker.stop();
+      health.closeAllConnections();
+      await new Promise((resolve) => health.close(resolve));
+      logger.info({}, 'admission checker stopped');
+    },
+  };
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
+  });
+}
+
+export async function admissionCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { ...ADMISSION_FLAGS, 'log-level': { type: 'string', default: 'info' } } });
+  const running = await startAdmission({
+    kubeconfig: values.kubeconfig, healthPort: values['health-port'], checkName: values['check-name'], logLevel: values['log-level'],
+  });
+  await untilSignal();
+  await running.stop();
+}
