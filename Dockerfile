@@ -25,6 +25,6 @@ COPY --from=build /src/dist ./dist
 # native/index.ts also looks for the addon next to itself.
 COPY --from=build /src/native/build/Release/gpustack_native.node ./dist/native/gpustack_native.node
 USER 10001:10001
-EXPOSE 8080 8081
+EXPOSE 8080 8081 8082
 ENTRYPOINT ["node", "/app/dist/src/cli.js"]
 CMD ["serve"]

@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { NODES, PODS, RESOURCE_FLAVORS, WORKLOADS, workloadStatusPath } from '../../src/admission/index.js';
+import { ADMISSION_FLAGS } from '../../src/cli-admission-flags.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { hookRoutes } from '../../src/server/index.js';
 import { renderChain } from '../../src/sync/index.js';
@@ -65,5 +67,86 @@ describe('controller manifests ↔ server contract', () => {
     for (const file of files) {
       for (const doc of parseAllDocuments(readFileSync(join('manifests', file), 'utf8'))) expect(doc.errors).toEqual([]);
     }
+  });
+});
+
+interface PolicyRule { apiGroups: string[]; resources: string[]; verbs: string[] }
+interface Probe { httpGet: { path: string; port: string | number } }
+interface Container {
+  name: string; args: string[]; ports: { name: string; containerPort: number }[];
+  livenessProbe?: Probe; readinessProbe?: Probe; startupProbe?: Probe;
+  resources: { limits?: Record<string, string> };
+  securityContext: { allowPrivilegeEscalation: boolean; readOnlyRootFilesystem: boolean };
+}
+interface Deployment { spec: { replicas: number; template: { spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean }; containers: Container[] } } } }
+
+describe('admission checker manifests ↔ the checker', () => {
+  const docs = ['manifests/admission/rbac.yaml', 'manifests/admission/deployment.yaml']
+    .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>));
+  const ofKind = (kind: string) => docs.filter((d) => d.kind === kind);
+  const rules = (ofKind('ClusterRole')[0]?.['rules'] ?? []) as PolicyRule[];
+  const deployment = ofKind('Deployment')[0] as unknown as Deployment;
+  const container = deployment.spec.template.spec.containers[0] as Container;
+  const flag = (name: string) => container.args[container.args.indexOf(name) + 1];
+
+  /** `/apis/<group>/<version>/<resource>` or `/api/v1/<resource>` (query dropped) → group and resource. */
+  function groupResource(path: string): [string, string] {
+    const parts = path.split('?')[0]?.split('/').filter(Boolean) ?? [];
+    return parts[0] === 'api' ? ['', parts[2] ?? ''] : [parts[1] ?? '', parts.slice(3).join('/')];
+  }
+  function allows(group: string, resource: string, verb: string): boolean {
+    return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+  }
+
+  it.each([WORKLOADS, RESOURCE_FLAVORS, NODES, PODS].map((r) => [r.name, r.path] as const))('RBAC lets it list and watch %s (%s)', (_name, path) => {
+    const [group, resource] = groupResource(path);
+    for (const verb of ['get', 'list', 'watch']) expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+  });
+
+  it('RBAC lets it patch the Workload status subresource it writes, and nothing else of the Workload', () => {
+    // apis / <group> / <version> / namespaces / ns / <resource> / w / <subresource>
+    const parts = workloadStatusPath({ namespace: 'ns', name: 'w' }, 'gpustack-node-devices').split('?')[0]?.split('/').filter(Boolean) ?? [];
+    const [group, resource] = [parts[1] ?? '', `${parts[5]}/${parts[7]}`];
+    expect([group, resource]).toEqual(['kueue.x-k8s.io', 'workloads/status']);
+    expect(allows(group, resource, 'patch')).toBe(true);
+    expect(rules.flatMap((r) => r.verbs).filter((v) => !['get', 'list', 'watch'].includes(v)).sort()).toEqual(['patch', 'update']);
+  });
+
+  it('the ServiceAccount the Deployment runs as is the one the ClusterRoleBinding binds', () => {
+    const binding = ofKind('ClusterRoleBinding')[0] as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
+    const account = ofKind('ServiceAccount')[0];
+    expect(binding.roleRef.name).toBe(ofKind('ClusterRole')[0]?.metadata.name);
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: deployment.spec.template.spec.serviceAccountName, namespace: account?.metadata.namespace }]);
+    expect(account?.metadata.name).toBe(deployment.spec.template.spec.serviceAccountName);
+  });
+
+  it('runs a real CLI subcommand with flags the subcommand knows', () => {
+    expect(container.args[0]).toBe('admission');
+    expect(readFileSync('src/cli.ts', 'utf8')).toContain(`case 'admission':`);
+    const known = [...Object.keys(ADMISSION_FLAGS), 'log-level'];
+    for (const arg of container.args.slice(1).filter((a) => a.startsWith('--'))) expect(known).toContain(arg.slice(2));
+  });
+
+  it('writes the entry of the AdmissionCheck the chain emits', () => {
+    const nodes = (parse(readFileSync('examples/clusters/mixed.json', 'utf8')) as { items: unknown[] }).items.map((n) => NodeSchema.parse(n));
+    const result = renderChain({ nodes, namespaces: ['default'] }, { now: '2026-01-01T00:00:00Z' });
+    if (!result.ok) throw new Error(result.error.message);
+    const checks = result.objects.filter((o) => o.kind === 'AdmissionCheck').map((o) => o.metadata.name);
+    expect(checks).toEqual([flag('--check-name') ?? ADMISSION_FLAGS['check-name'].default]);
+  });
+
+  it('every probe hits /healthz on the port given by --health-port', () => {
+    const port = container.ports.find((p) => p.name === 'health');
+    expect(port?.containerPort).toBe(Number(flag('--health-port') ?? ADMISSION_FLAGS['health-port'].default));
+    const probes = [container.livenessProbe, container.readinessProbe, container.startupProbe];
+    for (const probe of probes) expect(probe?.httpGet).toEqual({ path: '/healthz', port: 'health' });
+  });
+
+  it('runs as non-root on a read-only root filesystem with a memory limit, like the hook server', () => {
+    expect(deployment.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+    expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+    expect(container.resources.limits?.['memory']).toBeDefined();
+    // No leader election: one writer.
+    expect(deployment.spec.replicas).toBe(1);
   });
 });
