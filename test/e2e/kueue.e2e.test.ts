@@ -61,7 +61,8 @@ type Job = KubeObject & { spec: { suspend?: boolean; template: { spec: { nodeSel
 /** The Kueue version this file runs (named in the suite's title, as the issue asks). */
 const KUEUE_VERSION = (() => {
   try {
-    return ensureComponents(['kueue']).kueue.version;
+    const { kueue } = ensureComponents(['kueue']);
+    return kueue.module === 'prebuilt' ? '(prebuilt)' : kueue.version;
   } catch {
     return '(unavailable)';
   }

@@ -214,6 +214,13 @@ export async function proveKueueWebhooks(client: KubeClient, timeoutMs = 30_000)
   return denial;
 }
 
+class KueueExit extends Error {
+  constructor(message: string, readonly tail: string) {
+    super(message);
+    this.name = 'KueueExit';
+  }
+}
+
 /** The gitVersion Kueue logs at start (`"msg":"Initializing",…,"gitVersion":"v0.17.0"`). */
 function loggedVersion(logFile: string): string | undefined {
   if (!existsSync(logFile)) return undefined;
@@ -251,23 +258,18 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
 
   const [health, metrics, webhook] = await freePorts(3) as [number, number, number];
   const ports = { health, metrics, webhook };
-  const { config, dropped } = kueueConfiguration(component.version, ports, certDir);
-  if (dropped.length > 0) log(`Kueue ${component.version} does not know ${dropped.join(', ')}: dropped from manifests/kueue/controller_manager_config.yaml for this run`);
   const configFile = path.join(dir, 'controller_manager_config.yaml');
-  writeFileSync(configFile, stringify(config));
-
-  const args = ['--config', configFile, '--kubeconfig', plane.kubeconfig, `--zap-log-level=${options.logLevel ?? 2}`];
-  const proc = startProcess('kueue', component.binary, args, plane.logsDir);
   const registered: KubeObject[] = [];
+  let proc: ManagedProcess | undefined;
   let stopped = false;
   const handle: Kueue = {
     name: 'kueue',
     component,
     version: component.version,
-    process: proc,
+    get process() { return proc as ManagedProcess; },
     configFile,
-    config,
-    dropped,
+    config: {},
+    dropped: [],
     ports,
     certPem,
     webhookConfigurations: [],
@@ -282,28 +284,55 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
           log(`removing ${object.kind} ${object.metadata.name}: ${String(error)}`);
         }
       }
-      await proc.stop();
+      await proc?.stop();
       if (createdMetricsDir) rmSync(createdMetricsDir, { recursive: true, force: true });
     },
   };
   plane.adopt(handle);
 
-  const exitedEarly = proc.exited.then(({ code, signal }) => {
-    throw new Error(`Kueue exited during start-up (code ${code}, signal ${signal}); last lines of ${proc.logFile}:\n${proc.tail(60)}`);
-  });
-  const ready = waitFor(async () => {
-    const response = await fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(2000) });
-    return response.ok;
-  }, timeoutMs, `Kueue did not become ready on 127.0.0.1:${health}/readyz; see ${proc.logFile}`, 500);
+  /** Writes the configuration, starts Kueue and waits for /readyz; rejects with its log tail if it exits. */
+  // A prebuilt binary's version is a guess (Kueue has no --version; components.ts then picks a
+  // version-like string out of the usage text): decide by what it refuses, below.
+  const knownVersion = component.module === 'prebuilt' ? 'unknown' : component.version;
+  const launch = async (attempt: number, dropQuotaCheckStrategy: boolean): Promise<void> => {
+    const { config, dropped } = kueueConfiguration(dropQuotaCheckStrategy ? 'v0.0.0' : knownVersion, ports, certDir);
+    if (dropped.length > 0) log(`Kueue ${component.module === 'prebuilt' ? '(prebuilt)' : component.version} does not know ${dropped.join(', ')}: dropped from manifests/kueue/controller_manager_config.yaml for this run`);
+    handle.config = config;
+    handle.dropped = dropped;
+    writeFileSync(configFile, stringify(config));
+    const args = ['--config', configFile, '--kubeconfig', plane.kubeconfig, `--zap-log-level=${options.logLevel ?? 2}`];
+    const current = startProcess(attempt === 1 ? 'kueue' : `kueue-${attempt}`, component.binary, args, plane.logsDir);
+    proc = current;
+    const exitedEarly = current.exited.then(({ code, signal }) => {
+      throw new KueueExit(`Kueue exited during start-up (code ${code}, signal ${signal}); last lines of ${current.logFile}:\n${current.tail(60)}`, current.tail(60));
+    });
+    const ready = waitFor(async () => {
+      const response = await fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(2000) });
+      return response.ok;
+    }, timeoutMs, `Kueue did not become ready on 127.0.0.1:${health}/readyz; see ${current.logFile}`, 500);
+    try {
+      await Promise.race([ready, exitedEarly]);
+    } finally {
+      exitedEarly.catch(() => undefined); // exits after start-up are the scenarios' business
+    }
+  };
   try {
-    await Promise.race([ready, exitedEarly]);
+    try {
+      await launch(1, false);
+    } catch (error) {
+      // A Kueue whose version we could not tell (a prebuilt binary) and that predates
+      // quotaCheckStrategy refuses it at load time (strict decoding / unknown gate): once more without.
+      if (!(error instanceof KueueExit) || !/unknown field \\?"resources\.quotaCheckStrategy|unrecognized feature gate: QuotaCheckStrategy/.test(error.tail) || handle.dropped.length > 0) throw error;
+      log('Kueue refused resources.quotaCheckStrategy / the QuotaCheckStrategy gate: starting it again without them');
+      await launch(2, true);
+    }
   } catch (error) {
     await handle.stop();
-    if (error instanceof Error && !error.message.includes(proc.logFile)) error.message += `\nlast lines of ${proc.logFile}:\n${proc.tail(60)}`;
+    if (error instanceof Error && proc && !error.message.includes(proc.logFile)) error.message += `\nlast lines of ${proc.logFile}:\n${proc.tail(60)}`;
     throw error;
   }
-  exitedEarly.catch(() => undefined); // exits after start-up are the scenarios' business
-  handle.version = loggedVersion(proc.logFile) ?? component.version;
+  const running = proc as ManagedProcess;
+  handle.version = loggedVersion(running.logFile) ?? component.version;
 
   if (options.webhooks ?? true) {
     const manifests = path.join(path.dirname(component.crds ?? ''), 'webhook', 'manifests.yaml');
@@ -318,7 +347,7 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
     log(`Kueue webhooks live (${handle.webhookNames.join(', ')}); probe denied: ${denial.replace(/^.*denied the request: /, '')}`);
   }
   log(`Kueue ${handle.version} manager running (${options.webhooks ?? true ? 'webhooks registered' : 'no webhooks'}); `
-    + `pid ${proc.pid}, ${component.module}, health 127.0.0.1:${health}, metrics :${metrics}, webhook :${webhook}, config ${configFile}`);
+    + `pid ${running.pid}, ${component.module}, health 127.0.0.1:${health}, metrics :${metrics}, webhook :${webhook}, config ${configFile}`);
   return handle;
 }
 
