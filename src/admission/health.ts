@@ -42,7 +42,7 @@ export function healthReport(statuses: readonly InformerStatus[], now: number, g
 /** Serves the report on `GET /healthz`; everything else is 404. */
 export function serveHealth(report: () => HealthReport, port: number, host = '0.0.0.0'): Promise<Server> {
   const server = createServer((req, res) => {
-    if (req.method !== 'GET' || req.url !== '/healthz') {
+    if (req.method !== 'GET' || new URL(req.url ?? '/', 'http://health').pathname !== '/healthz') {
       res.writeHead(404).end();
       return;
     }

@@ -65,7 +65,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** The outcome of one watch stream: where to continue from, or relist. */
-type WatchEnd = { readonly next: 'rewatch'; readonly resourceVersion: string } | { readonly next: 'relist' };
+type WatchEnd = { readonly next: 'rewatch'; readonly resourceVersion: string } | { readonly next: 'relist'; readonly atOnce: boolean };
 
 /** A watch ERROR event carries a Status; code 410 means the resourceVersion is gone. */
 function statusCode(object: unknown): number | undefined {
@@ -89,13 +89,20 @@ export class Informer<T extends KubeObject> {
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     let resourceVersion: string | undefined;
+    // 410 before any event relists at once, but only once in a row: a server that keeps
+    // answering 410 to a fresh resourceVersion gets the backoff, not a hot loop.
+    let goneAtOnce = 0;
     while (!signal.aborted) {
       try {
         resourceVersion ??= await this.relist();
         const end = await this.watchOnce(resourceVersion, signal);
+        goneAtOnce = end.next === 'relist' && end.atOnce ? goneAtOnce + 1 : 0;
+        if (goneAtOnce > 1) throw new Error(`watch of ${this.resource.name}: 410 Gone again right after a fresh list`);
         resourceVersion = end.next === 'rewatch' ? end.resourceVersion : undefined;
       } catch (error) {
         resourceVersion = undefined;
+        // Some servers answer a too-old resourceVersion with HTTP 410 instead of an ERROR event.
+        if (error instanceof ApiError && error.status === 410 && error.method === 'GET' && ++goneAtOnce <= 1) continue;
         this.fail(error as Error);
         await sleep(backoffMs(this.status.failures, this.options.backoff), signal);
       }
@@ -139,7 +146,7 @@ export class Informer<T extends KubeObject> {
       this.markDown();
     }
     if (state.error) throw state.error;
-    if (state.gone) return { next: 'relist' };
+    if (state.gone) return { next: 'relist', atOnce: state.events === 0 };
     if (state.events === 0 && this.clock() - opened < MIN_QUIET_STREAM_MS && !signal.aborted) {
       throw new Error(`watch of ${this.resource.name} ended at once without events`);
     }
@@ -148,15 +155,16 @@ export class Informer<T extends KubeObject> {
 
   /** Applies one watch event; false ends the stream (410 Gone or an ERROR event). */
   private apply(event: WatchEvent, state: { resourceVersion: string; gone: boolean; error: Error | undefined; events: number }): boolean {
-    state.events++;
-    this.status.failures = 0;
-    delete this.status.lastError;
     if (event.type === 'ERROR') {
       const code = statusCode(event.object);
       if (code === 410) state.gone = true;
       else state.error = new ApiError(code ?? 0, 'WATCH', this.resource.path, JSON.stringify(event.object));
       return false;
     }
+    // Only a delivered event proves the stream works (an open that drops at once does not).
+    state.events++;
+    this.status.failures = 0;
+    delete this.status.lastError;
     const version = resourceVersionOf((event.object ?? {}) as { metadata: object });
     if (version !== undefined) state.resourceVersion = version;
     if (event.type === 'BOOKMARK') return true;

@@ -89,11 +89,26 @@ describe('Informer: 410 Gone relists', () => {
     expect(logger.entries.filter((e) => e.level === 'error')).toEqual([]);
   });
 
-  it('a watch answered with 410 right away relists before watching again', async () => {
-    api.goneOnce('nodes');
-    const { informer } = start();
+  it.each([
+    { name: 'an ERROR event', gone: (fake: FakeKube) => fake.goneOnce('nodes') },
+    { name: 'HTTP 410', gone: (fake: FakeKube) => fake.goneStatusOnce('nodes') },
+  ])('a watch answered with 410 right away ($name) relists before watching again, without a failure', async ({ gone }) => {
+    gone(api);
+    const { informer, logger } = start();
     await eventually(streaming(informer), 'watching nodes');
     expect(api.lists('nodes')).toBe(2);
+    expect(logger.entries.filter((e) => e.level === 'error')).toEqual([]);
+  });
+});
+
+describe('Informer: 410 Gone over and over', () => {
+  it('a second 410 right after a fresh list is a failure with a backoff, not a hot loop', async () => {
+    api.goneStatusOnce('nodes');
+    api.goneOnce('nodes');
+    const { informer, logger } = start();
+    await eventually(streaming(informer), 'watching nodes');
+    expect(api.lists('nodes')).toBe(3);
+    expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.fields['err'])).toEqual(['watch of nodes: 410 Gone again right after a fresh list']);
   });
 });
 

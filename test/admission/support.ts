@@ -42,6 +42,8 @@ export interface FakeKube {
   sendRaw(collection: Collection, text: string, newline?: boolean): void;
   /** The next watch of each named collection answers with an ERROR event carrying 410 and ends. */
   goneOnce(...collections: Collection[]): void;
+  /** The next watch of each named collection answers HTTP 410 (no stream at all). */
+  goneStatusOnce(...collections: Collection[]): void;
   /** The next `n` list requests of a collection answer 500. */
   failLists(collection: Collection, n: number): void;
   /** The next `n` status patches answer `status`. */
@@ -87,6 +89,7 @@ export async function startFakeKube(): Promise<FakeKube> {
   const stores = new Map<Collection, Map<string, Json>>((Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Map()]));
   const watchers = new Map<Collection, Set<ServerResponse>>((Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Set()]));
   const gone = new Set<Collection>();
+  const goneStatus = new Set<Collection>();
   const listFailures = new Map<Collection, number>();
   const listCounts = new Map<Collection, number>();
   const patchFailures = { status: 0, left: 0 };
@@ -122,7 +125,8 @@ export async function startFakeKube(): Promise<FakeKube> {
     json(res, 200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: String(version), ...(more ? { continue: String(offset + limit) } : {}) }, items: page });
   }
 
-  function watch(c: Collection, req: IncomingMessage, res: ServerResponse): void {
+  function watch(c: Collection, res: ServerResponse): void {
+    if (goneStatus.delete(c)) return failure(res, 410, 'too old resource version');
     res.writeHead(200, { 'content-type': 'application/json' });
     if (gone.delete(c)) {
       res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version' } })}\n`);
@@ -171,7 +175,7 @@ export async function startFakeKube(): Promise<FakeKube> {
     }
     const collection = collectionOf(pathname);
     if (!collection || req.method !== 'GET') return failure(res, 404, `no route for ${req.method} ${pathname}`);
-    return searchParams.get('watch') ? watch(collection, req, res) : list(collection, searchParams, res);
+    return searchParams.get('watch') ? watch(collection, res) : list(collection, searchParams, res);
   }
 
   const server = createServer((req, res) => { handle(req, res).catch((error: unknown) => failure(res, 500, String(error))); });
@@ -192,6 +196,7 @@ export async function startFakeKube(): Promise<FakeKube> {
     get: (c, key) => store(c).get(key),
     sendRaw(c, text, newline = true) { for (const res of watching(c)) res.write(newline ? `${text}\n` : text); },
     goneOnce(...collections) { for (const c of collections) gone.add(c); },
+    goneStatusOnce(...collections) { for (const c of collections) goneStatus.add(c); },
     failLists(c, n) { listFailures.set(c, n); },
     failPatches(status, n) { patchFailures.status = status; patchFailures.left = n; },
     dropWatches() {
