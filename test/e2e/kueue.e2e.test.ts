@@ -5,10 +5,7 @@
 // Install order (reference, "Checklist for the e2e harness"): CRDs, Kueue + webhooks, our
 // hook server, Metacontroller, our manifests, then the Nodes.
 //
-// The scenarios that need the gpustack-node-devices checker (`gpustack-operator admission`) run
-// only once the built CLI offers that command; until then they are skipped, and say so.
-import { spawnSync } from 'node:child_process';
-
+// The gpustack-node-devices checker runs as the built CLI (`gpustack-operator admission`).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Node } from '../../src/k8s/index.js';
@@ -66,12 +63,6 @@ const KUEUE_VERSION = (() => {
   } catch {
     return '(unavailable)';
   }
-})();
-
-/** Whether the built CLI has the checker (`gpustack-operator admission`). */
-const checkerAvailable = (() => {
-  const result = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8', timeout: 30_000 });
-  return /^\s+admission\b/m.test(`${result.stdout ?? ''}${result.stderr ?? ''}`);
 })();
 
 let plane: ControlPlane;
@@ -194,19 +185,15 @@ beforeAll(async () => {
   log(`applied ${installed.applied.join(', ')} (through Kueue's webhooks); hook server ${server.url}; logs ${plane.logsDir}`);
   for (const node of clusterNodes()) await createNode(client, node);
 
-  if (checkerAvailable) {
-    const [healthPort] = await freePorts(1) as [number];
-    checker = startProcess('admission-checker', process.execPath, [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)], plane.logsDir);
-    const proc = checker;
-    plane.adopt({ name: 'admission-checker', stop: () => proc.stop() });
-    await waitFor(async () => {
-      if (!proc.running()) throw new Error(`the checker exited: ${proc.tail()}`);
-      return (await fetch(`http://127.0.0.1:${healthPort}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200;
-    }, 60_000, `the checker (gpustack-operator admission) did not report /healthz 200 on ${healthPort}; see ${proc.logFile}`);
-    log(`checker running: ${CLI} admission (pid ${proc.pid}, health ${healthPort})`);
-  } else {
-    log(`SKIPPING the checker scenarios: ${CLI} --help lists no \`admission\` command yet (gpustack-operator admission, issue 5 part 2)`);
-  }
+  const [healthPort] = await freePorts(1) as [number];
+  checker = startProcess('admission-checker', process.execPath, [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)], plane.logsDir);
+  const proc = checker;
+  plane.adopt({ name: 'admission-checker', stop: () => proc.stop() });
+  await waitFor(async () => {
+    if (!proc.running()) throw new Error(`the checker exited: ${proc.tail()}`);
+    return (await fetch(`http://127.0.0.1:${healthPort}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200;
+  }, 60_000, `the checker (gpustack-operator admission) did not report /healthz 200 on ${healthPort}; see ${proc.logFile}`);
+  log(`checker running: ${CLI} admission (pid ${proc.pid}, health ${healthPort})`);
 }, 3_600_000);
 
 afterEach((context) => {
@@ -310,7 +297,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     expect(isTrue(generic, 'Active')).toBe(true);
   });
 
-  it.skipIf(!checkerAvailable)('a Job asking nvidia.com/gpu: 2 is admitted: 3200k credits reserved, gpustack-node-devices Ready, Job unsuspended', async () => {
+  it('a Job asking nvidia.com/gpu: 2 is admitted: 3200k credits reserved, gpustack-node-devices Ready, Job unsuspended', async () => {
     const name = 'e2e-h100-2';
     await client.applyObject(job(name, localQueueName(H100), { 'nvidia.com/gpu': '2' }));
     const { workload, job: live } = await admitted(name);
@@ -323,7 +310,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     await deleteJob(name);
   });
 
-  it.skipIf(!checkerAvailable)('8 cards per pod on 4 + 4 free cards: quota yes, check Retry, Job stays suspended; admitted once the blocking Pods go', async () => {
+  it('8 cards per pod on 4 + 4 free cards: quota yes, check Retry, Job stays suspended; admitted once the blocking Pods go', async () => {
     // The flavor selects exactly the two 8-card nodes, so 4 + 4 are all the free cards there are.
     const flavor = await client.get<KubeObject & { spec: { nodeLabels: Record<string, string> } }>(KUEUE, 'ResourceFlavor', H100_FLAVOR);
     const selector = Object.entries(flavor?.spec.nodeLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
