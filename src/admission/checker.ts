@@ -1,17 +1,17 @@
 /**
- * @module The checker process: four informers feed the stores; any change schedules a reconcile
- * pass a little later (events coalesce), a periodic resync re-decides even without events (a
- * `Retry` whose blocking pods went away while Kueue backed off), and failed writes are retried
- * with a backoff. Nothing is decided until every store has listed once: a Workload decided
- * before the Pods are known would see every node empty.
+ * @module The checker process: five informers feed the stores (the fifth, the SchedulingChain
+ * `default`, for its resource names); any change schedules a reconcile pass a little later
+ * (events coalesce), a periodic resync re-decides even without events (a `Retry` whose blocking
+ * pods went away while Kueue backed off), and failed writes are retried with a backoff. Nothing
+ * is decided until every store has listed once: a Workload decided before the Pods are known
+ * would see every node empty, one decided before the chain would count the wrong resource.
  */
-import type { ManufacturerName } from '../k8s/index.js';
 import type { KubeApi } from '../kube/index.js';
-import { MANUFACTURERS } from '../nodefeature/index.js';
 import { healthReport, type HealthReport } from './health.js';
 import { Informer, backoffMs, type AdmissionLogger, type BackoffOptions } from './informer.js';
 import { Reconciler, type PassResult } from './reconcile.js';
-import { NODES, PODS, RESOURCE_FLAVORS, WORKLOADS } from './resources.js';
+import { NODES, PODS, RESOURCE_FLAVORS, SCHEDULING_CHAINS, WORKLOADS } from './resources.js';
+import { ChainSettings } from './settings.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
 
 export const DEFAULT_CHECK_NAME = 'gpustack-node-devices';
@@ -23,8 +23,6 @@ export interface CheckerOptions {
   readonly checkName?: string;
   /** @default server-side apply through `api` */
   readonly writer?: CheckWriter;
-  /** @default the manufacturer table: nvidia → `nvidia.com/gpu`, … */
-  readonly deviceResourceOf?: (mfr: ManufacturerName) => string;
   /** How long events coalesce before a pass. @default 150 */
   readonly debounceMs?: number;
   /** A pass at least this often, events or not. @default 30000 */
@@ -42,14 +40,10 @@ export interface CheckerOptions {
 
 export interface Checker {
   health(): HealthReport;
-  /** Resolves after the first pass that ran with every store listed. */
+  /** Resolves after the first pass that ran with every store listed (and settings to decide with). */
   readonly firstPass: Promise<void>;
   /** Stops the watches and timers and waits for a running pass. */
   stop(): Promise<void>;
-}
-
-function deviceResourceFromTable(mfr: ManufacturerName): string {
-  return MANUFACTURERS[mfr].deviceResource;
 }
 
 export function startChecker(options: CheckerOptions): Checker {
@@ -65,10 +59,11 @@ export function startChecker(options: CheckerOptions): Checker {
   const flavors = new Informer(options.api, RESOURCE_FLAVORS, informerOptions);
   const nodes = new Informer(options.api, NODES, informerOptions);
   const pods = new Informer(options.api, PODS, informerOptions);
-  const informers = [workloads, flavors, nodes, pods];
+  const chains = new Informer(options.api, SCHEDULING_CHAINS, informerOptions);
+  const informers = [workloads, flavors, nodes, pods, chains];
+  const settings = new ChainSettings(options.logger);
   const reconciler = new Reconciler({
-    writer: options.writer ?? kubeCheckWriter(options.api, checkName),
-    checkName, deviceResourceOf: options.deviceResourceOf ?? deviceResourceFromTable, logger: options.logger, clock,
+    writer: options.writer ?? kubeCheckWriter(options.api, checkName), checkName, logger: options.logger, clock,
   });
 
   let timer: NodeJS.Timeout | undefined;
@@ -96,9 +91,13 @@ export function startChecker(options: CheckerOptions): Checker {
   }
 
   async function passOnce(): Promise<void> {
+    // Invalid settings and none valid before: skip (warned once); the fix arrives as a watch event.
+    const current = settings.resolve(chains.store);
+    if (current === undefined) return;
     const flavorsByName = Object.fromEntries([...flavors.store.values()].map((f) => [f.metadata.name, f]));
     const result = await reconciler.pass({
       workloads: workloads.store.values(), flavors: flavorsByName, nodes: [...nodes.store.values()], pods: [...pods.store.values()],
+      settings: current,
     });
     firstPassDone();
     options.onPass?.(result);

@@ -4,10 +4,10 @@
  * differ from the observed one, so our own write, coming back through the watch, causes no
  * further write. The transition time is stamped here, not in the decision (it reads no clock).
  */
-import type { ManufacturerName, Node } from '../k8s/index.js';
+import type { ManufacturerName, Node, Settings } from '../k8s/index.js';
 import { ApiError } from '../kube/index.js';
 import {
-  decideNodeDevices,
+  decideNodeDevices, deviceResourceOf,
   type AdmissionCheckState, type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
 } from '../sync/index.js';
 import type { AdmissionLogger } from './informer.js';
@@ -21,12 +21,18 @@ export interface Snapshot {
   readonly flavors: Readonly<Record<string, ObservedResourceFlavor>>;
   readonly nodes: readonly Node[];
   readonly pods: readonly Pod[];
+  /**
+   * The SchedulingChain's settings: a manufacturer's device resource is the one they name
+   * (`deviceResourceOf`, as the chain builds it), the table's otherwise. A manufacturer the
+   * settings disable keeps the table's resource there too: the chain builds it no flavors, so
+   * only a Workload left in an old queue of it reaches the decision.
+   */
+  readonly settings: Settings;
 }
 
 export interface ReconcilerOptions {
   readonly writer: CheckWriter;
   readonly checkName: string;
-  readonly deviceResourceOf: (mfr: ManufacturerName) => string;
   readonly logger: AdmissionLogger;
   readonly clock?: () => Date;
 }
@@ -68,12 +74,13 @@ export class Reconciler {
 
   async pass(snapshot: Snapshot): Promise<PassResult> {
     const seen = new Set<string>();
+    const resourceOf = (mfr: ManufacturerName) => deviceResourceOf(snapshot.settings, mfr);
     let written = 0;
     let failed = 0;
     for (const workload of snapshot.workloads) {
       const key = objectKey(workload.metadata);
       seen.add(key);
-      const outcome = await this.reconcileOne(workload, key, snapshot);
+      const outcome = await this.reconcileOne(workload, key, snapshot, resourceOf);
       if (outcome === 'written') written++;
       else if (outcome === 'failed') failed++;
     }
@@ -81,10 +88,12 @@ export class Reconciler {
     return { written, failed };
   }
 
-  private async reconcileOne(workload: Workload, key: string, snapshot: Snapshot): Promise<'written' | 'unchanged' | 'skipped' | 'failed'> {
-    const { checkName, deviceResourceOf } = this.options;
+  private async reconcileOne(
+    workload: Workload, key: string, snapshot: Snapshot, resourceOf: (mfr: ManufacturerName) => string,
+  ): Promise<'written' | 'unchanged' | 'skipped' | 'failed'> {
+    const { checkName } = this.options;
     const namespace = workload.metadata.namespace;
-    const verdict = decideNodeDevices({ workload, flavors: snapshot.flavors, nodes: snapshot.nodes, pods: snapshot.pods, deviceResourceOf, checkName });
+    const verdict = decideNodeDevices({ workload, flavors: snapshot.flavors, nodes: snapshot.nodes, pods: snapshot.pods, deviceResourceOf: resourceOf, checkName });
     if (verdict === undefined || namespace === undefined) return 'skipped';
     const observed = workload.status?.admissionChecks?.find((c) => c.name === checkName);
     if (!differsFromObserved(verdict, observed)) return 'unchanged';

@@ -1,9 +1,10 @@
 /**
- * @module What the checker watches: Kueue v1beta2 Workloads and ResourceFlavors, Nodes and Pods,
- * each parsed once at the boundary with the loose schemas the decision reads.
+ * @module What the checker watches: Kueue v1beta2 Workloads and ResourceFlavors, Nodes, Pods and
+ * the SchedulingChain `default`, each parsed once at the boundary with the loose schemas the
+ * decision reads.
  */
-import type { z } from 'zod';
-import { NodeSchema, type KubeObject, type Node } from '../k8s/index.js';
+import { z } from 'zod';
+import { GPUSTACK_API_VERSION, KubeObjectSchema, NodeSchema, SCHEDULING_CHAIN_NAME, type KubeObject, type Node } from '../k8s/index.js';
 import {
   ObservedResourceFlavorSchema, PodSchema, WorkloadSchema,
   type ObservedResourceFlavor, type Pod, type Workload,
@@ -30,6 +31,19 @@ export const PODS: WatchedResource<Pod> = {
   name: 'pods',
   path: `/api/v1/pods?fieldSelector=${encodeURIComponent('status.phase!=Succeeded,status.phase!=Failed')}`,
   schema: PodSchema,
+};
+
+/**
+ * The SchedulingChain, for its settings only. Why not `SchedulingChainSchema`: the status is not
+ * read here, and a chain whose status failed a schema would be dropped from the store and read as
+ * absent, that is as every default; the spec is resolved later by the chain's own `resolveSettings`.
+ */
+const WatchedChainSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
+export type WatchedChain = z.infer<typeof WatchedChainSchema>;
+export const SCHEDULING_CHAINS: WatchedResource<WatchedChain> = {
+  name: 'schedulingchains',
+  path: `/apis/${GPUSTACK_API_VERSION}/schedulingchains?fieldSelector=${encodeURIComponent(`metadata.name=${SCHEDULING_CHAIN_NAME}`)}`,
+  schema: WatchedChainSchema,
 };
 
 /** `namespace/name`, or `name` for cluster-scoped objects. */

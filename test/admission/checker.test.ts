@@ -2,7 +2,8 @@
  * The whole checker against a streaming HTTP API server on 127.0.0.1: it waits for every store,
  * writes our entry alone by server-side apply on the status subresource, is not woken into a
  * second write by its own echo, follows a Pod going away, retries failed writes, re-decides on
- * the periodic resync, skips malformed objects and reports its watches on /healthz.
+ * the periodic resync, skips malformed objects, counts cards by the SchedulingChain's resource
+ * names (never by guessed settings) and reports its watches on /healthz.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -144,6 +145,65 @@ describe('checker: malformed objects', () => {
   });
 });
 
+describe('checker: the SchedulingChain', () => {
+  const RENAMED = 'nvidia.com/gpu-h100';
+  const chain = (spec: unknown) => ({ apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'SchedulingChain', metadata: { name: 'default' }, spec });
+  const renamed = chain({ manufacturers: [{ name: 'nvidia', resourceName: RENAMED }] });
+  const NO_DEMAND = 'no pod set asks for whole accelerator cards; nothing to place';
+  const FITS = 'the assigned flavor pool has enough free cards to place every pod';
+
+  /** The 4 + 4 scene in the renamed resource. */
+  function seedRenamedPool(): void {
+    api.upsert('resourceflavors', json(deviceFlavor()));
+    api.upsert('nodes', json(gpuNode('gpu-a', 8)));
+    api.upsert('nodes', json(gpuNode('gpu-b', 8)));
+    api.upsert('pods', json(boundPod('busy-a', 'gpu-a', [gpus(4, 'requests', RENAMED)])));
+    api.upsert('pods', json(boundPod('busy-b', 'gpu-b', [gpus(4, 'requests', RENAMED)])));
+    api.upsert('workloads', json(makeWorkload('train').podSet('workers', 1, [gpus(8, 'requests', RENAMED)]).obj()));
+  }
+
+  it('counts the resource the chain renames: Retry; without the override the same pod set is no demand, Ready', async () => {
+    seedRenamedPool();
+    api.upsert('schedulingchains', json(renamed));
+    start();
+    await eventually(() => api.patches().length === 1, 'the Retry write');
+    expect(ourEntry()).toMatchObject({ state: 'Retry', message: RETRY_MESSAGE });
+
+    // The chain drops the override: a watch event, and the table's `nvidia.com/gpu` sees no cards asked.
+    now = T0 + 60_000;
+    api.upsert('schedulingchains', json(chain({})));
+    await eventually(() => api.patches().length === 2, 'the write with default settings');
+    expect(ourEntry()).toMatchObject({ state: 'Ready', message: NO_DEMAND });
+  });
+
+  it('an invalid spec decides nothing (one warning) until corrected; invalid again keeps the last valid names, not the defaults', async () => {
+    seedRenamedPool();
+    api.upsert('schedulingchains', json(chain({ manufacturers: [{ name: 'nvidia', resourceName: '' }] })));
+    const { logger } = start();
+    const warnings = () => logger.entries.filter((e) => e.level === 'warn' && String(e.message).startsWith('SchedulingChain spec is invalid'));
+    await eventually(() => warnings().length === 1, 'the invalid-spec warning');
+    expect(warnings()[0]?.fields['keeping']).toBe('no verdicts');
+    // Another change makes another pass: still nothing written, still one warning.
+    api.upsert('nodes', json(gpuNode('gpu-c-cpu', 0)));
+    await eventually(() => checker?.health().healthy === true, 'all five watches live');
+    expect(api.patches()).toEqual([]);
+
+    api.upsert('schedulingchains', json(renamed));
+    await eventually(() => api.patches().length === 1, 'the Retry write once the spec is valid');
+    expect(ourEntry()).toMatchObject({ state: 'Retry', message: RETRY_MESSAGE });
+
+    api.upsert('schedulingchains', json(chain({ mixedOnNode: 'yes' })));
+    await eventually(() => warnings().length === 2, 'the second warning');
+    expect(warnings()[1]?.fields['keeping']).toBe('last valid settings');
+    // A renamed card frees: decided with the kept names (fits), not the defaults (no demand).
+    now = T0 + 60_000;
+    api.remove('pods', 'team-b/busy-a');
+    await eventually(() => api.patches().length === 2, 'the Ready write');
+    expect(ourEntry()).toMatchObject({ state: 'Ready', message: FITS });
+    expect(warnings()).toHaveLength(2);
+  });
+});
+
 describe('checker: /healthz', () => {
   let health: Server | undefined;
   afterEach(async () => {
@@ -177,7 +237,9 @@ describe('checker: /healthz', () => {
     await eventually(() => running.health().healthy, 'healthy');
     await running.stop();
     checker = undefined;
-    await eventually(() => (['workloads', 'resourceflavors', 'nodes', 'pods'] as const).every((c) => api.openWatches(c) === 0), 'watches closed');
-    expect(running.health().watches.map((w) => w.streaming)).toEqual([false, false, false, false]);
+    await eventually(() => (['workloads', 'resourceflavors', 'nodes', 'pods', 'schedulingchains'] as const).every((c) => api.openWatches(c) === 0), 'watches closed');
+    expect(running.health().watches.map((w) => [w.resource, w.streaming])).toEqual([
+      ['workloads', false], ['resourceflavors', false], ['nodes', false], ['pods', false], ['schedulingchains', false],
+    ]);
   });
 });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Reconciler, type AdmissionCheckEntry, type CheckWriter, type Snapshot, type WorkloadRef } from '../../src/admission/index.js';
 import { ApiError } from '../../src/kube/index.js';
-import { MANUFACTURERS } from '../../src/nodefeature/index.js';
+import { resolveSettings, type Settings } from '../../src/k8s/index.js';
 import { WorkloadSchema, type AdmissionCheckState, type Pod, type Workload } from '../../src/sync/index.js';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, flavorMap, gpuNode, gpus, makeWorkload } from '../sync/node-devices-admission/builders.js';
 import { recordingLogger } from './support.js';
@@ -35,7 +35,6 @@ function reconciler(writer: CheckWriter) {
   const logger = recordingLogger();
   const r = new Reconciler({
     writer, checkName: CHECK, logger, clock: () => new Date(NOW),
-    deviceResourceOf: (mfr) => MANUFACTURERS[mfr].deviceResource,
   });
   return { r, logger };
 }
@@ -52,8 +51,15 @@ function observed(workload: Workload, entry: Partial<AdmissionCheckState> | unde
 const eight = () => makeWorkload('train').podSet('workers', 1, [gpus(8)]).obj();
 const busy = (...nodes: string[]): Pod[] => nodes.map((n) => boundPod(`busy-${n}`, n, [gpus(4)]));
 
-function snapshot(workloads: Workload[], pods: Pod[] = busy('gpu-a', 'gpu-b')): Snapshot {
-  return { workloads, flavors: flavorMap(deviceFlavor()), nodes: [gpuNode('gpu-a', 8), gpuNode('gpu-b', 8)], pods };
+/** Settings as the chain resolves them from a spec; absent → every default. */
+function settingsOf(spec?: unknown): Settings {
+  const resolution = resolveSettings(spec);
+  if (!resolution.ok) throw new Error(resolution.message);
+  return resolution.settings;
+}
+
+function snapshot(workloads: Workload[], pods: Pod[] = busy('gpu-a', 'gpu-b'), settings = settingsOf()): Snapshot {
+  return { workloads, flavors: flavorMap(deviceFlavor()), nodes: [gpuNode('gpu-a', 8), gpuNode('gpu-b', 8)], pods, settings };
 }
 
 describe('Reconciler: what it writes', () => {
@@ -173,5 +179,36 @@ describe('Reconciler: no write loops, and failures', () => {
     writer.failWith = undefined;
     expect(await r.pass(snapshot([pending]))).toEqual({ written: 1, failed: 0 });
     expect(writer.calls).toHaveLength(2);
+  });
+});
+
+describe('Reconciler: the SchedulingChain names the device resource', () => {
+  const RENAMED = 'nvidia.com/gpu-h100';
+  const renamedSettings = () => settingsOf({ manufacturers: [{ name: 'nvidia', resourceName: RENAMED }, { name: 'amd' }] });
+  const eightRenamed = () => makeWorkload('train').podSet('workers', 1, [gpus(8, 'requests', RENAMED)]).obj();
+  const busyRenamed = boundPod('busy-gpu-a', 'gpu-a', [gpus(4, 'requests', RENAMED)]);
+  const busyRenamedB = boundPod('busy-gpu-b', 'gpu-b', [gpus(4, 'requests', RENAMED)]);
+
+  it('8 cards of the renamed resource on a 4 + 4 pool: Retry with the chain\'s name, where the table\'s name sees no demand and answers Ready', async () => {
+    const workload = observed(eightRenamed(), { state: 'Pending' });
+    const withChain = fakeWriter();
+    await reconciler(withChain).r.pass(snapshot([workload], [busyRenamed, busyRenamedB], renamedSettings()));
+    expect(withChain.calls.map((c) => c.entry)).toEqual([
+      { name: CHECK, state: 'Retry', message: RETRY_8_ON_4_4, requeueAfterSeconds: 30, lastTransitionTime: NOW },
+    ]);
+
+    // The same scene with default settings counts `nvidia.com/gpu`: no demand, wrongly Ready.
+    const withDefaults = fakeWriter();
+    await reconciler(withDefaults).r.pass(snapshot([workload], [busyRenamed, busyRenamedB]));
+    expect(withDefaults.calls.map((c) => [c.entry.state, c.entry.message])).toEqual([
+      ['Ready', 'no pod set asks for whole accelerator cards; nothing to place'],
+    ]);
+  });
+
+  it('busy cards are counted in the renamed resource too: 8 renamed cards fit once a node is free of them', async () => {
+    const writer = fakeWriter();
+    // Pods asking the table's name hold none of the renamed cards.
+    await reconciler(writer).r.pass(snapshot([observed(eightRenamed(), { state: 'Pending' })], [busyRenamed, ...busy('gpu-b')], renamedSettings()));
+    expect(writer.calls.map((c) => c.entry.state)).toEqual(['Ready']);
   });
 });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { NODES, PODS, RESOURCE_FLAVORS, WORKLOADS, workloadStatusPath } from '../../src/admission/index.js';
+import { NODES, PODS, RESOURCE_FLAVORS, SCHEDULING_CHAINS, WORKLOADS, workloadStatusPath } from '../../src/admission/index.js';
 import { ADMISSION_FLAGS } from '../../src/cli-admission-flags.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { hookRoutes } from '../../src/server/index.js';
@@ -98,7 +98,7 @@ describe('admission checker manifests ↔ the checker', () => {
     return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
   }
 
-  it.each([WORKLOADS, RESOURCE_FLAVORS, NODES, PODS].map((r) => [r.name, r.path] as const))('RBAC lets it list and watch %s (%s)', (_name, path) => {
+  it.each([WORKLOADS, RESOURCE_FLAVORS, NODES, PODS, SCHEDULING_CHAINS].map((r) => [r.name, r.path] as const))('RBAC lets it list and watch %s (%s)', (_name, path) => {
     const [group, resource] = groupResource(path);
     for (const verb of ['get', 'list', 'watch']) expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
   });
