@@ -3,6 +3,7 @@ export * from './objects.js';
 export * from './quantity.js';
 export * from './validation.js';
 export * from './selector.js';
+export * from './scheduling.js';
 export * from './order.js';
 export * from './conditions.js';
 export * from './kueue.js';

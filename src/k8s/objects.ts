@@ -93,8 +93,33 @@ export const TolerationSchema = z.strictObject({
 });
 export type Toleration = z.infer<typeof TolerationSchema>;
 
+/**
+ * A toleration as received (a pod template's, an observed flavor's): plain strings, so a value we
+ * do not know (a newer operator or effect) reads as not matching instead of failing the object.
+ */
+export const ReceivedTolerationSchema = z.looseObject({
+  key: z.string().optional(),
+  operator: z.string().optional(),
+  value: z.string().optional(),
+  effect: z.string().optional(),
+});
+export type ReceivedToleration = z.infer<typeof ReceivedTolerationSchema>;
+
+/** A Node taint as received; `key` and `effect` are required by the API server but not relied on here. */
+export const TaintSchema = z.looseObject({
+  key: z.string().optional(),
+  value: z.string().optional(),
+  effect: z.string().optional(),
+});
+export type Taint = z.infer<typeof TaintSchema>;
+
 /** A Node: only what the hooks read is checked, the rest passes through. */
 export const NodeSchema = KubeObjectSchema.extend({
+  spec: z.looseObject({
+    /** `true` once cordoned. */
+    unschedulable: z.boolean().optional(),
+    taints: z.array(TaintSchema).optional(),
+  }).optional(),
   status: z.looseObject({
     capacity: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
   }).optional(),

@@ -46,18 +46,22 @@ function bestFit(pool: Pool, ledger: CardLedger, resource: string, cards: number
   return best;
 }
 
-/** Why a PodSet did not fit, naming the largest free block left (first by name among equals). */
-function noFitMessage(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string {
-  const asked = `podset "${demand.podSet}": ${plural(demand.pods, 'pod')} × ${plural(demand.cards, 'card')} do not fit in flavor ${pool.flavor}`;
+/** The largest free block left (first by name among equals), or why the pool has no node. */
+function largestBlock(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string {
   let largest: { node: string; free: number } | undefined;
   for (const node of pool.nodes) {
     const free = ledger.free(demand.resource, node);
     if (largest === undefined || free > largest.free) largest = { node: node.name, free };
   }
-  const block = largest === undefined
-    ? 'no node carries the flavor\'s node labels'
-    : `the largest free block is ${plural(largest.free, 'card')} (node ${largest.node})`;
-  return `${asked}; ${block}; will retry as capacity frees`;
+  if (largest !== undefined) return `the largest free block is ${plural(largest.free, 'card')} (node ${largest.node})`;
+  return pool.excluded > 0 ? 'no node of the flavor is open to its pods' : 'no node carries the flavor\'s node labels';
+}
+
+/** Why a PodSet did not fit: the largest free block, and how many of the flavor's nodes it may not use. */
+function noFitMessage(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string {
+  const asked = `podset "${demand.podSet}": ${plural(demand.pods, 'pod')} × ${plural(demand.cards, 'card')} do not fit in flavor ${pool.flavor}`;
+  const excluded = pool.excluded > 0 ? `; ${plural(pool.excluded, 'node')} cordoned or tainted not counted` : '';
+  return `${asked}; ${largestBlock(demand, pool, ledger)}${excluded}; will retry as capacity frees`;
 }
 
 /** Places every pod of one PodSet, recording each in the ledger; the failure message if one does not fit. */
@@ -81,7 +85,7 @@ function checkDemand(demand: PodSetDemand, input: NodeDevicesInput, ledger: Card
   if (flavor === undefined) {
     return `podset "${demand.podSet}": the assigned ResourceFlavor "${demand.flavor}" is not known to the checker; will retry once it is observed`;
   }
-  const resolution = resolvePool(flavor, demand.mfr, input.nodes);
+  const resolution = resolvePool(flavor, demand.mfr, input.nodes, demand.tolerations);
   if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
   return placePodSet(demand, resolution.pool, ledger);
 }
@@ -90,7 +94,9 @@ function checkDemand(demand: PodSetDemand, input: NodeDevicesInput, ledger: Card
  * The verdict of our admission check for one Workload, or `undefined` to leave it alone (no quota
  * reservation, evicted, finished, deactivated, already admitted, or our check not listed).
  * `Ready` when every pod of every PodSet finds a node with enough free cards (greedy, PodSets in
- * order); otherwise `Retry` after 30 s, never `Rejected`: capacity frees up on its own.
+ * order), counting only nodes the scheduler would use for those pods (not cordoned, every
+ * NoSchedule/NoExecute taint tolerated by the template's or the flavor's tolerations); otherwise
+ * `Retry` after 30 s, never `Rejected`: capacity frees up on its own.
  * @example decideNodeDevices({ workload, flavors, nodes, pods, deviceResourceOf, checkName: 'gpustack-node-devices' })
  * // { name: 'gpustack-node-devices', state: 'Retry', requeueAfterSeconds: 30,
  * //   message: 'podset "workers": 2 pods × 8 cards do not fit in flavor …-8d; the largest free block is 4 cards (node gpu-b); will retry as capacity frees' }

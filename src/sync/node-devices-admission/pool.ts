@@ -1,9 +1,10 @@
 /**
- * @module The card population of a flavor: the Nodes its `spec.nodeLabels` select, how many
- * cards of its accelerator key each carries, and how many are still free once the Pods bound
- * there (and the pods this decision has already placed) are counted.
+ * @module The card population of a flavor: the Nodes its `spec.nodeLabels` select and the
+ * scheduler would let the pods onto, how many cards of its accelerator key each carries, and how
+ * many are still free once the Pods bound there (and the pods this decision has already placed)
+ * are counted.
  */
-import type { ManufacturerName, Node } from '../../k8s/index.js';
+import { isSchedulableFor, type ManufacturerName, type Node, type ReceivedToleration } from '../../k8s/index.js';
 import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../../nodefeature/index.js';
 import { podCards } from './demand.js';
 import type { ObservedResourceFlavor, Pod } from './schema.js';
@@ -19,6 +20,8 @@ export interface Pool {
   readonly aKey: string;
   /** Sorted by name, so ties in placement and messages never depend on input order. */
   readonly nodes: readonly PoolNode[];
+  /** Nodes the flavor selects but the pods may not use: cordoned, or a taint they do not tolerate. */
+  readonly excluded: number;
 }
 
 export type PoolResolution = { readonly ok: true; readonly pool: Pool } | { readonly ok: false; readonly message: string };
@@ -32,10 +35,14 @@ function selects(nodeLabels: Readonly<Record<string, string>>, node: Node): bool
 }
 
 /**
- * The pool behind a flavor: the flavor must pin exactly one `<mfr>` accelerator key, which names
- * the `.count` label to read on each node. A flavor of another manufacturer pins none of ours.
+ * The pool behind a flavor for pods with `podTolerations`: the flavor must pin exactly one `<mfr>`
+ * accelerator key, which names the `.count` label to read on each node. A flavor of another
+ * manufacturer pins none of ours. Kueue adds the flavor's tolerations to the pods it admits, so
+ * both sets decide which selected nodes the scheduler would use.
  */
-export function resolvePool(flavor: ObservedResourceFlavor, mfr: ManufacturerName, nodes: readonly Node[]): PoolResolution {
+export function resolvePool(
+  flavor: ObservedResourceFlavor, mfr: ManufacturerName, nodes: readonly Node[], podTolerations: readonly ReceivedToleration[],
+): PoolResolution {
   const name = flavor.metadata.name;
   const nodeLabels = flavor.spec?.nodeLabels ?? {};
   const keys = extractAcceleratorKeys(nodeLabels, new Set([mfr]));
@@ -45,11 +52,13 @@ export function resolvePool(flavor: ObservedResourceFlavor, mfr: ManufacturerNam
     return { ok: false, message: `ResourceFlavor "${name}" pins no single ${mfr} accelerator key in spec.nodeLabels (found ${found}); correct the flavor's node labels (will retry)` };
   }
   const countLabel = `${ACCELERATABLE_PREFIX}${aKey}.count`;
-  const members = nodes
-    .filter((node) => selects(nodeLabels, node))
+  const tolerations = [...podTolerations, ...(flavor.spec?.tolerations ?? [])];
+  const selected = nodes.filter((node) => selects(nodeLabels, node));
+  const members = selected
+    .filter((node) => isSchedulableFor(node, tolerations))
     .map((node) => ({ name: node.metadata.name, capacity: parseCount(node.metadata.labels?.[countLabel]) ?? 0 }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { ok: true, pool: { flavor: name, aKey, nodes: members } };
+  return { ok: true, pool: { flavor: name, aKey, nodes: members, excluded: selected.length - members.length } };
 }
 
 function isTerminated(pod: Pod): boolean {

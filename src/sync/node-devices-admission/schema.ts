@@ -4,7 +4,7 @@
  * loose: only the fields the decision reads are checked, everything else passes through.
  */
 import { z } from 'zod';
-import { ConditionSchema, KubeObjectSchema, ReceivedLabelsSchema } from '../../k8s/index.js';
+import { ConditionSchema, KubeObjectSchema, ReceivedLabelsSchema, ReceivedTolerationSchema } from '../../k8s/index.js';
 
 /** A resource list (`requests`/`limits`): quantities arrive as strings, sometimes as JSON numbers. */
 export const ResourceListSchema = z.record(z.string(), z.union([z.string(), z.number()]));
@@ -29,10 +29,16 @@ export const PodSpecSchema = z.looseObject({
 });
 export type PodSpec = z.infer<typeof PodSpecSchema>;
 
+/** A PodSet's pod spec: what each pod asks for, and the taints it tolerates. */
+export const PodSetPodSpecSchema = PodSpecSchema.extend({
+  tolerations: z.array(ReceivedTolerationSchema).optional(),
+});
+export type PodSetPodSpec = z.infer<typeof PodSetPodSpecSchema>;
+
 export const PodSetSchema = z.looseObject({
   name: z.string().min(1),
   count: z.number().int().nonnegative().default(1),
-  template: z.looseObject({ spec: PodSpecSchema }),
+  template: z.looseObject({ spec: PodSetPodSpecSchema }),
 });
 export type PodSet = z.infer<typeof PodSetSchema>;
 
@@ -74,9 +80,15 @@ export const WorkloadSchema = KubeObjectSchema.extend({
 });
 export type Workload = z.infer<typeof WorkloadSchema>;
 
-/** A ResourceFlavor as observed (ours or not): its name and the node labels it pins. */
+/**
+ * A ResourceFlavor as observed (ours or not): its name, the node labels it pins, and the
+ * tolerations Kueue adds to the pods it admits on it.
+ */
 export const ObservedResourceFlavorSchema = KubeObjectSchema.extend({
-  spec: z.looseObject({ nodeLabels: ReceivedLabelsSchema.optional() }).optional(),
+  spec: z.looseObject({
+    nodeLabels: ReceivedLabelsSchema.optional(),
+    tolerations: z.array(ReceivedTolerationSchema).optional(),
+  }).optional(),
 });
 export type ObservedResourceFlavor = z.infer<typeof ObservedResourceFlavorSchema>;
 

@@ -2,7 +2,7 @@
  * @module Reading a Workload: whether our check has a decision to make, and what each PodSet asks
  * of which flavor (manufacturer from the `credits.gpustack.ai/<mfr>` resource Kueue assigned).
  */
-import type { ManufacturerName } from '../../k8s/index.js';
+import type { ManufacturerName, ReceivedToleration } from '../../k8s/index.js';
 import { CREDITS_PREFIX, isManufacturer } from '../../nodefeature/index.js';
 import { podCards } from './demand.js';
 import type { PodSet, PodSetAssignment, Workload } from './schema.js';
@@ -31,6 +31,8 @@ export interface PodSetDemand {
   readonly flavor: string;
   readonly pods: number;
   readonly cards: number;
+  /** The pod template's own tolerations; the flavor's are added where the pool is resolved. */
+  readonly tolerations: readonly ReceivedToleration[];
 }
 
 export type DemandResolution =
@@ -72,5 +74,6 @@ export function podSetDemand(
   const cards = podCards(podSet.template.spec, resource);
   const pods = assignment.count ?? podSet.count;
   if (cards === 0 || pods === 0) return { ok: true, demand: undefined };
-  return { ok: true, demand: { podSet: podSet.name, mfr, resource, flavor, pods, cards } };
+  const tolerations = podSet.template.spec.tolerations ?? [];
+  return { ok: true, demand: { podSet: podSet.name, mfr, resource, flavor, pods, cards, tolerations } };
 }

@@ -4,7 +4,7 @@
  * `boundPod('p', 'gpu-a', [gpus(4)])`. Labels are spelled out here, not computed by
  * src/nodefeature, and every object goes through the receiving schema, as the checker's would.
  */
-import type { Node } from '../../../src/k8s/index.js';
+import type { Node, ReceivedToleration, Taint } from '../../../src/k8s/index.js';
 import {
   ObservedResourceFlavorSchema, PodSchema, WorkloadSchema,
   type Container, type ObservedResourceFlavor, type Pod, type Workload,
@@ -36,6 +36,8 @@ export interface PodSetOptions {
   readonly admittedCount?: number;
   /** Leave the PodSet out of `podSetAssignments`. */
   readonly unassigned?: boolean;
+  /** The pod template's `spec.tolerations`. */
+  readonly tolerations?: readonly ReceivedToleration[];
 }
 
 interface PodSetEntry {
@@ -99,6 +101,7 @@ export class WorkloadWrapper {
             spec: {
               containers: p.containers,
               ...(p.options.initContainers ? { initContainers: p.options.initContainers } : {}),
+              ...(p.options.tolerations ? { tolerations: p.options.tolerations } : {}),
               restartPolicy: 'Never',
             },
           },
@@ -131,6 +134,11 @@ export function flavorWithNodeLabels(name: string, nodeLabels: Record<string, st
   });
 }
 
+/** The flavor with `spec.tolerations` set, as Kueue will add them to the pods it admits there. */
+export function withTolerations(flavor: ObservedResourceFlavor, tolerations: readonly ReceivedToleration[]): ObservedResourceFlavor {
+  return ObservedResourceFlavorSchema.parse({ ...flavor, spec: { ...flavor.spec, tolerations } });
+}
+
 /** Flavors by name, as the checker's cache hands them over. */
 export function flavorMap(...flavors: ObservedResourceFlavor[]): Record<string, ObservedResourceFlavor> {
   return Object.fromEntries(flavors.map((f) => [f.metadata.name, f]));
@@ -149,6 +157,16 @@ export function gpuNode(name: string, count: number, aKey = H100): Node {
     },
     status: { capacity: { 'nvidia.com/gpu': String(count), cpu: '224' } },
   };
+}
+
+/** The node cordoned (`spec.unschedulable: true`), or uncordoned with `false`. */
+export function cordoned(node: Node, unschedulable = true): Node {
+  return { ...node, spec: { ...node.spec, unschedulable } };
+}
+
+/** The node with `taints` added to `spec.taints`. */
+export function tainted(node: Node, ...taints: Taint[]): Node {
+  return { ...node, spec: { ...node.spec, taints: [...(node.spec?.taints ?? []), ...taints] } };
 }
 
 /** A managed CPU-only node. */

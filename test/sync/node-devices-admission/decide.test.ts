@@ -12,8 +12,8 @@ import {
 } from '../../../src/sync/index.js';
 import { deepFreeze } from '../../support/snapshot.js';
 import {
-  A, CHECK, H100, H100_FLAVOR, NVIDIA_CREDITS, boundPod, cpuNode, cpuOnly, deviceFlavor, flavorMap, flavorWithNodeLabels,
-  gpuNode, gpus, makeWorkload,
+  A, CHECK, H100, H100_FLAVOR, NVIDIA_CREDITS, boundPod, cordoned, cpuNode, cpuOnly, deviceFlavor, flavorMap, flavorWithNodeLabels,
+  gpuNode, gpus, makeWorkload, tainted, withTolerations, type PodSetOptions,
 } from './builders.js';
 
 const DEVICE_RESOURCES: Readonly<Record<string, string>> = { nvidia: 'nvidia.com/gpu', amd: 'amd.com/gpu' };
@@ -177,6 +177,113 @@ describe('decideNodeDevices: fragmentation and placement', () => {
 
   it.each(cases)('$name', ({ workload, scene, want }) => {
     expect(decide(workload, scene)).toEqual(want);
+  });
+});
+
+describe('decideNodeDevices: nodes the scheduler would not use offer no cards', () => {
+  // gpu-a has 4 free; gpu-b, whole and free, is the only place a pod of 8 fits, if the pods may use it.
+  const GPU_TAINT = { key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' };
+  const eight = (options: PodSetOptions = {}) => makeWorkload().podSet('workers', 1, [gpus(8)], options).obj();
+  const nodesWith = (b: Node) => [gpuNode('gpu-a', 8), b];
+  const pods = busy({ 'gpu-a': 4 });
+  const excluded = retry(`podset "workers": 1 pod × 8 cards do not fit in flavor ${H100_FLAVOR}; the largest free block is 4 cards (node gpu-a); 1 node cordoned or tainted not counted; will retry as capacity frees`);
+  const cases: { name: string; workload: Workload; b: Node; flavor?: ObservedResourceFlavor; want: NodeDevicesVerdict }[] = [
+    { name: 'a cordoned node is not counted', workload: eight(), b: cordoned(gpuNode('gpu-b', 8)), want: excluded },
+    { name: 'the same node uncordoned is counted again', workload: eight(), b: cordoned(gpuNode('gpu-b', 8), false), want: ready() },
+    {
+      name: 'a cordoned node is counted for pods tolerating node.kubernetes.io/unschedulable (as the scheduler does)',
+      workload: eight({ tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }] }),
+      b: cordoned(gpuNode('gpu-b', 8)), want: ready(),
+    },
+    { name: 'a NoSchedule taint the pods do not tolerate excludes the node', workload: eight(), b: tainted(gpuNode('gpu-b', 8), GPU_TAINT), want: excluded },
+    {
+      name: 'a NoExecute taint the pods do not tolerate excludes the node',
+      workload: eight(), b: tainted(gpuNode('gpu-b', 8), { ...GPU_TAINT, effect: 'NoExecute' }), want: excluded,
+    },
+    {
+      name: 'a taint tolerated by the pod template counts the node',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', operator: 'Equal', value: 'present', effect: 'NoSchedule' }] }),
+      b: tainted(gpuNode('gpu-b', 8), GPU_TAINT), want: ready(),
+    },
+    {
+      name: 'a taint tolerated by the flavor\'s tolerations (Kueue adds them to the pods) counts the node',
+      workload: eight(), b: tainted(gpuNode('gpu-b', 8), GPU_TAINT),
+      flavor: withTolerations(deviceFlavor(), [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]), want: ready(),
+    },
+    {
+      name: 'Exists with an empty key tolerates every taint and the cordon',
+      workload: eight({ tolerations: [{ operator: 'Exists' }] }),
+      b: cordoned(tainted(gpuNode('gpu-b', 8), GPU_TAINT, { key: 'maintenance', effect: 'NoExecute' }, { key: 'team', value: 'b', effect: 'NoSchedule' })),
+      want: ready(),
+    },
+    {
+      name: 'Exists with a key ignores the taint\'s value',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', value: 'other' }] }),
+      b: tainted(gpuNode('gpu-b', 8), GPU_TAINT), want: ready(),
+    },
+    {
+      name: 'a toleration without operator compares the value (Equal is the default)',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', value: 'present' }] }),
+      b: tainted(gpuNode('gpu-b', 8), GPU_TAINT), want: ready(),
+    },
+    { name: 'a PreferNoSchedule taint does not exclude', workload: eight(), b: tainted(gpuNode('gpu-b', 8), { ...GPU_TAINT, effect: 'PreferNoSchedule' }), want: ready() },
+    {
+      name: 'a toleration of another effect does not tolerate the taint',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] }),
+      b: tainted(gpuNode('gpu-b', 8), { ...GPU_TAINT, effect: 'NoExecute' }), want: excluded,
+    },
+    {
+      name: 'an Equal toleration with another value does not tolerate the taint',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', operator: 'Equal', value: 'absent', effect: 'NoSchedule' }] }),
+      b: tainted(gpuNode('gpu-b', 8), GPU_TAINT), want: excluded,
+    },
+    {
+      name: 'a toleration of another key does not tolerate the taint',
+      workload: eight({ tolerations: [{ key: 'amd.com/gpu', operator: 'Exists' }] }),
+      b: tainted(gpuNode('gpu-b', 8), GPU_TAINT), want: excluded,
+    },
+    {
+      name: 'an operator the matcher does not know (the gated Lt) tolerates nothing',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', operator: 'Lt', value: 'present' }] }),
+      b: tainted(gpuNode('gpu-b', 8), GPU_TAINT), want: excluded,
+    },
+    {
+      name: 'every NoSchedule taint must be tolerated, not just one',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' }] }),
+      b: tainted(gpuNode('gpu-b', 8), GPU_TAINT, { key: 'team', value: 'b', effect: 'NoSchedule' }), want: excluded,
+    },
+    {
+      name: 'tolerating the taints does not lift a cordon',
+      workload: eight({ tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' }] }),
+      b: cordoned(tainted(gpuNode('gpu-b', 8), GPU_TAINT)), want: excluded,
+    },
+  ];
+
+  it.each(cases)('$name', ({ workload, b, flavor, want }) => {
+    expect(decide(workload, { nodes: nodesWith(b), pods, flavors: flavorMap(flavor ?? deviceFlavor()) })).toEqual(want);
+  });
+
+  it('each PodSet is placed with its own template\'s tolerations', () => {
+    const toleration = { key: 'nvidia.com/gpu', operator: 'Exists' };
+    const workload = makeWorkload()
+      .podSet('tolerant', 1, [gpus(8)], { tolerations: [toleration] })
+      .podSet('plain', 1, [gpus(4)])
+      .obj();
+    const nodes = [gpuNode('gpu-a', 8), tainted(gpuNode('gpu-b', 8), GPU_TAINT)];
+    // tolerant takes gpu-b (gpu-a has only 4 free); plain may not use gpu-b and finds gpu-a with 4.
+    expect(decide(workload, { nodes, pods })).toEqual(ready());
+    expect(decide(makeWorkload().podSet('plain', 2, [gpus(4)]).podSet('tolerant', 1, [gpus(8)], { tolerations: [toleration] }).obj(), { nodes, pods }))
+      .toEqual(retry(`podset "plain": 2 pods × 4 cards do not fit in flavor ${H100_FLAVOR}; the largest free block is 0 cards (node gpu-a); 1 node cordoned or tainted not counted; will retry as capacity frees`));
+  });
+
+  it('says no node is open when every node of the flavor is excluded, and counts them', () => {
+    const nodes = [cordoned(gpuNode('gpu-a', 8)), tainted(gpuNode('gpu-b', 8), GPU_TAINT), tainted(cpuNode('cpu-a'), GPU_TAINT)];
+    expect(decide(eight(), { nodes })).toEqual(retry(`podset "workers": 1 pod × 8 cards do not fit in flavor ${H100_FLAVOR}; no node of the flavor is open to its pods; 2 nodes cordoned or tainted not counted; will retry as capacity frees`));
+  });
+
+  it('does not count excluded nodes outside the flavor', () => {
+    const nodes = [gpuNode('gpu-a', 8), cordoned(gpuNode('gpu-x', 8, A100)), tainted(cpuNode('cpu-a'), GPU_TAINT)];
+    expect(decide(eight(), { nodes, pods })).toEqual(retry(`podset "workers": 1 pod × 8 cards do not fit in flavor ${H100_FLAVOR}; the largest free block is 4 cards (node gpu-a); will retry as capacity frees`));
   });
 });
 

@@ -4,7 +4,7 @@
  * schema is strict: it is what we write.
  */
 import { describe, expect, it } from 'vitest';
-import { NodeDevicesVerdictSchema, PodSchema, WorkloadSchema } from '../../../src/sync/index.js';
+import { NodeDevicesVerdictSchema, ObservedResourceFlavorSchema, PodSchema, WorkloadSchema } from '../../../src/sync/index.js';
 
 const workload = {
   apiVersion: 'kueue.x-k8s.io/v1beta2',
@@ -45,6 +45,18 @@ describe('received schemas', () => {
     ['a quantity that is neither string nor number', { ...workload, spec: { podSets: [{ name: 'main', template: { spec: { containers: [{ resources: { requests: { cpu: true } } }] } } }] } }],
   ])('reject %s', (_name, bad) => {
     expect(WorkloadSchema.safeParse(bad).success).toBe(false);
+  });
+
+  it('read a PodSet template\'s tolerations and a flavor\'s, keeping fields they do not read', () => {
+    const toleration = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
+    const podSets = [{ name: 'main', template: { spec: { containers: [], tolerations: [toleration] } } }];
+    expect(WorkloadSchema.parse({ ...workload, spec: { podSets } }).spec.podSets[0]?.template.spec.tolerations).toEqual([toleration]);
+    const flavor = ObservedResourceFlavorSchema.parse({ metadata: { name: 'f' }, spec: { nodeLabels: {}, tolerations: [toleration] } });
+    expect(flavor.spec?.tolerations).toEqual([toleration]);
+  });
+
+  it('reject a toleration that is not an object', () => {
+    expect(ObservedResourceFlavorSchema.safeParse({ metadata: { name: 'f' }, spec: { tolerations: ['nvidia.com/gpu'] } }).success).toBe(false);
   });
 
   it('read a Pod with no containers listed as asking nothing', () => {
