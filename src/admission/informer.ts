@@ -192,10 +192,10 @@ export class Informer<T extends KubeObject> {
     this.options.onChange();
   }
 
-  /** Parses one received object; logs and skips it when it fails its schema. */
+  /** Parses one received object and keeps what the checker reads of it; logs and skips it when it fails its schema. */
   private parse(raw: unknown): T | undefined {
     const result = this.resource.schema.safeParse(raw);
-    if (result.success) return result.data;
+    if (result.success) return this.resource.slim(result.data);
     const issues = result.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     this.options.logger.warn({ resource: this.resource.name, object: keyOfRaw(raw) ?? '(unnamed)', issues }, 'skipped an object that fails its schema');
     return undefined;

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { GPUSTACK_API_VERSION, KubeObjectSchema, NodeSchema, SCHEDULING_CHAIN_NAME, type KubeObject, type Node } from '../k8s/index.js';
+import { slimNode, slimPod, slimResourceFlavor, slimWorkload } from './slim.js';
 import {
   ObservedResourceFlavorSchema, PodSchema, WorkloadSchema,
   type ObservedResourceFlavor, type Pod, type Workload,
@@ -19,18 +20,21 @@ export interface WatchedResource<T extends KubeObject> {
   /** Collection path, may carry a field selector. */
   readonly path: string;
   readonly schema: z.ZodType<T>;
+  /** What the store keeps of a parsed object (`slim.ts`): the fields the checker reads. */
+  readonly slim: (object: T) => T;
 }
 
-export const WORKLOADS: WatchedResource<Workload> = { name: 'workloads', path: `${KUEUE_API}/workloads`, schema: WorkloadSchema };
+export const WORKLOADS: WatchedResource<Workload> = { name: 'workloads', path: `${KUEUE_API}/workloads`, schema: WorkloadSchema, slim: slimWorkload };
 export const RESOURCE_FLAVORS: WatchedResource<ObservedResourceFlavor> = {
-  name: 'resourceflavors', path: `${KUEUE_API}/resourceflavors`, schema: ObservedResourceFlavorSchema,
+  name: 'resourceflavors', path: `${KUEUE_API}/resourceflavors`, schema: ObservedResourceFlavorSchema, slim: slimResourceFlavor,
 };
-export const NODES: WatchedResource<Node> = { name: 'nodes', path: '/api/v1/nodes', schema: NodeSchema };
+export const NODES: WatchedResource<Node> = { name: 'nodes', path: '/api/v1/nodes', schema: NodeSchema, slim: slimNode };
 /** Terminated Pods hold no cards (the decision ignores them too): leaving them out keeps the store small. */
 export const PODS: WatchedResource<Pod> = {
   name: 'pods',
   path: `/api/v1/pods?fieldSelector=${encodeURIComponent('status.phase!=Succeeded,status.phase!=Failed')}`,
   schema: PodSchema,
+  slim: slimPod,
 };
 
 /**
@@ -44,6 +48,8 @@ export const SCHEDULING_CHAINS: WatchedResource<WatchedChain> = {
   name: 'schedulingchains',
   path: `/apis/${GPUSTACK_API_VERSION}/schedulingchains?fieldSelector=${encodeURIComponent(`metadata.name=${SCHEDULING_CHAIN_NAME}`)}`,
   schema: WatchedChainSchema,
+  // One object, its spec read whole by the chain's own helpers: nothing to gain.
+  slim: (chain) => chain,
 };
 
 /** `namespace/name`, or `name` for cluster-scoped objects. */
