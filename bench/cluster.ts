@@ -314,6 +314,32 @@ function buildNode(index: number, kind: Kind, images: readonly ImageEntry[], ran
   } as Node;
 }
 
+/**
+ * `size` realistic Nodes of one kind (`h100-8x`, `a10g-4x` …), built as {@link generateCluster}
+ * builds them, and the ResourceFlavors the chain emits for them (observed, with the API server's
+ * metadata): what the admission checker lists.
+ */
+export function generateNodesOfKind(size: number, kindName: string, seed = 20260201): { nodes: Node[]; flavors: Json[] } {
+  const kind = KINDS.find((k) => k.name === kindName);
+  if (kind === undefined) throw new Error(`bench cluster: no node kind ${kindName} (known: ${KINDS.map((k) => k.name).join(', ')})`);
+  const random = createRandom(seed ^ size);
+  const images = imagePool(createRandom(seed));
+  const nodes = Array.from({ length: size }, (_, i) => buildNode(i, kind, images, random));
+  const chain: Json = {
+    apiVersion: GPUSTACK, kind: 'SchedulingChain',
+    metadata: { name: SCHEDULING_CHAIN_NAME, uid: random.uuid(), generation: 1, resourceVersion: '4388', creationTimestamp: '2025-05-20T09:20:00Z' },
+    spec: { nodeManagement: 'Automatic', generalKey: 'Generic', mixedOnNode: true, admissionCheck: 'Enabled', systemNamespace: 'gpustack-system' },
+  };
+  const request = {
+    controller: exampleController('scheduling-chain'), parent: chain,
+    children: objectMap([], [`AdmissionCheck.${KUEUE}`, `InstanceType.${GPUSTACK}`, `ResourceFlavor.${KUEUE}`]),
+    related: objectMap(nodes as unknown as Json[], ['Node.v1']), finalizing: false,
+  };
+  const output = unwrap(syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(request), { now: NOW }));
+  const flavors = output.children.filter((c) => c['kind'] === 'ResourceFlavor').map((c) => observed(c as Json, chain, random));
+  return { nodes, flavors };
+}
+
 /** The hooks whose requests carry cluster data; the others (customize, node-devices-check) are constant and tiny. */
 export const HOOKS = ['scheduling-chain/sync', 'instance-type/sync', 'node-profile/sync'] as const;
 export type HookName = (typeof HOOKS)[number];

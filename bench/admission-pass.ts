@@ -1,0 +1,83 @@
+/**
+ * @module One cluster size, in one process: the admission checker's stores filled as the
+ * informers fill them (schema, then the slim projection), then one reconcile pass timed —
+ * `Reconciler.pass` with a writer that does nothing — for each share of Workloads awaiting a
+ * verdict. Every timed pass decides every awaiting Workload (the decision runs before the
+ * write is skipped as unchanged).
+ * Usage: `node --expose-gc --import tsx bench/admission-pass.ts <nodes> <workloads> <shares,…> <samples> <out.json>`
+ */
+import { writeFileSync } from 'node:fs';
+
+import { NODES, PODS, RESOURCE_FLAVORS, Reconciler, WORKLOADS, type WatchedResource } from '../src/admission/index.js';
+import { resolveSettings, type KubeObject } from '../src/k8s/index.js';
+import { generateAdmissionCluster } from './admission-cluster.js';
+import { summarize, type Summary } from './stats.js';
+
+export interface PassTiming {
+  readonly nodes: number;
+  readonly pods: number;
+  readonly workloads: number;
+  readonly awaiting: number;
+  readonly verdicts: { readonly Ready: number; readonly Retry: number };
+  /** Wall time of one pass. */
+  readonly passMs: Summary;
+  /** The same passes in process CPU time. */
+  readonly cpuMs: Summary;
+  readonly msPerAwaiting: number;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** As the informer stores an object: parsed at the boundary, then slim. */
+function stored<T extends KubeObject>(resource: WatchedResource<T>, raw: unknown): T {
+  return resource.slim(resource.schema.parse(raw));
+}
+
+async function main(): Promise<void> {
+  const [nodesText, workloadsText, sharesText, samplesText, out] = process.argv.slice(2);
+  const size = Number(nodesText);
+  const workloadCount = Number(workloadsText);
+  const shares = (sharesText ?? '').split(',').map(Number);
+  const samples = Number(samplesText);
+  if (!Number.isInteger(size) || !Number.isInteger(workloadCount) || !Number.isInteger(samples) || !out) {
+    throw new Error('usage: admission-pass.ts <nodes> <workloads> <shares,…> <samples> <out.json>');
+  }
+  const cluster = generateAdmissionCluster(size);
+  const nodes = cluster.nodes.map((n) => stored(NODES, JSON.parse(JSON.stringify(n))));
+  const flavors = Object.fromEntries(cluster.flavors.map((f) => stored(RESOURCE_FLAVORS, f)).map((f) => [f.metadata.name, f]));
+  const pods: ReturnType<typeof stored<KubeObject>>[] = [];
+  cluster.pods((p) => pods.push(stored(PODS, p)));
+  const resolution = resolveSettings(undefined);
+  if (!resolution.ok) throw new Error(resolution.message);
+  const results: PassTiming[] = [];
+  for (const share of shares) {
+    const workloads: ReturnType<typeof stored<KubeObject>>[] = [];
+    cluster.workloads(workloadCount, share, (w) => workloads.push(stored(WORKLOADS, w)));
+    const verdicts = { Ready: 0, Retry: 0 };
+    let counting = true;
+    const writer = { write: (_: unknown, entry: { state: 'Ready' | 'Retry' }) => { if (counting) verdicts[entry.state]++; return Promise.resolve(); } };
+    const reconciler = new Reconciler({ writer, checkName: 'gpustack-node-devices', logger: quiet, clock: () => new Date('2026-02-01T08:00:30Z') });
+    const snapshot = { workloads: workloads as never, flavors: flavors as never, nodes: nodes as never, pods: pods as never, settings: resolution.settings };
+    await reconciler.pass(snapshot);
+    counting = false;
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      gc();
+      const used = process.cpuUsage();
+      const started = performance.now();
+      await reconciler.pass(snapshot);
+      wall.push(performance.now() - started);
+      const spent = process.cpuUsage(used);
+      cpu.push((spent.user + spent.system) / 1000);
+    }
+    const awaiting = verdicts.Ready + verdicts.Retry;
+    const passMs = summarize(wall);
+    results.push({ nodes: size, pods: pods.length, workloads: workloadCount, awaiting, verdicts, passMs, cpuMs: summarize(cpu), msPerAwaiting: awaiting > 0 ? passMs.median / awaiting : 0 });
+    process.stderr.write(`[admission-pass] ${size} nodes, ${pods.length} pods, ${awaiting}/${workloadCount} awaiting: pass ${passMs.median.toFixed(1)} ms (Ready ${verdicts.Ready}, Retry ${verdicts.Retry})\n`);
+  }
+  writeFileSync(out, JSON.stringify(results, null, 2));
+}
+
+await main();
