@@ -7,8 +7,8 @@
 import type { ManufacturerName, Node, Settings } from '../k8s/index.js';
 import { ApiError } from '../kube/index.js';
 import {
-  decideNodeDevices, deviceResourceOf,
-  type AdmissionCheckState, type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
+  decideNodeDevices, deviceResourceOf, indexNodeDevices,
+  type AdmissionCheckState, type NodeDevicesIndex, type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
 } from '../sync/index.js';
 import type { AdmissionLogger } from './informer.js';
 import { objectKey, resourceVersionOf } from './resources.js';
@@ -75,12 +75,14 @@ export class Reconciler {
   async pass(snapshot: Snapshot): Promise<PassResult> {
     const seen = new Set<string>();
     const resourceOf = (mfr: ManufacturerName) => deviceResourceOf(snapshot.settings, mfr);
+    // Card usage and pools depend on the Nodes and Pods only: built once, shared by every decision of the pass.
+    const index = indexNodeDevices(snapshot.nodes, snapshot.pods);
     let written = 0;
     let failed = 0;
     for (const workload of snapshot.workloads) {
       const key = objectKey(workload.metadata);
       seen.add(key);
-      const outcome = await this.reconcileOne(workload, key, snapshot, resourceOf);
+      const outcome = await this.reconcileOne(workload, key, snapshot, index, resourceOf);
       if (outcome === 'written') written++;
       else if (outcome === 'failed') failed++;
     }
@@ -89,11 +91,11 @@ export class Reconciler {
   }
 
   private async reconcileOne(
-    workload: Workload, key: string, snapshot: Snapshot, resourceOf: (mfr: ManufacturerName) => string,
+    workload: Workload, key: string, snapshot: Snapshot, index: NodeDevicesIndex, resourceOf: (mfr: ManufacturerName) => string,
   ): Promise<'written' | 'unchanged' | 'skipped' | 'failed'> {
     const { checkName } = this.options;
     const namespace = workload.metadata.namespace;
-    const verdict = decideNodeDevices({ workload, flavors: snapshot.flavors, nodes: snapshot.nodes, pods: snapshot.pods, deviceResourceOf: resourceOf, checkName });
+    const verdict = decideNodeDevices({ workload, flavors: snapshot.flavors, nodes: snapshot.nodes, pods: snapshot.pods, index, deviceResourceOf: resourceOf, checkName });
     if (verdict === undefined || namespace === undefined) return 'skipped';
     const observed = workload.status?.admissionChecks?.find((c) => c.name === checkName);
     if (!differsFromObserved(verdict, observed)) return 'unchanged';

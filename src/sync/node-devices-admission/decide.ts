@@ -5,7 +5,8 @@
  * Workload is let through. Pure: the caller lists the objects and stamps `lastTransitionTime`.
  */
 import type { ManufacturerName, Node } from '../../k8s/index.js';
-import { CardLedger, resolvePool, type Pool, type PoolNode } from './pool.js';
+import { indexNodeDevices, type NodeDevicesIndex } from './pass-index.js';
+import { CardLedger, type Pool, type PoolNode } from './pool.js';
 import {
   NODE_DEVICES_REQUEUE_SECONDS,
   type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
@@ -23,6 +24,12 @@ export interface NodeDevicesInput {
   readonly deviceResourceOf: (mfr: ManufacturerName) => string;
   /** Our entry in `status.admissionChecks`, normally `gpustack-node-devices`. */
   readonly checkName: string;
+  /**
+   * Card usage and pools shared by the decisions of one pass, built by `indexNodeDevices` from
+   * these `nodes` and `pods`; the verdict is the same without it, only slower when many
+   * Workloads are decided against the same objects.
+   */
+  readonly index?: NodeDevicesIndex;
 }
 
 const READY_MESSAGE = 'the assigned flavor pool has enough free cards to place every pod';
@@ -79,13 +86,13 @@ function retry(checkName: string, message: string): NodeDevicesVerdict {
 }
 
 /** Places one PodSet's demand on its flavor's pool; the Retry message when it cannot. */
-function checkDemand(demand: PodSetDemand, input: NodeDevicesInput, ledger: CardLedger): string | undefined {
+function checkDemand(demand: PodSetDemand, input: NodeDevicesInput, index: NodeDevicesIndex, ledger: CardLedger): string | undefined {
   // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
   const flavor = Object.hasOwn(input.flavors, demand.flavor) ? input.flavors[demand.flavor] : undefined;
   if (flavor === undefined) {
     return `podset "${demand.podSet}": the assigned ResourceFlavor "${demand.flavor}" is not known to the checker; will retry once it is observed`;
   }
-  const resolution = resolvePool(flavor, demand.mfr, input.nodes, demand.tolerations);
+  const resolution = index.pool(flavor, demand.mfr, demand.tolerations);
   if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
   return placePodSet(demand, resolution.pool, ledger);
 }
@@ -105,13 +112,14 @@ export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict |
   const { workload, checkName } = input;
   if (!awaitsVerdict(workload, checkName)) return undefined;
   const assignments = workload.status?.admission?.podSetAssignments ?? [];
-  const ledger = new CardLedger(input.pods);
+  const index = input.index ?? indexNodeDevices(input.nodes, input.pods);
+  const ledger = new CardLedger((resource) => index.taken(resource));
   let placed = 0;
   for (const podSet of workload.spec.podSets) {
     const resolution = podSetDemand(podSet, assignments.find((a) => a.name === podSet.name), input.deviceResourceOf);
     if (!resolution.ok) return retry(checkName, resolution.message);
     if (resolution.demand === undefined) continue;
-    const problem = checkDemand(resolution.demand, input, ledger);
+    const problem = checkDemand(resolution.demand, input, index, ledger);
     if (problem !== undefined) return retry(checkName, problem);
     placed++;
   }

@@ -1,2 +1,3 @@
 export { decideNodeDevices, type NodeDevicesInput } from './decide.js';
+export { NodeDevicesIndex, indexNodeDevices } from './pass-index.js';
 export * from './schema.js';

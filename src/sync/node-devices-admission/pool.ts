@@ -6,8 +6,7 @@
  */
 import { isSchedulableFor, type ManufacturerName, type Node, type ReceivedToleration } from '../../k8s/index.js';
 import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../../nodefeature/index.js';
-import { podCards } from './demand.js';
-import type { ObservedResourceFlavor, Pod } from './schema.js';
+import type { ObservedResourceFlavor } from './schema.js';
 
 export interface PoolNode {
   readonly name: string;
@@ -61,47 +60,26 @@ export function resolvePool(
   return { ok: true, pool: { flavor: name, aKey, nodes: members, excluded: selected.length - members.length } };
 }
 
-function isTerminated(pod: Pod): boolean {
-  const phase = pod.status?.phase;
-  return phase === 'Succeeded' || phase === 'Failed';
-}
-
 /**
- * Cards taken per node and device resource, filled lazily per resource from the bound,
- * non-terminated Pods; placements of this decision are added on top. Keyed by resource as well
- * as node because a mixed node's device plugin hands out one resource across models.
+ * Cards taken per node and device resource: those the Pods hold (`held`, per resource: see
+ * `NodeDevicesIndex.taken`) plus the pods this decision has placed. Keyed by resource as well as
+ * node because a mixed node's device plugin hands out one resource across models.
  */
 export class CardLedger {
-  private readonly taken = new Map<string, number>();
-  private readonly loaded = new Set<string>();
+  private readonly placed = new Map<string, Map<string, number>>();
 
-  constructor(private readonly pods: readonly Pod[]) {}
-
-  private load(resource: string): void {
-    if (this.loaded.has(resource)) return;
-    this.loaded.add(resource);
-    for (const pod of this.pods) {
-      const node = pod.spec.nodeName;
-      if (node === undefined || node === '' || isTerminated(pod)) continue;
-      const cards = podCards(pod.spec, resource);
-      if (cards > 0) this.add(resource, node, cards);
-    }
-  }
-
-  private add(resource: string, node: string, cards: number): void {
-    const key = `${resource}\u0000${node}`;
-    this.taken.set(key, (this.taken.get(key) ?? 0) + cards);
-  }
+  constructor(private readonly held: (resource: string) => ReadonlyMap<string, number>) {}
 
   /** Free cards of `node` for `resource`; never below zero (an overcommitted node has none). */
   free(resource: string, node: PoolNode): number {
-    this.load(resource);
-    return Math.max(0, node.capacity - (this.taken.get(`${resource}\u0000${node.name}`) ?? 0));
+    const taken = (this.held(resource).get(node.name) ?? 0) + (this.placed.get(resource)?.get(node.name) ?? 0);
+    return Math.max(0, node.capacity - taken);
   }
 
   /** Records a pod this decision placed, so later pods see the node as fuller. */
   place(resource: string, node: string, cards: number): void {
-    this.load(resource);
-    this.add(resource, node, cards);
+    let mine = this.placed.get(resource);
+    if (mine === undefined) this.placed.set(resource, (mine = new Map()));
+    mine.set(node, (mine.get(node) ?? 0) + cards);
   }
 }
