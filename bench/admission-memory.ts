@@ -60,7 +60,8 @@ function main(): void {
   const pods = new Map<string, KubeObject>();
   cluster.pods((raw) => {
     const pod = receive(PODS, raw, 'pods');
-    pods.set(`${pod.metadata.namespace}/${pod.metadata.name}`, pod);
+    // By uid: generated DaemonSet pod names (5 hex digits, as the API server makes them) may repeat across 5,000 nodes.
+    pods.set(pod.metadata.uid ?? `${pod.metadata.namespace}/${pod.metadata.name}`, pod);
   }, podTotal);
   const after = settle();
   const result: StoreMemory = {
