@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { failure, json, readBody } from '../support/fake-http.js';
 import type { AdmissionLogger } from '../../src/admission/index.js';
 
 export const TOKEN = 'admission-token';
@@ -61,23 +62,6 @@ export interface FakeKube {
 function keyOf(object: Json): string {
   const meta = object['metadata'] as Meta;
   return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}
-
-function failure(res: ServerResponse, code: number, message: string): void {
-  json(res, code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code });
 }
 
 function collectionOf(pathname: string): Collection | undefined {

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { failure as sendFailure, json, readBody } from '../support/fake-http.js';
 import { MANUFACTURERS, type DetectResult, type Device, type DeviceErrorCode, type DeviceErrorEntry, type Manufacturer } from '../../native/index.js';
 import type { AgentLogger, Labels } from '../../src/agent/index.js';
 
@@ -98,23 +99,6 @@ export interface FakeApiServer {
 const NODE_PATH = /^\/api\/v1\/nodes\/([^/?]+)$/;
 const NODE_FEATURE_PATH = /^\/apis\/nfd\.k8s-sigs\.io\/v1alpha1\/namespaces\/([^/?]+)\/nodefeatures\/([^/?]+)$/;
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}
-
-function status(res: ServerResponse, code: number, message: string): void {
-  json(res, code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code });
-}
-
 /** Starts the stand-in on 127.0.0.1 (a free port) with the given nodes (name → labels). */
 export async function startFakeApiServer(nodes: Record<string, Labels> = {}, prefix = ''): Promise<FakeApiServer> {
   const requests: RecordedRequest[] = [];
@@ -130,18 +114,18 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
     requests.push({ method: req.method ?? '', path: url, contentType: req.headers['content-type'], authorization: req.headers.authorization, body });
     const failure = fake.failure;
     if (failure === 'close') { req.socket.destroy(); return; }
-    if (failure !== undefined) return status(res, failure.status, 'injected failure');
-    if (req.headers.authorization !== `Bearer ${TOKEN}`) return status(res, 401, 'Unauthorized');
-    if (!url.startsWith(prefix)) return status(res, 404, 'outside the prefix');
+    if (failure !== undefined) return sendFailure(res, failure.status, 'injected failure');
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) return sendFailure(res, 401, 'Unauthorized');
+    if (!url.startsWith(prefix)) return sendFailure(res, 404, 'outside the prefix');
     const { pathname, searchParams } = new URL(url.slice(prefix.length), 'http://stand-in');
     const nodeMatch = NODE_PATH.exec(pathname);
     if (nodeMatch) {
       const name = decodeURIComponent(nodeMatch[1] as string);
       const node = nodeMap.get(name);
-      if (!node) return status(res, 404, `nodes "${name}" not found`);
+      if (!node) return sendFailure(res, 404, `nodes "${name}" not found`);
       if (req.method === 'GET') return json(res, 200, node);
-      if (req.method !== 'PATCH') return status(res, 405, 'method not allowed');
-      if (req.headers['content-type'] !== 'application/merge-patch+json') return status(res, 415, 'unsupported media type');
+      if (req.method !== 'PATCH') return sendFailure(res, 405, 'method not allowed');
+      if (req.headers['content-type'] !== 'application/merge-patch+json') return sendFailure(res, 415, 'unsupported media type');
       const patch = (body as { metadata?: { labels?: Record<string, string | null> } }).metadata?.labels ?? {};
       for (const [key, value] of Object.entries(patch)) {
         if (value === null) delete node.metadata.labels[key];
@@ -154,11 +138,11 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
       const key = `${decodeURIComponent(nfMatch[1] as string)}/${decodeURIComponent(nfMatch[2] as string)}`;
       if (req.method === 'GET') {
         const object = nodeFeatures.get(key);
-        return object ? json(res, 200, object) : status(res, 404, `nodefeatures "${key}" not found`);
+        return object ? json(res, 200, object) : sendFailure(res, 404, `nodefeatures "${key}" not found`);
       }
-      if (req.method !== 'PATCH') return status(res, 405, 'method not allowed');
-      if (req.headers['content-type'] !== 'application/apply-patch+yaml') return status(res, 415, 'unsupported media type');
-      if (searchParams.get('fieldManager') === null) return status(res, 422, 'fieldManager is required for apply patch');
+      if (req.method !== 'PATCH') return sendFailure(res, 405, 'method not allowed');
+      if (req.headers['content-type'] !== 'application/apply-patch+yaml') return sendFailure(res, 415, 'unsupported media type');
+      if (searchParams.get('fieldManager') === null) return sendFailure(res, 422, 'fieldManager is required for apply patch');
       const applied = body as NodeFeatureObject;
       const object: NodeFeatureObject = {
         metadata: { ...applied.metadata },
@@ -167,11 +151,11 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
       nodeFeatures.set(key, object);
       return json(res, 200, object);
     }
-    return status(res, 404, `no route for ${pathname}`);
+    return sendFailure(res, 404, `no route for ${pathname}`);
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => status(res, 500, String(error)));
+    handle(req, res).catch((error: unknown) => sendFailure(res, 500, String(error)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
