@@ -111,12 +111,11 @@ export class Informer<T extends KubeObject> {
   }
 
   private async relist(): Promise<string> {
-    const { items, resourceVersion } = await this.api.list(this.resource.path);
     const fresh = new Map<string, T>();
-    for (const item of items) {
+    const resourceVersion = await this.api.listEach(this.resource.path, (item) => {
       const object = this.parse(item);
       if (object !== undefined) fresh.set(objectKey(object.metadata), object);
-    }
+    });
     this.store.clear();
     for (const [key, object] of fresh) this.store.set(key, object);
     this.status.synced = true;

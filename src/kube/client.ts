@@ -17,12 +17,6 @@ export class ApiError extends Error {
 
 export type PatchType = 'application/merge-patch+json' | 'application/apply-patch+yaml';
 
-/** One page-joined list: the raw items and the resourceVersion to watch from. */
-export interface ListResult {
-  readonly items: readonly unknown[];
-  readonly resourceVersion: string;
-}
-
 /** One line of a watch stream: `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR` (object is a Status). */
 export interface WatchEvent {
   readonly type: string;
@@ -47,8 +41,13 @@ export interface KubeApi {
   /** GET a path; `undefined` on 404. */
   get(path: string): Promise<unknown>;
   patch(path: string, body: unknown, contentType: PatchType): Promise<unknown>;
-  /** GET a collection, following `continue` tokens; 404 is an error (the resource is not served). */
-  list(path: string): Promise<ListResult>;
+  /**
+   * GETs a collection page by page (following `continue` tokens; 404 is an error: the resource is
+   * not served) and hands each item to `onItem` as its page arrives, keeping none: a caller that
+   * keeps less than the raw object (the checker's slim stores) never holds the whole raw
+   * collection at once. Resolves with the resourceVersion to watch from.
+   */
+  listEach(path: string, onItem: (item: unknown) => void): Promise<string>;
   /**
    * Streams a watch of a collection from `resourceVersion`, calling `onEvent` per event. Resolves
    * when the server ends the stream or `signal` aborts; rejects on a non-2xx answer (ApiError), a
@@ -130,18 +129,17 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
     });
   }
 
-  async function list(path: string): Promise<ListResult> {
-    const items: unknown[] = [];
+  async function listEach(path: string, onItem: (item: unknown) => void): Promise<string> {
     let next: string | undefined;
     let resourceVersion: string;
     do {
       const pagePath = withQuery(path, { limit: String(LIST_PAGE_SIZE), continue: next });
       const page = listPage(await call('GET', pagePath, undefined, undefined, true), pagePath);
-      items.push(...page.items);
+      for (const item of page.items) onItem(item);
       resourceVersion = page.resourceVersion;
       next = page.continue;
     } while (next !== undefined);
-    return { items, resourceVersion };
+    return resourceVersion;
   }
 
   async function watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
@@ -180,7 +178,7 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
   return {
     get: (path) => call('GET', path),
     patch: (path, body, contentType) => call('PATCH', path, JSON.stringify(body), contentType),
-    list,
+    listEach,
     watch,
   };
 }
