@@ -53,6 +53,7 @@ type Workload = KubeObject & {
     requeueState?: { count?: number; requeueAt?: string };
   };
 };
+type ManagedFields = { manager: string; operation: string; subresource?: string; fieldsV1?: Record<string, unknown> };
 type Job = KubeObject & { spec: { suspend?: boolean; template: { spec: { nodeSelector?: Record<string, string> } } } };
 
 /** The Kueue version this file runs (named in the suite's title, as the issue asks). */
@@ -124,6 +125,22 @@ function boundPod(name: string, node: string, cards: number): KubeObject {
 }
 
 /** Deletes now (grace 0): without a kubelet a bound Pod would otherwise stay Terminating. */
+/**
+ * Stands in for the kubelet and the node lifecycle controller, neither of which runs here: the API
+ * server's TaintNodesByCondition admission taints every new Node `node.kubernetes.io/not-ready:
+ * NoSchedule` until it reports Ready, and the checker (rightly) counts no cards on such a node.
+ */
+async function markReady(name: string): Promise<void> {
+  const node = await client.get<KubeObject & { spec?: { taints?: { key: string; effect: string }[] } }>('v1', 'Node', name);
+  const taints = node?.spec?.taints ?? [];
+  expect(taints.map((t) => `${t.key}:${t.effect}`), `new Node ${name}`).toContain('node.kubernetes.io/not-ready:NoSchedule');
+  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  await client.mergePatch('v1', 'Node', name, {
+    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e stand-in for the kubelet', lastHeartbeatTime: now, lastTransitionTime: now }] },
+  }, undefined, 'status');
+  await client.mergePatch('v1', 'Node', name, { spec: { taints: taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready') } });
+}
+
 async function forceDelete(apiVersion: string, kind: string, name: string, namespace: string): Promise<void> {
   const path = apiVersion === 'v1' ? `/api/v1/namespaces/${namespace}/${kind.toLowerCase()}s/${name}` : `/apis/${apiVersion}/namespaces/${namespace}/${kind.toLowerCase()}s/${name}`;
   const response = await client.raw('DELETE', path, JSON.stringify({ gracePeriodSeconds: 0, propagationPolicy: 'Background' }));
@@ -183,7 +200,10 @@ beforeAll(async () => {
   log(`Kueue ${kueue.version}: config ${JSON.stringify({ ...kueue.config, resources: { ...(kueue.config['resources'] as object), transformations: `(${((kueue.config['resources'] as { transformations?: unknown[] }).transformations ?? []).length} from manifests/kueue)` } })}`);
   const installed = await installOurManifests(client, server.url, metacontroller.component.version);
   log(`applied ${installed.applied.join(', ')} (through Kueue's webhooks); hook server ${server.url}; logs ${plane.logsDir}`);
-  for (const node of clusterNodes()) await createNode(client, node);
+  for (const node of clusterNodes()) {
+    await createNode(client, node);
+    await markReady(node.metadata.name);
+  }
 
   const [healthPort] = await freePorts(1) as [number];
   checker = startProcess('admission-checker', process.execPath, [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)], plane.logsDir);
@@ -307,6 +327,14 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     expect(assignment?.flavors).toEqual({ 'credits.gpustack.ai/nvidia': H100_FLAVOR });
     expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
     expect(live.spec.template.spec.nodeSelector).toMatchObject({ 'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count': '8' });
+    // Server-side apply on the status subresource: our field manager owns our entry and nothing else.
+    const fresh = await client.get<KubeObject & { metadata: { managedFields?: ManagedFields[] } }>(KUEUE, 'Workload', workload.metadata.name, NAMESPACE);
+    const ours = (fresh?.metadata.managedFields ?? []).filter((m) => m.manager === CHECK);
+    expect(ours.map((m) => [m.operation, m.subresource])).toEqual([['Apply', 'status']]);
+    const owned = ours[0]?.fieldsV1 ?? {};
+    expect(Object.keys(owned)).toEqual(['f:status']);
+    expect(Object.keys((owned['f:status'] ?? {}) as object)).toEqual(['f:admissionChecks']);
+    expect(Object.keys(((owned['f:status'] as Record<string, object>)['f:admissionChecks']) ?? {})).toEqual([`k:{"name":"${CHECK}"}`]);
     await deleteJob(name);
   });
 
@@ -345,5 +373,11 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     log(`admitted ${((Date.now() - freedAt) / 1000).toFixed(1)} s after the blocking Pods went (requeue state ${JSON.stringify(workload.status?.requeueState ?? null)})`);
     expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
     await deleteJob(name);
+  });
+
+  it('the checker exits 0 on SIGTERM', async () => {
+    expect(checker?.running()).toBe(true);
+    await checker?.stop();
+    expect(await checker?.exited).toEqual({ code: 0, signal: null });
   });
 });
