@@ -124,7 +124,6 @@ function boundPod(name: string, node: string, cards: number): KubeObject {
   };
 }
 
-/** Deletes now (grace 0): without a kubelet a bound Pod would otherwise stay Terminating. */
 /**
  * Stands in for the kubelet and the node lifecycle controller, neither of which runs here: the API
  * server's TaintNodesByCondition admission taints every new Node `node.kubernetes.io/not-ready:
@@ -141,6 +140,7 @@ async function markReady(name: string): Promise<void> {
   await client.mergePatch('v1', 'Node', name, { spec: { taints: taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready') } });
 }
 
+/** Deletes now (grace 0): without a kubelet a bound Pod would otherwise stay Terminating. */
 async function forceDelete(apiVersion: string, kind: string, name: string, namespace: string): Promise<void> {
   const path = apiVersion === 'v1' ? `/api/v1/namespaces/${namespace}/${kind.toLowerCase()}s/${name}` : `/apis/${apiVersion}/namespaces/${namespace}/${kind.toLowerCase()}s/${name}`;
   const response = await client.raw('DELETE', path, JSON.stringify({ gracePeriodSeconds: 0, propagationPolicy: 'Background' }));
@@ -373,6 +373,30 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     log(`admitted ${((Date.now() - freedAt) / 1000).toFixed(1)} s after the blocking Pods went (requeue state ${JSON.stringify(workload.status?.requeueState ?? null)})`);
     expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
     await deleteJob(name);
+  });
+
+  it('a cordoned node offers no cards: 8 cards per pod, one node cordoned and 4 busy on the other → Retry naming what was left out', async () => {
+    await client.mergePatch('v1', 'Node', 'gpu-h100-02', { spec: { unschedulable: true } });
+    const blocker = boundPod('e2e-blocker-3', 'gpu-h100-01', 4);
+    const name = 'e2e-h100-cordoned';
+    try {
+      await client.applyObject(blocker);
+      await client.applyObject(job(name, localQueueName(H100), { 'nvidia.com/gpu': '8' }));
+      let last: Workload | undefined;
+      const retry = await waitFor(async () => {
+        last = await workloadOf(name);
+        return last?.status?.admissionChecks?.find((c) => c.name === CHECK && c.state === 'Retry');
+      }, ADMIT_MS, 'the check answers Retry', 500).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}\n${describeWorkload(last)}`, { cause: error });
+      });
+      // 8 + 4 free by quota (16 cards, 4 busy); the cordoned node's 8 do not count for the scheduler.
+      expect(retry.message).toMatch(/the largest free block is 4 cards \(node gpu-h100-01\); 1 node cordoned or tainted not counted/);
+      expect((await client.get<Job>('batch/v1', 'Job', name, NAMESPACE))?.spec.suspend).toBe(true);
+    } finally {
+      await client.mergePatch('v1', 'Node', 'gpu-h100-02', { spec: { unschedulable: null } });
+      await forceDelete('v1', 'Pod', blocker.metadata.name, NAMESPACE);
+      await deleteJob(name);
+    }
   });
 
   it('the checker exits 0 on SIGTERM', async () => {
