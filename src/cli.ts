@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ADMISSION_FLAGS } from './cli-admission-flags.js';
 import { UsageError } from './cli-errors.js';
-import { canonicalize, parseQuantity } from './k8s/index.js';
+import { canonicalize, parseQuantity, rfc3339Seconds } from './k8s/index.js';
 import { InputError, parseChain, parseNodes } from './render-input.js';
 import { runServer } from './server/index.js';
 import { renderChain } from './sync/index.js';
@@ -87,7 +87,7 @@ function renderCommand(args: string[]): void {
   const nodes = parseNodes(readFileSync(values.nodes, 'utf8'), values.nodes);
   const chain = values.chain ? parseChain(readFileSync(values.chain, 'utf8'), values.chain) : undefined;
   const namespaces = values.namespaces.split(',').map((n) => n.trim()).filter(Boolean);
-  const now = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const now = rfc3339Seconds(new Date());
   const result = renderChain({ nodes, namespaces, ...(chain ? { chain } : {}) }, { now });
   if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);
   for (const skip of result.skipped) process.stderr.write(`warning: node ${skip.name} left out of a pool: ${skip.reason}: ${skip.message}\n`);

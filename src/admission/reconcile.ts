@@ -4,7 +4,7 @@
  * differ from the observed one, so our own write, coming back through the watch, causes no
  * further write. The transition time is stamped here, not in the decision (it reads no clock).
  */
-import type { ManufacturerName, Node, Settings } from '../k8s/index.js';
+import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from '../k8s/index.js';
 import { ApiError } from '../kube/index.js';
 import {
   decideNodeDevices, deviceResourceOf, indexNodeDevices,
@@ -41,11 +41,6 @@ export interface PassResult {
   readonly written: number;
   /** Writes that failed with something other than 404/409: the caller retries after a backoff. */
   readonly failed: number;
-}
-
-/** RFC 3339 at seconds, as the API server stores `metav1.Time`, so a read-back compares equal. */
-export function formatTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** True when the verdict says something the observed entry does not (the time alone is not a change). */
@@ -102,7 +97,7 @@ export class Reconciler {
     const resourceVersion = resourceVersionOf(workload);
     const previous = this.written.get(key);
     if (previous && previous.resourceVersion === resourceVersion && sameVerdict(previous.entry, verdict)) return 'unchanged';
-    const entry = stampEntry(verdict, observed, formatTime((this.options.clock ?? (() => new Date()))()));
+    const entry = stampEntry(verdict, observed, rfc3339Seconds((this.options.clock ?? (() => new Date()))()));
     return this.write({ namespace, name: workload.metadata.name }, key, resourceVersion, entry);
   }
 

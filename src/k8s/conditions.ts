@@ -18,3 +18,11 @@ export function buildCondition(input: ConditionInput, previous: readonly Conditi
   const unchanged = old !== undefined && old.status === input.status && typeof old.lastTransitionTime === 'string';
   return { ...input, lastTransitionTime: unchanged ? (old.lastTransitionTime as string) : now };
 }
+
+/**
+ * RFC 3339 at whole seconds, as the API server stores `metav1.Time`: a value read back compares
+ * equal to the one written, so no needless status churn.
+ */
+export function rfc3339Seconds(date: Date): string {
+  return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}

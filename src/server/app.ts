@@ -4,7 +4,7 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { canonicalize } from '../k8s/index.js';
+import { canonicalize, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import { HOOKS, type HookDefinition } from './hooks.js';
 import type { HookMetrics } from './metrics.js';
@@ -26,11 +26,6 @@ export interface AppOptions {
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
 const SILENT: HookLogger = { info: () => {}, error: () => {} };
-
-/** RFC 3339 at whole seconds, as the API server stores `metav1.Time`: no needless status churn. */
-function rfc3339Seconds(date: Date): string {
-  return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 function sendError(c: Context<AppEnv>, code: ErrorCode, body: ErrorBody = errorBody(code, code)): Response {
   return c.json(body, statusOf(code));

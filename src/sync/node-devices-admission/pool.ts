@@ -4,7 +4,7 @@
  * many are still free once the Pods bound there (and the pods this decision has already placed)
  * are counted.
  */
-import { isSchedulableFor, type ManufacturerName, type Node, type ReceivedToleration } from '../../k8s/index.js';
+import { isSchedulableFor, matchesSelector, type ManufacturerName, type Node, type ReceivedToleration } from '../../k8s/index.js';
 import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../../nodefeature/index.js';
 import type { ObservedResourceFlavor } from './schema.js';
 
@@ -25,14 +25,6 @@ export interface Pool {
 
 export type PoolResolution = { readonly ok: true; readonly pool: Pool } | { readonly ok: false; readonly message: string };
 
-function selects(nodeLabels: Readonly<Record<string, string>>, node: Node): boolean {
-  const labels = node.metadata.labels ?? {};
-  for (const key of Object.keys(nodeLabels)) {
-    if (!Object.hasOwn(labels, key) || labels[key] !== nodeLabels[key]) return false;
-  }
-  return true;
-}
-
 /**
  * The pool behind a flavor for pods with `podTolerations`: the flavor must pin exactly one `<mfr>`
  * accelerator key, which names the `.count` label to read on each node. A flavor of another
@@ -52,7 +44,7 @@ export function resolvePool(
   }
   const countLabel = `${ACCELERATABLE_PREFIX}${aKey}.count`;
   const tolerations = [...podTolerations, ...(flavor.spec?.tolerations ?? [])];
-  const selected = nodes.filter((node) => selects(nodeLabels, node));
+  const selected = nodes.filter((node) => matchesSelector({ matchLabels: nodeLabels }, node.metadata.labels));
   const members = selected
     .filter((node) => isSchedulableFor(node, tolerations))
     .map((node) => ({ name: node.metadata.name, capacity: parseCount(node.metadata.labels?.[countLabel]) ?? 0 }))
