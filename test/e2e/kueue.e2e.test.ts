@@ -140,13 +140,6 @@ async function markReady(name: string): Promise<void> {
   await client.mergePatch('v1', 'Node', name, { spec: { taints: taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready') } });
 }
 
-/** Deletes now (grace 0): without a kubelet a bound Pod would otherwise stay Terminating. */
-async function forceDelete(apiVersion: string, kind: string, name: string, namespace: string): Promise<void> {
-  const path = apiVersion === 'v1' ? `/api/v1/namespaces/${namespace}/${kind.toLowerCase()}s/${name}` : `/apis/${apiVersion}/namespaces/${namespace}/${kind.toLowerCase()}s/${name}`;
-  const response = await client.raw('DELETE', path, JSON.stringify({ gracePeriodSeconds: 0, propagationPolicy: 'Background' }));
-  if (response.status !== 200 && response.status !== 202 && response.status !== 404) throw new Error(`DELETE ${path} → ${response.status}: ${JSON.stringify(response.body)}`);
-}
-
 async function workloadOf(jobName: string): Promise<Workload | undefined> {
   const owner = await client.get('batch/v1', 'Job', jobName, NAMESPACE);
   if (!owner) return undefined;
@@ -177,7 +170,7 @@ async function admitted(jobName: string, timeoutMs = ADMIT_MS): Promise<{ worklo
 }
 
 async function deleteJob(name: string): Promise<void> {
-  await forceDelete('batch/v1', 'Job', name, NAMESPACE);
+  await client.delete('batch/v1', 'Job', name, NAMESPACE, { gracePeriodSeconds: 0 });
   await converge(`Job ${name} and its Workload are gone`, async () => {
     const left = (await client.list<Workload>(KUEUE, 'Workload', { namespace: NAMESPACE })).filter((w) => w.metadata.name.includes(name));
     return [...((await client.get('batch/v1', 'Job', name, NAMESPACE)) ? ['Job still there'] : []), ...left.map((w) => `Workload ${w.metadata.name} still there`)];
@@ -368,7 +361,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     expect(isTrue(await workloadOf(name), 'Admitted')).toBe(false);
 
     const freedAt = Date.now();
-    for (const pod of blockers) await forceDelete('v1', 'Pod', pod.metadata.name, NAMESPACE);
+    for (const pod of blockers) await client.delete('v1', 'Pod', pod.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
     const { workload } = await admitted(name, RETRY_ADMIT_MS);
     log(`admitted ${((Date.now() - freedAt) / 1000).toFixed(1)} s after the blocking Pods went (requeue state ${JSON.stringify(workload.status?.requeueState ?? null)})`);
     expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
@@ -394,7 +387,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
       expect((await client.get<Job>('batch/v1', 'Job', name, NAMESPACE))?.spec.suspend).toBe(true);
     } finally {
       await client.mergePatch('v1', 'Node', 'gpu-h100-02', { spec: { unschedulable: null } });
-      await forceDelete('v1', 'Pod', blocker.metadata.name, NAMESPACE);
+      await client.delete('v1', 'Pod', blocker.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
       await deleteJob(name);
     }
   });

@@ -66,6 +66,12 @@ export interface ApplyOptions {
   subresource?: string;
 }
 
+export interface DeleteOptions {
+  readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  /** 0 deletes at once: without a kubelet a bound Pod would otherwise stay Terminating. */
+  readonly gracePeriodSeconds?: number;
+}
+
 export interface ListOptions {
   namespace?: string;
   labelSelector?: string;
@@ -251,10 +257,10 @@ export class KubeClient {
   }
 
   /** Deletes; returns false when it was already gone. Background propagation by default. */
-  async delete(apiVersion: string, kind: string, name: string, namespace?: string,
-    propagationPolicy: 'Background' | 'Foreground' | 'Orphan' = 'Background'): Promise<boolean> {
+  async delete(apiVersion: string, kind: string, name: string, namespace?: string, options: DeleteOptions = {}): Promise<boolean> {
     const p = await this.objectPath(apiVersion, kind, name, namespace);
-    const response = await this.raw('DELETE', p, JSON.stringify({ propagationPolicy }));
+    const { propagationPolicy = 'Background', gracePeriodSeconds } = options;
+    const response = await this.raw('DELETE', p, JSON.stringify({ propagationPolicy, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) }));
     if (response.status === 404) return false;
     if (response.status < 200 || response.status >= 300) throw new KubeError('DELETE', p, response.status, response.body);
     return true;
