@@ -65,12 +65,19 @@ function main(): void {
   }, podTotal);
   const after = settle();
   const result: StoreMemory = {
-    mode, nodes: nodes.size, pods: pods.size, receivedBytes: received,
-    storeHeapBytes: after.heapUsed - before.heapUsed, rssBytes: after.rss, rssBaselineBytes: before.rss,
+    mode,
+    nodes: nodes.size,
+    pods: pods.size,
+    receivedBytes: received,
+    storeHeapBytes: after.heapUsed - before.heapUsed,
+    rssBytes: after.rss,
+    rssBaselineBytes: before.rss,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
   };
   writeFileSync(out, JSON.stringify(result, null, 2));
-  process.stderr.write(`[admission-memory] ${mode}: ${nodes.size} nodes, ${pods.size} pods: store heap ${(result.storeHeapBytes / 1048576).toFixed(0)} MB, RSS ${(after.rss / 1048576).toFixed(0)} MB (peak ${(result.peakRssBytes / 1048576).toFixed(0)} MB)\n`);
+  process.stderr.write(
+    `[admission-memory] ${mode}: ${nodes.size} nodes, ${pods.size} pods: store heap ${(result.storeHeapBytes / 1048576).toFixed(0)} MB, RSS ${(after.rss / 1048576).toFixed(0)} MB (peak ${(result.peakRssBytes / 1048576).toFixed(0)} MB)\n`,
+  );
   // Keep the stores alive until measured.
   if (nodes.size + pods.size < 0) process.stdout.write('');
 }

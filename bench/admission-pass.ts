@@ -45,7 +45,9 @@ async function main(): Promise<void> {
   }
   const cluster = generateAdmissionCluster(size);
   const nodes = cluster.nodes.map((n) => stored(NODES, JSON.parse(JSON.stringify(n))));
-  const flavors = Object.fromEntries(cluster.flavors.map((f) => stored(RESOURCE_FLAVORS, f)).map((f) => [f.metadata.name, f]));
+  const flavors = Object.fromEntries(
+    cluster.flavors.map((f) => stored(RESOURCE_FLAVORS, f)).map((f) => [f.metadata.name, f]),
+  );
   const pods: ReturnType<typeof stored<KubeObject>>[] = [];
   cluster.pods((p) => pods.push(stored(PODS, p)));
   const resolution = resolveSettings(undefined);
@@ -56,9 +58,25 @@ async function main(): Promise<void> {
     cluster.workloads(workloadCount, share, (w) => workloads.push(stored(WORKLOADS, w)));
     const verdicts = { Ready: 0, Retry: 0 };
     let counting = true;
-    const writer = { write: (_: unknown, entry: { state: 'Ready' | 'Retry' }) => { if (counting) verdicts[entry.state]++; return Promise.resolve(); } };
-    const reconciler = new Reconciler({ writer, checkName: 'gpustack-node-devices', logger: quiet, clock: () => new Date('2026-02-01T08:00:30Z') });
-    const snapshot = { workloads: workloads as never, flavors: flavors as never, nodes: nodes as never, pods: pods as never, settings: resolution.settings };
+    const writer = {
+      write: (_: unknown, entry: { state: 'Ready' | 'Retry' }) => {
+        if (counting) verdicts[entry.state]++;
+        return Promise.resolve();
+      },
+    };
+    const reconciler = new Reconciler({
+      writer,
+      checkName: 'gpustack-node-devices',
+      logger: quiet,
+      clock: () => new Date('2026-02-01T08:00:30Z'),
+    });
+    const snapshot = {
+      workloads: workloads as never,
+      flavors: flavors as never,
+      nodes: nodes as never,
+      pods: pods as never,
+      settings: resolution.settings,
+    };
     await reconciler.pass(snapshot);
     counting = false;
     const wall: number[] = [];
@@ -74,8 +92,19 @@ async function main(): Promise<void> {
     }
     const awaiting = verdicts.Ready + verdicts.Retry;
     const passMs = summarize(wall);
-    results.push({ nodes: size, pods: pods.length, workloads: workloadCount, awaiting, verdicts, passMs, cpuMs: summarize(cpu), msPerAwaiting: awaiting > 0 ? passMs.median / awaiting : 0 });
-    process.stderr.write(`[admission-pass] ${size} nodes, ${pods.length} pods, ${awaiting}/${workloadCount} awaiting: pass ${passMs.median.toFixed(1)} ms (Ready ${verdicts.Ready}, Retry ${verdicts.Retry})\n`);
+    results.push({
+      nodes: size,
+      pods: pods.length,
+      workloads: workloadCount,
+      awaiting,
+      verdicts,
+      passMs,
+      cpuMs: summarize(cpu),
+      msPerAwaiting: awaiting > 0 ? passMs.median / awaiting : 0,
+    });
+    process.stderr.write(
+      `[admission-pass] ${size} nodes, ${pods.length} pods, ${awaiting}/${workloadCount} awaiting: pass ${passMs.median.toFixed(1)} ms (Ready ${verdicts.Ready}, Retry ${verdicts.Retry})\n`,
+    );
   }
   writeFileSync(out, JSON.stringify(results, null, 2));
 }

@@ -22,7 +22,12 @@ const SAMPLES: Readonly<Record<number, number>> = { 1000: 9, 5000: 5 };
 
 function option(name: string, fallback: string): string {
   const prefix = `--${name}=`;
-  return process.argv.slice(2).find((a) => a.startsWith(prefix))?.slice(prefix.length) ?? fallback;
+  return (
+    process.argv
+      .slice(2)
+      .find((a) => a.startsWith(prefix))
+      ?.slice(prefix.length) ?? fallback
+  );
 }
 
 function log(message: string): void {
@@ -32,7 +37,8 @@ function log(message: string): void {
 function commit(): string {
   try {
     const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
     return dirty ? `${sha}+dirty` : sha;
   } catch {
     return 'unknown';
@@ -45,11 +51,17 @@ function table(passes: readonly PassTiming[], memory: readonly StoreMemory[]): s
   const lines = [
     '| nodes | pods | Workloads awaiting / all | pass ms (median) | CPU ms | ms per awaiting Workload | CV | samples |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...passes.map((p) => `| ${p.nodes.toLocaleString('en-US')} | ${p.pods.toLocaleString('en-US')} | ${p.awaiting} / ${p.workloads} | ${round(p.passMs.median)} | ${round(p.cpuMs.median)} | ${round(p.msPerAwaiting)} | ${Math.round(p.passMs.cv * 100)} % | ${p.passMs.n} |`),
+    ...passes.map(
+      (p) =>
+        `| ${p.nodes.toLocaleString('en-US')} | ${p.pods.toLocaleString('en-US')} | ${p.awaiting} / ${p.workloads} | ${round(p.passMs.median)} | ${round(p.cpuMs.median)} | ${round(p.msPerAwaiting)} | ${Math.round(p.passMs.cv * 100)} % | ${p.passMs.n} |`,
+    ),
     '',
     '| stores | nodes | pods | received JSON MB (nodes + pods) | store heap MB | RSS MB after GC (baseline) | peak RSS MB |',
     '|---|---:|---:|---:|---:|---:|---:|',
-    ...memory.map((m) => `| ${m.mode} | ${m.nodes.toLocaleString('en-US')} | ${m.pods.toLocaleString('en-US')} | ${MB(m.receivedBytes.nodes)} + ${MB(m.receivedBytes.pods)} | ${MB(m.storeHeapBytes)} | ${MB(m.rssBytes)} (${MB(m.rssBaselineBytes)}) | ${MB(m.peakRssBytes)} |`),
+    ...memory.map(
+      (m) =>
+        `| ${m.mode} | ${m.nodes.toLocaleString('en-US')} | ${m.pods.toLocaleString('en-US')} | ${MB(m.receivedBytes.nodes)} + ${MB(m.receivedBytes.pods)} | ${MB(m.storeHeapBytes)} | ${MB(m.rssBytes)} (${MB(m.rssBaselineBytes)}) | ${MB(m.peakRssBytes)} |`,
+    ),
   ];
   return lines.join('\n');
 }
@@ -70,13 +82,27 @@ async function main(): Promise<void> {
     for (const nodes of sizes) {
       log(`${nodes} nodes: reconcile passes (${SAMPLES[nodes] ?? 5} samples per share)`);
       const out = path.join(directory, `pass-${nodes}.json`);
-      await finished(spawnScript('admission-pass.ts', [String(nodes), workloads, shares, String(SAMPLES[nodes] ?? 5), out], ['--expose-gc', '--max-old-space-size=8192']), `bench/admission-pass.ts ${nodes}`);
+      await finished(
+        spawnScript(
+          'admission-pass.ts',
+          [String(nodes), workloads, shares, String(SAMPLES[nodes] ?? 5), out],
+          ['--expose-gc', '--max-old-space-size=8192'],
+        ),
+        `bench/admission-pass.ts ${nodes}`,
+      );
       passes.push(...(JSON.parse(readFileSync(out, 'utf8')) as PassTiming[]));
     }
     for (const mode of ['slim', 'whole'] as const) {
       log(`stores of ${memoryNodes} nodes and ${memoryPods} pods, ${mode}`);
       const out = path.join(directory, `memory-${mode}.json`);
-      await finished(spawnScript('admission-memory.ts', [mode, memoryNodes, memoryPods, out], ['--expose-gc', '--max-old-space-size=8192']), `bench/admission-memory.ts ${mode}`);
+      await finished(
+        spawnScript(
+          'admission-memory.ts',
+          [mode, memoryNodes, memoryPods, out],
+          ['--expose-gc', '--max-old-space-size=8192'],
+        ),
+        `bench/admission-memory.ts ${mode}`,
+      );
       memory.push(JSON.parse(readFileSync(out, 'utf8')) as StoreMemory);
     }
   } finally {
@@ -85,12 +111,20 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   const date = new Date().toISOString().slice(0, 10);
   const results = {
-    date, commit: commit(), durationSeconds: Math.round((performance.now() - started) / 1000),
+    date,
+    commit: commit(),
+    durationSeconds: Math.round((performance.now() - started) / 1000),
     machine: {
-      cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.arch()}`,
-      memoryBytes: os.totalmem(), loadAverageStart, loadAverageEnd: os.loadavg(),
+      cpus: cpus.length,
+      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}`,
+      memoryBytes: os.totalmem(),
+      loadAverageStart,
+      loadAverageEnd: os.loadavg(),
     },
-    passes, memory,
+    passes,
+    memory,
   };
   process.stdout.write(`${table(passes, memory)}\n`);
   if (write) {

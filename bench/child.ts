@@ -8,10 +8,17 @@ export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(BENCH_DIR, '..');
 
 /** Runs `bench/<script>` in a fresh Node with `nodeFlags` (TypeScript through tsx); stdout is piped, stderr inherited. */
-export function spawnScript(script: string, args: readonly string[], nodeFlags: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+export function spawnScript(
+  script: string,
+  args: readonly string[],
+  nodeFlags: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): ChildProcess {
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   return spawn(process.execPath, [...nodeFlags, ...loader, path.join(BENCH_DIR, script), ...args], {
-    cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
 }
 
@@ -43,8 +50,12 @@ const GC_LINE = /:\s+\S[^:]*?\s(\d+(?:\.\d+)?) \((\d+(?:\.\d+)?)\) -> (\d+(?:\.\
 
 /** Starts `bench/server.mjs` (the built hook server in its own process) and waits for its port. */
 export function startServerChild(options: { traceGc?: boolean; maxOldSpaceMB?: number } = {}): Promise<ServerChild> {
-  const flags = [...(options.traceGc ? ['--trace-gc'] : []), ...(options.maxOldSpaceMB ? [`--max-old-space-size=${options.maxOldSpaceMB}`] : [])];
-  if (!existsSync(BUILT_SERVER)) throw new Error(`${BUILT_SERVER} is missing: run \`npm run build\` (npm run bench does)`);
+  const flags = [
+    ...(options.traceGc ? ['--trace-gc'] : []),
+    ...(options.maxOldSpaceMB ? [`--max-old-space-size=${options.maxOldSpaceMB}`] : []),
+  ];
+  if (!existsSync(BUILT_SERVER))
+    throw new Error(`${BUILT_SERVER} is missing: run \`npm run build\` (npm run bench does)`);
   const child = spawnScript('server.mjs', [], flags);
   let peak = 0;
   let pending = '';
@@ -66,10 +77,11 @@ export function startServerChild(options: { traceGc?: boolean; maxOldSpaceMB?: n
           resolve({
             port,
             peakHeapMB: () => peak,
-            stop: () => new Promise((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
+            stop: () =>
+              new Promise((done) => {
+                child.once('exit', () => done());
+                child.kill('SIGTERM');
+              }),
           });
         }
       }

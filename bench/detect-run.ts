@@ -9,7 +9,16 @@ import { ROOT, finished, spawnScript } from './child.js';
 import { quantile, summarize } from './stats.js';
 
 export type DetectBench =
-  | { readonly ok: true; readonly cards: number; readonly calls: number; readonly medianMs: number; readonly p99Ms: number; readonly cv: number; readonly loadMs: number; readonly loadRuns: number }
+  | {
+      readonly ok: true;
+      readonly cards: number;
+      readonly calls: number;
+      readonly medianMs: number;
+      readonly p99Ms: number;
+      readonly cv: number;
+      readonly loadMs: number;
+      readonly loadRuns: number;
+    }
   | { readonly ok: false; readonly skipped: string };
 
 const ADDON = path.join(ROOT, 'native', 'build', 'Release', 'gpustack_native.node');
@@ -28,8 +37,13 @@ async function ensureNative(): Promise<string | undefined> {
 
 function h100(i: number): Record<string, string | number | bigint> {
   return {
-    name: 'NVIDIA H100 80GB HBM3', uuid: `GPU-8e4f00c1-0000-4000-8000-00000000000${i}`, memory: 81559n * MiB, cores: 132, cc: '9.0',
-    bus: `00000000:${(0x18 + i * 0x10).toString(16).toUpperCase()}:00.0`, numa: i < 4 ? 0 : 1,
+    name: 'NVIDIA H100 80GB HBM3',
+    uuid: `GPU-8e4f00c1-0000-4000-8000-00000000000${i}`,
+    memory: 81559n * MiB,
+    cores: 132,
+    cc: '9.0',
+    bus: `00000000:${(0x18 + i * 0x10).toString(16).toUpperCase()}:00.0`,
+    numa: i < 4 ? 0 : 1,
   };
 }
 
@@ -40,7 +54,10 @@ export async function benchDetect(calls = 200, loadRuns = 5): Promise<DetectBenc
   try {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      GPUSTACK_FAKE_DEVICES: machineFile({ lib: { nvidia: { driver: '570.124.06', runtime: 12080 } }, devices: { nvidia: fleet(8, h100) } }, directory),
+      GPUSTACK_FAKE_DEVICES: machineFile(
+        { lib: { nvidia: { driver: '570.124.06', runtime: 12080 } }, devices: { nvidia: fleet(8, h100) } },
+        directory,
+      ),
       GPUSTACK_SYSFS_ROOT: path.join(directory, 'sys'),
     };
     for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = path.join(directory, `missing-${mfr}.so`);
@@ -55,8 +72,14 @@ export async function benchDetect(calls = 200, loadRuns = 5): Promise<DetectBenc
     }
     const times = summarize(run.times);
     return {
-      ok: true, cards: run.devices, calls: run.times.length, medianMs: times.median, p99Ms: quantile(run.times, 0.99), cv: times.cv,
-      loadMs: quantile(loads, 0.5), loadRuns,
+      ok: true,
+      cards: run.devices,
+      calls: run.times.length,
+      medianMs: times.median,
+      p99Ms: quantile(run.times, 0.99),
+      cv: times.cv,
+      loadMs: quantile(loads, 0.5),
+      loadRuns,
     };
   } finally {
     rmSync(directory, { recursive: true, force: true });

@@ -30,10 +30,11 @@ export function listen(app: Hono): Promise<RunningServer> {
       resolve({
         port: info.port,
         server,
-        close: () => new Promise((done) => {
-          (server as http.Server).closeAllConnections?.();
-          server.close(() => done());
-        }),
+        close: () =>
+          new Promise((done) => {
+            (server as http.Server).closeAllConnections?.();
+            server.close(() => done());
+          }),
       });
     });
   });
@@ -49,15 +50,27 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 /** POSTs `body` (already encoded, with Content-Length, as Metacontroller's Go client sends it). */
 export function post(port: number, path: string, body: Buffer): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const request = http.request({
-      host: '127.0.0.1', port, path, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'content-length': body.length },
-    }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks) }));
-      response.on('error', reject);
-    });
+    const request = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+          }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -65,11 +78,13 @@ export function post(port: number, path: string, body: Buffer): Promise<HttpAnsw
 
 export function get(port: number, path: string): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      response.on('error', reject);
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path, agent }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        response.on('error', reject);
+      })
+      .on('error', reject);
   });
 }

@@ -38,20 +38,31 @@ const CONNECTIONS = 8;
 
 async function hammer(port: number, path: string, body: string, seconds: number): Promise<autocannon.Result> {
   const result = await autocannon({
-    url: `http://127.0.0.1:${port}${path}`, method: 'POST', body, headers: { 'content-type': 'application/json' },
-    connections: CONNECTIONS, pipelining: 1, duration: seconds,
+    url: `http://127.0.0.1:${port}${path}`,
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json' },
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: seconds,
   });
-  if (result.errors > 0 || result.non2xx > 0) throw new Error(`${path}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
+  if (result.errors > 0 || result.non2xx > 0)
+    throw new Error(`${path}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
   return result;
 }
 
 /** Alternates bare and hook runs (`rounds` each, `seconds` long) after a 1 s warm-up of both. */
-export async function measureLoad(targets: readonly LoadTarget[], seconds: number, rounds: number): Promise<LoadResult[]> {
+export async function measureLoad(
+  targets: readonly LoadTarget[],
+  seconds: number,
+  rounds: number,
+): Promise<LoadResult[]> {
   const server = await startServerChild();
   const results: LoadResult[] = [];
   try {
     for (const target of targets) {
-      for (const path of ['/bench/bare', '/bench/bare-parse', target.path]) await hammer(server.port, path, target.body, 1);
+      for (const path of ['/bench/bare', '/bench/bare-parse', target.path])
+        await hammer(server.port, path, target.body, 1);
       const hook: number[] = [];
       const bare: number[] = [];
       const bareParse: number[] = [];
@@ -71,9 +82,17 @@ export async function measureLoad(targets: readonly LoadTarget[], seconds: numbe
         p99 = Math.max(p99, h.latency.p99);
       }
       results.push({
-        name: target.name, requestBytes: Buffer.byteLength(target.body), seconds, rounds, connections: CONNECTIONS,
-        hookRps: summarize(hook), bareRps: summarize(bare), bareParseRps: summarize(bareParse),
-        ratio: summarize(ratios).median, ratioParse: summarize(ratiosParse).median, hookLatencyP99Ms: p99,
+        name: target.name,
+        requestBytes: Buffer.byteLength(target.body),
+        seconds,
+        rounds,
+        connections: CONNECTIONS,
+        hookRps: summarize(hook),
+        bareRps: summarize(bare),
+        bareParseRps: summarize(bareParse),
+        ratio: summarize(ratios).median,
+        ratioParse: summarize(ratiosParse).median,
+        hookLatencyP99Ms: p99,
       });
     }
   } finally {

@@ -11,7 +11,6 @@ import { HOOKS, generateCluster, type HookName } from './cluster.js';
 import { createBenchApp, get, listen, post } from './http.js';
 import { summarize, type Summary } from './stats.js';
 
-
 export interface HookTiming {
   readonly requestBytes: number;
   readonly responseBytes: number;
@@ -60,24 +59,41 @@ async function time(calls: number, body: () => unknown): Promise<number> {
   return elapsed / calls;
 }
 
-async function measureHook(hook: HookName, text: string, samples: number, port: number, app: ReturnType<typeof createBenchApp>): Promise<HookTiming> {
+async function measureHook(
+  hook: HookName,
+  text: string,
+  samples: number,
+  port: number,
+  app: ReturnType<typeof createBenchApp>,
+): Promise<HookTiming> {
   const bytes = Buffer.from(text);
   const path = `/hooks/${hook}`;
   // The body as a one-chunk byte stream, the way a server adapter hands it over: a Buffer would make
   // the Request constructor copy it first, a cost of the fetch API and not of the hook.
   const init = (): RequestInit & { duplex: 'half' } => ({
-    method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, duplex: 'half',
-    body: new ReadableStream<Uint8Array>({ start(controller) { controller.enqueue(bytes); controller.close(); } }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    duplex: 'half',
+    body: new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    }),
   });
   const inProcess = async (): Promise<string> => {
     const response = await app.request(path, init());
     const answer = await response.text();
-    if (response.status !== 200) throw new Error(`${path}: ${response.status} ${answer.slice(0, 500)} (sent ${bytes.length} bytes: ${bytes.toString('utf8', 0, 120)}…)`);
+    if (response.status !== 200)
+      throw new Error(
+        `${path}: ${response.status} ${answer.slice(0, 500)} (sent ${bytes.length} bytes: ${bytes.toString('utf8', 0, 120)}…)`,
+      );
     return answer;
   };
   const overHttp = async (): Promise<Buffer> => {
     const answer = await post(port, path, bytes);
-    if (answer.status !== 200) throw new Error(`${path} over HTTP: ${answer.status} ${answer.body.toString('utf8', 0, 500)}`);
+    if (answer.status !== 200)
+      throw new Error(`${path} over HTTP: ${answer.status} ${answer.body.toString('utf8', 0, 500)}`);
     return answer.body;
   };
   const responseText = await inProcess();
@@ -100,8 +116,12 @@ async function measureHook(hook: HookName, text: string, samples: number, port: 
     }
   }
   return {
-    requestBytes: bytes.length, responseBytes: Buffer.byteLength(responseText), batch,
-    floorMs: summarize(wall.floor), inProcessMs: summarize(wall.inProcess), httpMs: summarize(wall.http),
+    requestBytes: bytes.length,
+    responseBytes: Buffer.byteLength(responseText),
+    batch,
+    floorMs: summarize(wall.floor),
+    inProcessMs: summarize(wall.inProcess),
+    httpMs: summarize(wall.http),
     cpuMs: { floor: summarize(cpu.floor), inProcess: summarize(cpu.inProcess), http: summarize(cpu.http) },
   };
 }
@@ -115,10 +135,14 @@ async function probeMemory(bodies: Record<HookName, string>): Promise<MemoryProb
       const answer = await post(server.port, `/hooks/${hook}`, Buffer.from(bodies[hook]));
       if (answer.status !== 200) throw new Error(`memory probe ${hook}: ${answer.status}`);
     }
-    const memory = JSON.parse((await get(server.port, '/bench/memory')).body.toString('utf8')) as { maxRssBytes: number };
+    const memory = JSON.parse((await get(server.port, '/bench/memory')).body.toString('utf8')) as {
+      maxRssBytes: number;
+    };
     return {
-      idleRssBytes: idle.rssBytes, peakRssBytes: memory.maxRssBytes,
-      peakHeapBytes: Math.round(server.peakHeapMB() * 1024 * 1024), requestBytes: Buffer.byteLength(bodies['scheduling-chain/sync']),
+      idleRssBytes: idle.rssBytes,
+      peakRssBytes: memory.maxRssBytes,
+      peakHeapBytes: Math.round(server.peakHeapMB() * 1024 * 1024),
+      requestBytes: Buffer.byteLength(bodies['scheduling-chain/sync']),
     };
   } finally {
     await server.stop();
@@ -129,7 +153,8 @@ async function main(): Promise<void> {
   const [nodesText, samplesText, out] = process.argv.slice(2);
   const nodes = Number(nodesText);
   const samples = Number(samplesText);
-  if (!Number.isInteger(nodes) || !Number.isInteger(samples) || !out) throw new Error('usage: measure-size.ts <nodes> <samples> <out.json>');
+  if (!Number.isInteger(nodes) || !Number.isInteger(samples) || !out)
+    throw new Error('usage: measure-size.ts <nodes> <samples> <out.json>');
   const started = performance.now();
   const cluster = generateCluster(nodes);
   const generateMs = performance.now() - started;
@@ -143,8 +168,13 @@ async function main(): Promise<void> {
   }
   const memory = await probeMemory(cluster.bodies);
   const result: SizeResult = {
-    nodes, nodeBytes: Math.round(cluster.nodeBytes), flavors: cluster.flavors, namespaces: cluster.namespaces,
-    generateMs: Math.round(generateMs), hooks, memory,
+    nodes,
+    nodeBytes: Math.round(cluster.nodeBytes),
+    flavors: cluster.flavors,
+    namespaces: cluster.namespaces,
+    generateMs: Math.round(generateMs),
+    hooks,
+    memory,
   };
   writeFileSync(out, JSON.stringify(result, null, 2));
   if (sink < 0) process.stdout.write('');

@@ -36,5 +36,7 @@ for (let i = 0; i < Number(runsArg); i++) {
   phase('stringify', () => JSON.stringify(canonical));
   times.set('total', [...(times.get('total') ?? []), performance.now() - started]);
 }
-process.stdout.write(`${nodesArg} nodes, ${hookArg}, ${(bytes.length / 1048576).toFixed(1)} MB, median of ${runsArg} (ms): `
-  + `${[...times].map(([name, values]) => `${name} ${quantile(values, 0.5).toFixed(2)}`).join(', ')}\n`);
+process.stdout.write(
+  `${nodesArg} nodes, ${hookArg}, ${(bytes.length / 1048576).toFixed(1)} MB, median of ${runsArg} (ms): ` +
+    `${[...times].map(([name, values]) => `${name} ${quantile(values, 0.5).toFixed(2)}`).join(', ')}\n`,
+);

@@ -14,11 +14,19 @@ if (!(HOOKS as readonly string[]).includes(hookArg)) throw new Error(`hook must 
 const body = generateCluster(100).bodies[hookArg as HookName];
 const child = spawnScript('server.mjs', [], ['--cpu-prof', `--cpu-prof-dir=${directory}`]);
 const exited = finished(child, 'bench/server.mjs');
-const port = await new Promise<number>((resolve) => child.stdout?.once('data', (line: Buffer) => resolve((JSON.parse(String(line)) as { port: number }).port)));
+const port = await new Promise<number>((resolve) =>
+  child.stdout?.once('data', (line: Buffer) => resolve((JSON.parse(String(line)) as { port: number }).port)),
+);
 const result = await autocannon({
-  url: `http://127.0.0.1:${port}/hooks/${hookArg}`, method: 'POST', body, headers: { 'content-type': 'application/json' },
-  connections: 8, duration: Number(secondsArg),
+  url: `http://127.0.0.1:${port}/hooks/${hookArg}`,
+  method: 'POST',
+  body,
+  headers: { 'content-type': 'application/json' },
+  connections: 8,
+  duration: Number(secondsArg),
 });
-process.stdout.write(`${hookArg}: ${result.requests.average} requests/s, ${result.non2xx} non-2xx; profile in ${directory}\n`);
+process.stdout.write(
+  `${hookArg}: ${result.requests.average} requests/s, ${result.non2xx} non-2xx; profile in ${directory}\n`,
+);
 child.kill('SIGTERM');
 await exited;

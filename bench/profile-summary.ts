@@ -10,7 +10,11 @@ interface ProfileNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
   readonly children?: readonly number[];
 }
-interface Profile { readonly nodes: readonly ProfileNode[]; readonly samples: readonly number[]; readonly timeDeltas: readonly number[] }
+interface Profile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
 
 const args = process.argv.slice(2);
 const under = args.find((a) => a.startsWith('--under='))?.slice('--under='.length);
@@ -31,15 +35,18 @@ profile.samples.forEach((id, i) => {
   if (under === undefined || isUnder(id, under)) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 });
 const total = [...self.values()].reduce((a, b) => a + b, 0);
-const label = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${n.callFrame.lineNumber + 1}`;
+const label = (n: ProfileNode) =>
+  `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${n.callFrame.lineNumber + 1}`;
 const selfByLabel = new Map<string, number>();
 for (const [id, us] of self) {
   const key = label(byId.get(id) as ProfileNode);
   selfByLabel.set(key, (selfByLabel.get(key) ?? 0) + us);
 }
-const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms`;
+const pct = (us: number) =>
+  `${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms`;
 process.stdout.write(`total ${(total / 1000).toFixed(0)} ms${under ? ` under ${under}` : ''}\nself time:\n`);
-for (const [key, us] of [...selfByLabel].sort((a, b) => b[1] - a[1]).slice(0, 30)) process.stdout.write(`  ${pct(us)}  ${key}\n`);
+for (const [key, us] of [...selfByLabel].sort((a, b) => b[1] - a[1]).slice(0, 30))
+  process.stdout.write(`  ${pct(us)}  ${key}\n`);
 for (const name of focus) {
   let inclusive = 0;
   for (const [id, us] of self) if (isUnder(id, name)) inclusive += us;

@@ -42,9 +42,11 @@ const CHAIN: HookName = 'scheduling-chain/sync';
 const ratio = (a: Summary, b: Summary): number => a.median / b.median;
 const fixed = (value: number, digits = 2): string => value.toFixed(digits);
 const mb = (bytes: number): string => (bytes / MB).toFixed(1);
-const perNodeUs = (size: SizeResult, hook: HookName, key: 'floorMs' | 'inProcessMs' | 'httpMs'): number => (size.hooks[hook][key].median * 1000) / size.nodes;
+const perNodeUs = (size: SizeResult, hook: HookName, key: 'floorMs' | 'inProcessMs' | 'httpMs'): number =>
+  (size.hooks[hook][key].median * 1000) / size.nodes;
 /** What the chain hook costs above the floor, per node (µs). */
-const aboveFloorUs = (size: SizeResult): number => ((size.hooks[CHAIN].inProcessMs.median - size.hooks[CHAIN].floorMs.median) * 1000) / size.nodes;
+const aboveFloorUs = (size: SizeResult): number =>
+  ((size.hooks[CHAIN].inProcessMs.median - size.hooks[CHAIN].floorMs.median) * 1000) / size.nodes;
 const cpuRatio = (h: HookTiming, mode: 'inProcess' | 'http'): number => h.cpuMs[mode].median / h.cpuMs.floor.median;
 
 /** The issue's targets, judged on this run. */
@@ -57,11 +59,18 @@ export function judge(sizes: readonly SizeResult[], load: readonly LoadResult[])
     const http = ratio(chain.httpMs, chain.floorMs);
     const budget = 4 * at.memory.requestBytes + 150 * MB;
     targets.push(
-      { name: `in-process / floor at ${TARGET_NODES} nodes`, limit: '≤ 1.5', measured: fixed(inProcess), met: inProcess <= 1.5 },
+      {
+        name: `in-process / floor at ${TARGET_NODES} nodes`,
+        limit: '≤ 1.5',
+        measured: fixed(inProcess),
+        met: inProcess <= 1.5,
+      },
       { name: `HTTP / floor at ${TARGET_NODES} nodes`, limit: '≤ 2', measured: fixed(http), met: http <= 2 },
       {
-        name: `peak RSS at ${TARGET_NODES} nodes`, limit: `≤ 4 × body + 150 MB = ${mb(budget)} MB`,
-        measured: `${mb(at.memory.peakRssBytes)} MB`, met: at.memory.peakRssBytes <= budget,
+        name: `peak RSS at ${TARGET_NODES} nodes`,
+        limit: `≤ 4 × body + 150 MB = ${mb(budget)} MB`,
+        measured: `${mb(at.memory.peakRssBytes)} MB`,
+        met: at.memory.peakRssBytes <= budget,
       },
     );
   }
@@ -74,24 +83,37 @@ export function judge(sizes: readonly SizeResult[], load: readonly LoadResult[])
     const range = `from ${flat[0]?.nodes} to ${flat.at(-1)?.nodes} nodes`;
     targets.push(
       {
-        name: `in-process cost per node flat ${range}`, limit: '≤ 25 % spread',
-        measured: `${fixed(spreadOf(costs) * 100, 0)} % (${costs.map((c) => fixed(c, 0)).join(' / ')} µs)`, met: spreadOf(costs) <= 0.25,
+        name: `in-process cost per node flat ${range}`,
+        limit: '≤ 25 % spread',
+        measured: `${fixed(spreadOf(costs) * 100, 0)} % (${costs.map((c) => fixed(c, 0)).join(' / ')} µs)`,
+        met: spreadOf(costs) <= 0.25,
       },
       {
-        name: `context: the floor's own cost per node ${range}`, limit: '—',
-        measured: `${fixed(spreadOf(floors) * 100, 0)} % (${floors.map((c) => fixed(c, 0)).join(' / ')} µs)`, met: spreadOf(floors) <= 0.25,
+        name: `context: the floor's own cost per node ${range}`,
+        limit: '—',
+        measured: `${fixed(spreadOf(floors) * 100, 0)} % (${floors.map((c) => fixed(c, 0)).join(' / ')} µs)`,
+        met: spreadOf(floors) <= 0.25,
       },
       {
-        name: `context: in-process minus floor, per node ${range}`, limit: '—',
-        measured: `${fixed(spreadOf(above) * 100, 0)} % (${above.map((c) => fixed(c, 0)).join(' / ')} µs)`, met: spreadOf(above) <= 0.25,
+        name: `context: in-process minus floor, per node ${range}`,
+        limit: '—',
+        measured: `${fixed(spreadOf(above) * 100, 0)} % (${above.map((c) => fixed(c, 0)).join(' / ')} µs)`,
+        met: spreadOf(above) <= 0.25,
       },
     );
   }
   for (const result of load) {
-    targets.push({ name: `${result.name}: rps / bare route rps`, limit: '≥ 0.7', measured: fixed(result.ratio), met: result.ratio >= 0.7 });
     targets.push({
-      name: `${result.name}: rps / rps of a bare route that parses the body (context, not the issue's target)`, limit: '≥ 0.7',
-      measured: fixed(result.ratioParse), met: result.ratioParse >= 0.7,
+      name: `${result.name}: rps / bare route rps`,
+      limit: '≥ 0.7',
+      measured: fixed(result.ratio),
+      met: result.ratio >= 0.7,
+    });
+    targets.push({
+      name: `${result.name}: rps / rps of a bare route that parses the body (context, not the issue's target)`,
+      limit: '≥ 0.7',
+      measured: fixed(result.ratioParse),
+      met: result.ratioParse >= 0.7,
     });
   }
   return targets;
@@ -101,9 +123,11 @@ function hookRows(sizes: readonly SizeResult[], hook: HookName): string[] {
   return sizes.map((s) => {
     const h = s.hooks[hook];
     const cv = Math.max(h.floorMs.cv, h.inProcessMs.cv, h.httpMs.cv);
-    return `| ${s.nodes.toLocaleString('en-US')} | ${mb(h.requestBytes)} | ${round(h.floorMs.median)} | ${round(h.inProcessMs.median)} | ${round(h.httpMs.median)} `
-      + `| ${fixed(ratio(h.inProcessMs, h.floorMs))} | ${fixed(ratio(h.httpMs, h.floorMs))} | ${fixed(cpuRatio(h, 'inProcess'))} / ${fixed(cpuRatio(h, 'http'))} `
-      + `| ${round(perNodeUs(s, hook, 'inProcessMs'))} | ${fixed(cv * 100, 0)} % | ${h.floorMs.n} × ${h.batch} |`;
+    return (
+      `| ${s.nodes.toLocaleString('en-US')} | ${mb(h.requestBytes)} | ${round(h.floorMs.median)} | ${round(h.inProcessMs.median)} | ${round(h.httpMs.median)} ` +
+      `| ${fixed(ratio(h.inProcessMs, h.floorMs))} | ${fixed(ratio(h.httpMs, h.floorMs))} | ${fixed(cpuRatio(h, 'inProcess'))} / ${fixed(cpuRatio(h, 'http'))} ` +
+      `| ${round(perNodeUs(s, hook, 'inProcessMs'))} | ${fixed(cv * 100, 0)} % | ${h.floorMs.n} × ${h.batch} |`
+    );
   });
 }
 
@@ -115,41 +139,83 @@ const HOOK_HEADER = [
 /** The Markdown tables of one run (also used for the README's Performance section). */
 export function tables(results: BenchResults): string {
   const lines: string[] = [];
-  lines.push('**Targets** (scheduling-chain sync unless named):', '', '| target | limit | measured | met |', '|---|---|---|---|');
-  for (const t of results.targets) lines.push(`| ${t.name} | ${t.limit} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`);
-  lines.push('', '**scheduling-chain sync** (every managed Node in `related`; medians):', '', ...HOOK_HEADER, ...hookRows(results.sizes, CHAIN));
-  lines.push('', '**instance-type sync** (largest device pool; namespaces = 20 + nodes / 50):', '', ...HOOK_HEADER, ...hookRows(results.sizes, 'instance-type/sync'));
-  lines.push('', '**node-profile sync** (one 8 × H100 Node, the same at every size):', '', ...HOOK_HEADER, ...hookRows(results.sizes, 'node-profile/sync'));
-  lines.push('', '**Memory** (a separate server process answers every hook once and the chain twice):', '',
-    '| nodes | body MB | idle RSS MB | peak RSS MB | budget 4 × body + 150 MB | peak V8 heap MB |', '|---:|---:|---:|---:|---:|---:|');
+  lines.push(
+    '**Targets** (scheduling-chain sync unless named):',
+    '',
+    '| target | limit | measured | met |',
+    '|---|---|---|---|',
+  );
+  for (const t of results.targets)
+    lines.push(`| ${t.name} | ${t.limit} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`);
+  lines.push(
+    '',
+    '**scheduling-chain sync** (every managed Node in `related`; medians):',
+    '',
+    ...HOOK_HEADER,
+    ...hookRows(results.sizes, CHAIN),
+  );
+  lines.push(
+    '',
+    '**instance-type sync** (largest device pool; namespaces = 20 + nodes / 50):',
+    '',
+    ...HOOK_HEADER,
+    ...hookRows(results.sizes, 'instance-type/sync'),
+  );
+  lines.push(
+    '',
+    '**node-profile sync** (one 8 × H100 Node, the same at every size):',
+    '',
+    ...HOOK_HEADER,
+    ...hookRows(results.sizes, 'node-profile/sync'),
+  );
+  lines.push(
+    '',
+    '**Memory** (a separate server process answers every hook once and the chain twice):',
+    '',
+    '| nodes | body MB | idle RSS MB | peak RSS MB | budget 4 × body + 150 MB | peak V8 heap MB |',
+    '|---:|---:|---:|---:|---:|---:|',
+  );
   for (const s of results.sizes) {
     const m = s.memory;
-    lines.push(`| ${s.nodes.toLocaleString('en-US')} | ${mb(m.requestBytes)} | ${mb(m.idleRssBytes)} | ${mb(m.peakRssBytes)} | ${mb(4 * m.requestBytes + 150 * MB)} | ${mb(m.peakHeapBytes)} |`);
+    lines.push(
+      `| ${s.nodes.toLocaleString('en-US')} | ${mb(m.requestBytes)} | ${mb(m.idleRssBytes)} | ${mb(m.peakRssBytes)} | ${mb(4 * m.requestBytes + 150 * MB)} | ${mb(m.peakHeapBytes)} |`,
+    );
   }
   if (results.load.length > 0) {
-    lines.push('', `**Small hooks under load** (autocannon, ${results.load[0]?.connections} connections, ${results.load[0]?.rounds} × ${results.load[0]?.seconds} s alternating with the bare route):`, '',
-      '| hook | body KB | hook rps | bare route rps | ratio | bare + JSON.parse rps | ratio | hook p99 ms |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+    lines.push(
+      '',
+      `**Small hooks under load** (autocannon, ${results.load[0]?.connections} connections, ${results.load[0]?.rounds} × ${results.load[0]?.seconds} s alternating with the bare route):`,
+      '',
+      '| hook | body KB | hook rps | bare route rps | ratio | bare + JSON.parse rps | ratio | hook p99 ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+    );
     for (const l of results.load) {
-      lines.push(`| ${l.name} | ${(l.requestBytes / 1024).toFixed(1)} | ${round(l.hookRps.median)} | ${round(l.bareRps.median)} | ${fixed(l.ratio)} `
-        + `| ${round(l.bareParseRps.median)} | ${fixed(l.ratioParse)} | ${round(l.hookLatencyP99Ms)} |`);
+      lines.push(
+        `| ${l.name} | ${(l.requestBytes / 1024).toFixed(1)} | ${round(l.hookRps.median)} | ${round(l.bareRps.median)} | ${fixed(l.ratio)} ` +
+          `| ${round(l.bareParseRps.median)} | ${fixed(l.ratioParse)} | ${round(l.hookLatencyP99Ms)} |`,
+      );
     }
   }
   const d = results.detect;
   lines.push('', '**Agent detection** (`detect()` against the fake NVML with 8 cards):', '');
   if (d.ok) {
-    lines.push('| cards | calls | median ms | p99 ms | CV | addon load ms (median of ' + d.loadRuns + ' processes) |', '|---:|---:|---:|---:|---:|---:|',
-      `| ${d.cards} | ${d.calls} | ${round(d.medianMs)} | ${round(d.p99Ms)} | ${fixed(d.cv * 100, 0)} % | ${round(d.loadMs)} |`);
+    lines.push(
+      '| cards | calls | median ms | p99 ms | CV | addon load ms (median of ' + d.loadRuns + ' processes) |',
+      '|---:|---:|---:|---:|---:|---:|',
+      `| ${d.cards} | ${d.calls} | ${round(d.medianMs)} | ${round(d.p99Ms)} | ${fixed(d.cv * 100, 0)} % | ${round(d.loadMs)} |`,
+    );
   } else {
     lines.push(`skipped: ${d.skipped}`);
   }
   return lines.join('\n');
 }
 
-const FLOOR_NOTE = 'floor = `JSON.parse` of the request text + `JSON.stringify` of the response the hook returned; in-process ='
-  + ' `createApp().request()` with the body as a one-chunk byte stream (body read, parse, validation, sync, serialisation);'
-  + ' HTTP = the same request to `serve()` on 127.0.0.1 from a keep-alive client in the same process.'
-  + ' Each sample starts after a forced GC, so the garbage collection that the floor\'s `JSON.parse` sets off is paid by whatever'
-  + ' allocates next: inside the hook\'s sample, outside the floor\'s. The ratios are therefore upper bounds on the hooks\' own cost.';
+const FLOOR_NOTE =
+  'floor = `JSON.parse` of the request text + `JSON.stringify` of the response the hook returned; in-process =' +
+  ' `createApp().request()` with the body as a one-chunk byte stream (body read, parse, validation, sync, serialisation);' +
+  ' HTTP = the same request to `serve()` on 127.0.0.1 from a keep-alive client in the same process.' +
+  " Each sample starts after a forced GC, so the garbage collection that the floor's `JSON.parse` sets off is paid by whatever" +
+  " allocates next: inside the hook's sample, outside the floor's. The ratios are therefore upper bounds on the hooks' own cost.";
 
 /** The README's Performance section: the headline numbers and how to reproduce them. */
 export function readmeSection(results: BenchResults): string {
@@ -159,22 +225,22 @@ export function readmeSection(results: BenchResults): string {
   return [
     '## Performance',
     '',
-    'Metacontroller sends the scheduling-chain hook every managed Node on every sync: at 5,000 real-looking Nodes'
-      + ` (~${at ? Math.round(at.nodeBytes / 1024) : 20} KB each: NFD labels, images, managedFields) the request is`
-      + ` ${chain ? mb(chain.requestBytes) : '~110'} MB. The floor for any hook is parsing that JSON and writing the answer;`
-      + ' `npm run bench` measures how far above it the hooks are, from 10 to 10,000 nodes.',
+    'Metacontroller sends the scheduling-chain hook every managed Node on every sync: at 5,000 real-looking Nodes' +
+      ` (~${at ? Math.round(at.nodeBytes / 1024) : 20} KB each: NFD labels, images, managedFields) the request is` +
+      ` ${chain ? mb(chain.requestBytes) : '~110'} MB. The floor for any hook is parsing that JSON and writing the answer;` +
+      ' `npm run bench` measures how far above it the hooks are, from 10 to 10,000 nodes.',
     '',
-    `Run of ${results.date} (commit \`${results.commit}\`) on ${m.cpus} × ${m.cpuModel}, Node ${m.node}, shared machine`
-      + ` (load average ${m.loadAverageStart[0]?.toFixed(1)} at the start):`,
+    `Run of ${results.date} (commit \`${results.commit}\`) on ${m.cpus} × ${m.cpuModel}, Node ${m.node}, shared machine` +
+      ` (load average ${m.loadAverageStart[0]?.toFixed(1)} at the start):`,
     '',
     tables(results).split('\n\n**instance-type sync**')[0] ?? '',
     '',
     FLOOR_NOTE,
     '',
-    'Reproduce: `npm run bench` (builds, then runs in about '
-      + `${Math.ceil(results.durationSeconds / 60)} minutes on 2 cores; not part of \`npm test\`). It writes`
-      + ' `bench/results/<date>.json`, `bench/RESULTS.md` (every table, memory, the small hooks under load, agent detection) and'
-      + ' `bench/results/cost-per-node.svg`. `node --expose-gc --import tsx bench/phases.ts 5000` splits one hook into its phases.',
+    'Reproduce: `npm run bench` (builds, then runs in about ' +
+      `${Math.ceil(results.durationSeconds / 60)} minutes on 2 cores; not part of \`npm test\`). It writes` +
+      ' `bench/results/<date>.json`, `bench/RESULTS.md` (every table, memory, the small hooks under load, agent detection) and' +
+      ' `bench/results/cost-per-node.svg`. `node --expose-gc --import tsx bench/phases.ts 5000` splits one hook into its phases.',
     '',
   ].join('\n');
 }
@@ -186,14 +252,14 @@ export function resultsMarkdown(results: BenchResults): string {
     `# Benchmark results, ${results.date}`,
     '',
     `Commit \`${results.commit}\`, \`npm run bench\` in ${Math.round(results.durationSeconds / 60)} min ${Math.round(results.durationSeconds % 60)} s.`,
-    `Machine: ${m.cpus} × ${m.cpuModel}, ${mb(m.memoryBytes)} MB, Node ${m.node} (${m.platform}); shared with other work — load average`
-      + ` ${m.loadAverageStart.map((l) => l.toFixed(2)).join(' / ')} (1/5/15 min) at the start, ${m.loadAverageEnd.map((l) => l.toFixed(2)).join(' / ')} at the end.`,
-    `Noise: a fixed task (JSON parse + stringify of the 2.4 MB request of the 100-node chain) has a coefficient of variation of ${fixed(noise.start.cv * 100, 0)} % at the start`
-      + ` (median ${round(noise.start.median)} ms) and ${fixed(noise.end.cv * 100, 0)} % at the end (median ${round(noise.end.median)} ms); differences`
-      + ' smaller than that are not signal.',
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${mb(m.memoryBytes)} MB, Node ${m.node} (${m.platform}); shared with other work — load average` +
+      ` ${m.loadAverageStart.map((l) => l.toFixed(2)).join(' / ')} (1/5/15 min) at the start, ${m.loadAverageEnd.map((l) => l.toFixed(2)).join(' / ')} at the end.`,
+    `Noise: a fixed task (JSON parse + stringify of the 2.4 MB request of the 100-node chain) has a coefficient of variation of ${fixed(noise.start.cv * 100, 0)} % at the start` +
+      ` (median ${round(noise.start.median)} ms) and ${fixed(noise.end.cv * 100, 0)} % at the end (median ${round(noise.end.median)} ms); differences` +
+      ' smaller than that are not signal.',
     '',
-    `${FLOOR_NOTE} Medians of the samples after warm-up; each sample of a small hook times a batch of calls; CPU time is the`
-      + ' process\'s (all threads), steadier than wall time on a busy machine.',
+    `${FLOOR_NOTE} Medians of the samples after warm-up; each sample of a small hook times a batch of calls; CPU time is the` +
+      " process's (all threads), steadier than wall time on a busy machine.",
     '',
     tables(results),
     '',
@@ -217,7 +283,8 @@ export function costPerNodeSvg(sizes: readonly SizeResult[]): string {
   const [x0, x1] = [Math.log10(Math.min(...xs)), Math.log10(Math.max(...xs))];
   const [y0, y1] = [Math.floor(Math.log10(Math.min(...ys))), Math.ceil(Math.log10(Math.max(...ys)))];
   const px = (x: number) => pad.left + ((Math.log10(x) - x0) / (x1 - x0 || 1)) * (width - pad.left - pad.right);
-  const py = (y: number) => height - pad.bottom - ((Math.log10(y) - y0) / (y1 - y0 || 1)) * (height - pad.top - pad.bottom);
+  const py = (y: number) =>
+    height - pad.bottom - ((Math.log10(y) - y0) / (y1 - y0 || 1)) * (height - pad.top - pad.bottom);
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
@@ -226,16 +293,23 @@ export function costPerNodeSvg(sizes: readonly SizeResult[]): string {
   for (let e = y0; e <= y1; e++) {
     for (const m of e < y1 ? [1, 2, 5] : [1]) {
       const v = m * 10 ** e;
-      out.push(`<line x1="${pad.left}" x2="${width - pad.right}" y1="${py(v).toFixed(1)}" y2="${py(v).toFixed(1)}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`);
-      if (m === 1 || y1 - y0 <= 2) out.push(`<text x="${pad.left - 8}" y="${(py(v) + 4).toFixed(1)}" text-anchor="end">${v}</text>`);
+      out.push(
+        `<line x1="${pad.left}" x2="${width - pad.right}" y1="${py(v).toFixed(1)}" y2="${py(v).toFixed(1)}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`,
+      );
+      if (m === 1 || y1 - y0 <= 2)
+        out.push(`<text x="${pad.left - 8}" y="${(py(v) + 4).toFixed(1)}" text-anchor="end">${v}</text>`);
     }
   }
   for (const x of xs) {
-    out.push(`<line x1="${px(x).toFixed(1)}" x2="${px(x).toFixed(1)}" y1="${pad.top}" y2="${height - pad.bottom}" stroke="#eee"/>`,
-      `<text x="${px(x).toFixed(1)}" y="${height - pad.bottom + 18}" text-anchor="middle">${x.toLocaleString('en-US')}</text>`);
+    out.push(
+      `<line x1="${px(x).toFixed(1)}" x2="${px(x).toFixed(1)}" y1="${pad.top}" y2="${height - pad.bottom}" stroke="#eee"/>`,
+      `<text x="${px(x).toFixed(1)}" y="${height - pad.bottom + 18}" text-anchor="middle">${x.toLocaleString('en-US')}</text>`,
+    );
   }
-  out.push(`<text x="${(pad.left + width - pad.right) / 2}" y="${height - 10}" text-anchor="middle">nodes</text>`,
-    `<text x="16" y="${(pad.top + height - pad.bottom) / 2}" text-anchor="middle" transform="rotate(-90 16 ${(pad.top + height - pad.bottom) / 2})">µs per node</text>`);
+  out.push(
+    `<text x="${(pad.left + width - pad.right) / 2}" y="${height - 10}" text-anchor="middle">nodes</text>`,
+    `<text x="16" y="${(pad.top + height - pad.bottom) / 2}" text-anchor="middle" transform="rotate(-90 16 ${(pad.top + height - pad.bottom) / 2})">µs per node</text>`,
+  );
   series.forEach((s, i) => {
     const points = sizes.map((size) => `${px(size.nodes).toFixed(1)},${py(perNodeUs(size, CHAIN, s.key)).toFixed(1)}`);
     out.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${points.join(' ')}"/>`);
@@ -244,8 +318,10 @@ export function costPerNodeSvg(sizes: readonly SizeResult[]): string {
       out.push(`<circle cx="${cx}" cy="${cy}" r="3" fill="${s.color}"/>`);
     }
     const ly = pad.top + 20 + i * 20;
-    out.push(`<line x1="${width - pad.right + 15}" x2="${width - pad.right + 40}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"/>`,
-      `<text x="${width - pad.right + 46}" y="${ly + 4}">${s.name}</text>`);
+    out.push(
+      `<line x1="${width - pad.right + 15}" x2="${width - pad.right + 40}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"/>`,
+      `<text x="${width - pad.right + 46}" y="${ly + 4}">${s.name}</text>`,
+    );
   });
   out.push('</svg>', '');
   return out.join('\n');

@@ -24,7 +24,10 @@ const SAMPLES: Readonly<Record<number, number>> = { 10: 9, 100: 9, 1000: 9, 5000
 
 function option(name: string): string | undefined {
   const prefix = `--${name}=`;
-  return process.argv.slice(2).find((a) => a.startsWith(prefix))?.slice(prefix.length);
+  return process.argv
+    .slice(2)
+    .find((a) => a.startsWith(prefix))
+    ?.slice(prefix.length);
 }
 
 function log(message: string): void {
@@ -45,7 +48,9 @@ function noise(document: string): Summary {
 function commit(): string {
   try {
     const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'native'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--', 'src', 'native'], { cwd: ROOT, encoding: 'utf8' }).trim() !==
+      '';
     return dirty ? `${sha}+dirty` : sha;
   } catch {
     return 'unknown';
@@ -55,7 +60,10 @@ function commit(): string {
 async function measureSize(nodes: number, directory: string): Promise<SizeResult> {
   const out = path.join(directory, `size-${nodes}.json`);
   const flags = ['--expose-gc', '--max-old-space-size=16384'];
-  await finished(spawnScript('measure-size.ts', [String(nodes), String(SAMPLES[nodes] ?? 5), out], flags), `bench/measure-size.ts ${nodes}`);
+  await finished(
+    spawnScript('measure-size.ts', [String(nodes), String(SAMPLES[nodes] ?? 5), out], flags),
+    `bench/measure-size.ts ${nodes}`,
+  );
   return JSON.parse(readFileSync(out, 'utf8')) as SizeResult;
 }
 
@@ -76,30 +84,57 @@ async function main(): Promise<void> {
       log(`${nodes} nodes: generating and measuring (${SAMPLES[nodes] ?? 5} samples)`);
       const result = await measureSize(nodes, directory);
       const chain = result.hooks['scheduling-chain/sync'];
-      log(`${nodes} nodes: floor ${chain.floorMs.median.toFixed(1)} ms, in-process ${chain.inProcessMs.median.toFixed(1)} ms, HTTP ${chain.httpMs.median.toFixed(1)} ms, peak RSS ${(result.memory.peakRssBytes / 1048576).toFixed(0)} MB`);
+      log(
+        `${nodes} nodes: floor ${chain.floorMs.median.toFixed(1)} ms, in-process ${chain.inProcessMs.median.toFixed(1)} ms, HTTP ${chain.httpMs.median.toFixed(1)} ms, peak RSS ${(result.memory.peakRssBytes / 1048576).toFixed(0)} MB`,
+      );
       results.push(result);
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
   log(`small hooks under load (${rounds} × ${loadSeconds} s each, alternating with the bare route)`);
-  const load = loadSeconds > 0 ? await measureLoad([
-    { name: 'node-profile sync (one Node)', path: '/hooks/node-profile/sync', body: reference.bodies['node-profile/sync'] },
-    { name: 'instance-type sync (one pool, 100-node cluster)', path: '/hooks/instance-type/sync', body: reference.bodies['instance-type/sync'] },
-  ], loadSeconds, rounds) : [];
+  const load =
+    loadSeconds > 0
+      ? await measureLoad(
+          [
+            {
+              name: 'node-profile sync (one Node)',
+              path: '/hooks/node-profile/sync',
+              body: reference.bodies['node-profile/sync'],
+            },
+            {
+              name: 'instance-type sync (one pool, 100-node cluster)',
+              path: '/hooks/instance-type/sync',
+              body: reference.bodies['instance-type/sync'],
+            },
+          ],
+          loadSeconds,
+          rounds,
+        )
+      : [];
   log('agent detection against the fake NVML');
   const detect = await benchDetect();
   const noiseEnd = noise(noiseDocument);
   const cpus = os.cpus();
   const date = new Date().toISOString().slice(0, 10);
   const bench: BenchResults = {
-    date, commit: commit(), durationSeconds: Math.round((performance.now() - started) / 1000),
+    date,
+    commit: commit(),
+    durationSeconds: Math.round((performance.now() - started) / 1000),
     machine: {
-      cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.arch()}`,
-      memoryBytes: os.totalmem(), loadAverageStart, loadAverageEnd: os.loadavg(),
+      cpus: cpus.length,
+      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}`,
+      memoryBytes: os.totalmem(),
+      loadAverageStart,
+      loadAverageEnd: os.loadavg(),
     },
     noise: { start: noiseStart, end: noiseEnd },
-    sizes: results, load, detect, targets: judge(results, load),
+    sizes: results,
+    load,
+    detect,
+    targets: judge(results, load),
   };
   process.stdout.write(`${tables(bench)}\n`);
   if (write) {
@@ -107,9 +142,14 @@ async function main(): Promise<void> {
     mkdirSync(resultsDir, { recursive: true });
     writeFileSync(path.join(resultsDir, `${date}.json`), `${JSON.stringify(bench, null, 2)}\n`);
     writeFileSync(path.join(resultsDir, 'cost-per-node.svg'), costPerNodeSvg(results));
-    writeFileSync(path.join(BENCH_DIR, 'RESULTS.md'), resultsMarkdown(bench).replace('](cost-per-node.svg)', '](results/cost-per-node.svg)'));
+    writeFileSync(
+      path.join(BENCH_DIR, 'RESULTS.md'),
+      resultsMarkdown(bench).replace('](cost-per-node.svg)', '](results/cost-per-node.svg)'),
+    );
     writeFileSync(path.join(BENCH_DIR, 'README-section.md'), readmeSection(bench));
-    log(`wrote bench/results/${date}.json, bench/results/cost-per-node.svg, bench/RESULTS.md and bench/README-section.md`);
+    log(
+      `wrote bench/results/${date}.json, bench/results/cost-per-node.svg, bench/RESULTS.md and bench/README-section.md`,
+    );
   }
   log(`done in ${bench.durationSeconds} s`);
 }

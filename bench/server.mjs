@@ -14,11 +14,13 @@ import { createApp } from '../dist/src/server/index.js';
 const app = createApp();
 app.post('/bench/bare', (c) => c.json({}));
 app.post('/bench/bare-parse', async (c) => c.json(JSON.parse(await c.req.text()) ? {} : {}));
-app.get('/bench/memory', (c) => c.json({
-  maxRssBytes: process.resourceUsage().maxRSS * 1024,
-  rssBytes: process.memoryUsage().rss,
-  heapUsedBytes: v8.getHeapStatistics().used_heap_size,
-}));
+app.get('/bench/memory', (c) =>
+  c.json({
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    rssBytes: process.memoryUsage().rss,
+    heapUsedBytes: v8.getHeapStatistics().used_heap_size,
+  }),
+);
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
   // Samples of the big sizes are seconds apart; the default 5 s keep-alive would race the next request.
   server.keepAliveTimeout = 10 * 60 * 1000;

@@ -21,4 +21,6 @@ for (let i = 0; i < Number(runsArg); i++) {
   times.push(performance.now() - started);
   if (!outcome.ok) throw new Error(`${hookArg}: refused`);
 }
-process.stdout.write(`${nodesArg} nodes, ${hookArg}: sync ${quantile(times, 0.5).toFixed(2)} ms (median of ${runsArg})\n`);
+process.stdout.write(
+  `${nodesArg} nodes, ${hookArg}: sync ${quantile(times, 0.5).toFixed(2)} ms (median of ${runsArg})\n`,
+);

@@ -70,7 +70,7 @@ type RawAddon = { detect: (options: { manufacturers: string[] }) => Promise<any>
 function describeLoadFailure(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return code === 'MODULE_NOT_FOUND' ? 'not found' : error.message.split('\n')[0] ?? String(error);
+    return code === 'MODULE_NOT_FOUND' ? 'not found' : (error.message.split('\n')[0] ?? String(error));
   }
   return String(error);
 }
@@ -107,9 +107,7 @@ function validateManufacturers(value: unknown): Manufacturer[] {
       throw new TypeError(`options.manufacturers[${i}] must be a string, got ${typeof item}`);
     }
     if (!(MANUFACTURERS as readonly string[]).includes(item)) {
-      throw new RangeError(
-        `options.manufacturers[${i}] is "${item}", expected one of ${MANUFACTURERS.join(', ')}`,
-      );
+      throw new RangeError(`options.manufacturers[${i}] is "${item}", expected one of ${MANUFACTURERS.join(', ')}`);
     }
     return item as Manufacturer;
   });

@@ -5,7 +5,11 @@
  */
 import { z } from 'zod';
 import {
-  GPUSTACK_API_VERSION, InstanceTypeSpecSchema, InstanceTypeStatusSchema, SchedulingChainSpecSchema, SchedulingChainStatusSchema,
+  GPUSTACK_API_VERSION,
+  InstanceTypeSpecSchema,
+  InstanceTypeStatusSchema,
+  SchedulingChainSpecSchema,
+  SchedulingChainStatusSchema,
 } from '../src/k8s/index.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -54,25 +58,27 @@ function crd(names: CrdNames, spec: JsonSchema, status: JsonSchema, printerColum
       group: GROUP,
       names: { ...names, listKind: `${names.kind}List`, categories: ['gpustack'] },
       scope: 'Cluster',
-      versions: [{
-        name: VERSION,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        additionalPrinterColumns: printerColumns,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              spec: spec,
-              status: withObservedGeneration(status),
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: printerColumns,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: spec,
+                status: withObservedGeneration(status),
+              },
             },
           },
         },
-      }],
+      ],
     },
   };
 }
@@ -83,13 +89,17 @@ export function buildCrds(): JsonSchema[] {
   const typeSpec = {
     ...openApi(InstanceTypeSpecSchema),
     'x-kubernetes-validations': [
-      { rule: '!self.acceleratable || (has(self.acceleratorGroup) && self.acceleratorGroup != "")', message: 'acceleratorGroup is required when acceleratable is true' },
+      {
+        rule: '!self.acceleratable || (has(self.acceleratorGroup) && self.acceleratorGroup != "")',
+        message: 'acceleratorGroup is required when acceleratable is true',
+      },
     ],
   };
   return [
     crd(
       { kind: 'SchedulingChain', plural: 'schedulingchains', singular: 'schedulingchain', shortNames: ['schain'] },
-      chainSpec, openApi(SchedulingChainStatusSchema),
+      chainSpec,
+      openApi(SchedulingChainStatusSchema),
       [
         { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
         { name: 'Managed-Nodes', type: 'integer', jsonPath: '.status.managedNodes' },
@@ -98,7 +108,8 @@ export function buildCrds(): JsonSchema[] {
     ),
     crd(
       { kind: 'InstanceType', plural: 'instancetypes', singular: 'instancetype', shortNames: ['instype'] },
-      typeSpec, openApi(InstanceTypeStatusSchema),
+      typeSpec,
+      openApi(InstanceTypeStatusSchema),
       [
         { name: 'Entrance', type: 'string', jsonPath: '.status.entrance' },
         { name: 'Unit-CPU', type: 'string', jsonPath: '.spec.unitResources.cpu' },

@@ -24,13 +24,20 @@ export interface RunningAdmission {
 
 /** Verdicts and progress on stdout, warnings and errors on stderr, one JSON object per line. */
 function admissionLogger(level: string): Logger {
-  const streams = pino.multistream([{ level: 'trace', stream: process.stdout }, { level: 'warn', stream: process.stderr }], { dedupe: true });
+  const streams = pino.multistream(
+    [
+      { level: 'trace', stream: process.stdout },
+      { level: 'warn', stream: process.stderr },
+    ],
+    { dedupe: true },
+  );
   return pino({ level, base: undefined }, streams);
 }
 
 function parsePort(text: string, flag: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${flag}: "${text}" is not a port number`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`${flag}: "${text}" is not a port number`);
   return port;
 }
 
@@ -69,9 +76,15 @@ function untilSignal(): Promise<string> {
 }
 
 export async function admissionCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { ...ADMISSION_FLAGS, 'log-level': { type: 'string', default: 'info' } } });
+  const { values } = parseArgs({
+    args,
+    options: { ...ADMISSION_FLAGS, 'log-level': { type: 'string', default: 'info' } },
+  });
   const running = await startAdmission({
-    kubeconfig: values.kubeconfig, healthPort: values['health-port'], checkName: values['check-name'], logLevel: values['log-level'],
+    kubeconfig: values.kubeconfig,
+    healthPort: values['health-port'],
+    checkName: values['check-name'],
+    logLevel: values['log-level'],
   });
   await untilSignal();
   await running.stop();

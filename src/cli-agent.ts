@@ -3,8 +3,17 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { MANUFACTURERS, detect, type DetectResult, type Manufacturer } from '../native/index.js';
 import {
-  PUBLISH_MODES, createAgentState, featureFilePublisher, labelsFromDetection,
-  nodeFeaturePublisher, nodeLabelsPublisher, runAgent, screenDetection, startHealthServer, type Publisher, type PublishMode,
+  PUBLISH_MODES,
+  createAgentState,
+  featureFilePublisher,
+  labelsFromDetection,
+  nodeFeaturePublisher,
+  nodeLabelsPublisher,
+  runAgent,
+  screenDetection,
+  startHealthServer,
+  type Publisher,
+  type PublishMode,
 } from './agent/index.js';
 import { UsageError } from './cli-errors.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from './k8s/index.js';
@@ -23,9 +32,13 @@ function parseDuration(text: string, flag: string): number {
 
 function parseManufacturers(text: string | undefined): Manufacturer[] | undefined {
   if (text === undefined) return undefined;
-  const names = text.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(MANUFACTURERS as readonly string[]).includes(n));
-  if (unknown.length > 0) throw new UsageError(`--manufacturers: unknown ${unknown.join(', ')}; known: ${MANUFACTURERS.join(', ')}`);
+  if (unknown.length > 0)
+    throw new UsageError(`--manufacturers: unknown ${unknown.join(', ')}; known: ${MANUFACTURERS.join(', ')}`);
   return names as Manufacturer[];
 }
 
@@ -49,45 +62,82 @@ export async function agentCommand(args: string[]): Promise<void> {
     },
   });
   const mode = values.publish as PublishMode;
-  if (!PUBLISH_MODES.includes(mode)) throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
+  if (!PUBLISH_MODES.includes(mode))
+    throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
   if (mode !== 'feature-file' && !values.node) throw new UsageError('agent: --node (or $NODE_NAME) is required');
   const intervalMs = parseDuration(values.interval, '--interval');
   const healthPort = Number(values['health-port']);
   const logger = pino({ level: values['log-level'], base: undefined });
-  const publisher: Publisher = mode === 'feature-file'
-    ? featureFilePublisher(values['features-dir'])
-    : mode === 'node-labels'
-      ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), values.node as string)
-      : nodeFeaturePublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), values.node as string, values.namespace);
+  const publisher: Publisher =
+    mode === 'feature-file'
+      ? featureFilePublisher(values['features-dir'])
+      : mode === 'node-labels'
+        ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), values.node as string)
+        : nodeFeaturePublisher(
+            createKubeApi(loadKubeConfig(values.kubeconfig)),
+            values.node as string,
+            values.namespace,
+          );
   const state = createAgentState();
   const health = await startHealthServer(state, intervalMs, healthPort);
   const stop = new AbortController();
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => { logger.info({ signal }, 'stopping'); stop.abort(); });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const)
+    process.once(signal, () => {
+      logger.info({ signal }, 'stopping');
+      stop.abort();
+    });
   logger.info({ node: values.node, mode, intervalMs, healthPort }, 'agent started');
-  await runAgent(state, { detect: detectFor(parseManufacturers(values.manufacturers)), publisher, intervalMs, logger }, stop.signal);
+  await runAgent(
+    state,
+    { detect: detectFor(parseManufacturers(values.manufacturers)), publisher, intervalMs, logger },
+    stop.signal,
+  );
   await new Promise((resolve) => health.close(resolve));
 }
 
 function detectText(result: DetectResult, labels: Record<string, string>): string {
-  const rows = result.devices.map((d) => [d.manufacturer, String(d.index), d.product, `${d.memoryMiB} MiB`, String(d.cores), d.computeCapability ?? '', d.uuid]);
+  const rows = result.devices.map((d) => [
+    d.manufacturer,
+    String(d.index),
+    d.product,
+    `${d.memoryMiB} MiB`,
+    String(d.cores),
+    d.computeCapability ?? '',
+    d.uuid,
+  ]);
   const header = ['MANUFACTURER', 'INDEX', 'PRODUCT', 'MEMORY', 'CORES', 'COMCAP', 'UUID'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   const errors = result.errors.map((e) => `  ${e.manufacturer}: ${e.code}: ${e.message}`);
   return [
     result.devices.length > 0 ? [line(header), ...rows.map(line)].join('\n') : 'no accelerators found',
     ...(errors.length > 0 ? ['', 'errors:', ...errors] : []),
-    '', 'labels:', ...Object.keys(labels).sort().map((k) => `  ${k}=${labels[k]}`), '',
+    '',
+    'labels:',
+    ...Object.keys(labels)
+      .sort()
+      .map((k) => `  ${k}=${labels[k]}`),
+    '',
   ].join('\n');
 }
 
 export async function detectCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { output: { type: 'string', short: 'o', default: 'json' }, manufacturers: { type: 'string' } } });
-  if (values.output !== 'json' && values.output !== 'text') throw new UsageError(`-o: "${values.output}" must be json or text`);
+  const { values } = parseArgs({
+    args,
+    options: { output: { type: 'string', short: 'o', default: 'json' }, manufacturers: { type: 'string' } },
+  });
+  if (values.output !== 'json' && values.output !== 'text')
+    throw new UsageError(`-o: "${values.output}" must be json or text`);
   // The same screening the agent applies, so the printed errors include dropped cards.
   const result = screenDetection(await detectFor(parseManufacturers(values.manufacturers))());
   const labels = labelsFromDetection(result, undefined);
-  process.stdout.write(values.output === 'json'
-    ? `${JSON.stringify(canonicalize({ ...result, labels }), null, 2)}\n`
-    : detectText(result, labels));
+  process.stdout.write(
+    values.output === 'json'
+      ? `${JSON.stringify(canonicalize({ ...result, labels }), null, 2)}\n`
+      : detectText(result, labels),
+  );
 }

@@ -37,10 +37,10 @@ Commands:
 Vendor library overrides: GPUSTACK_<MFR>_LIBRARY=/path/lib.so (e.g. GPUSTACK_NVIDIA_LIBRARY).
 `;
 
-
 function parseByteSize(text: string): number {
   const bytes = parseQuantity(text);
-  if (bytes === undefined || bytes <= 0 || !Number.isSafeInteger(Math.floor(bytes))) throw new UsageError(`--max-body: "${text}" is not a size such as 256Mi`);
+  if (bytes === undefined || bytes <= 0 || !Number.isSafeInteger(Math.floor(bytes)))
+    throw new UsageError(`--max-body: "${text}" is not a size such as 256Mi`);
   return Math.floor(bytes);
 }
 
@@ -57,13 +57,19 @@ async function serveCommand(args: string[]): Promise<void> {
     },
   });
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: "${values.port}" is not a port number`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port: "${values.port}" is not a port number`);
   const maxBodyBytes = parseByteSize(values['max-body']);
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission
-    ? await (await import('./cli-admission.js')).startAdmission({
-      kubeconfig: values.kubeconfig, healthPort: values['health-port'], checkName: values['check-name'], logLevel: values['log-level'],
-    })
+    ? await (
+        await import('./cli-admission.js')
+      ).startAdmission({
+        kubeconfig: values.kubeconfig,
+        healthPort: values['health-port'],
+        checkName: values['check-name'],
+        logLevel: values['log-level'],
+      })
     : undefined;
   try {
     await runServer({ port, host: values.host, maxBodyBytes, logLevel: values['log-level'] });
@@ -83,30 +89,53 @@ function renderCommand(args: string[]): void {
     },
   });
   if (!values.nodes) throw new UsageError('render: --nodes FILE is required');
-  if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`-o: "${values.output}" must be yaml or json`);
+  if (values.output !== 'yaml' && values.output !== 'json')
+    throw new UsageError(`-o: "${values.output}" must be yaml or json`);
   const nodes = parseNodes(readFileSync(values.nodes, 'utf8'), values.nodes);
   const chain = values.chain ? parseChain(readFileSync(values.chain, 'utf8'), values.chain) : undefined;
-  const namespaces = values.namespaces.split(',').map((n) => n.trim()).filter(Boolean);
+  const namespaces = values.namespaces
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const now = rfc3339Seconds(new Date());
   const result = renderChain({ nodes, namespaces, ...(chain ? { chain } : {}) }, { now });
   if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);
-  for (const skip of result.skipped) process.stderr.write(`warning: node ${skip.name} left out of a pool: ${skip.reason}: ${skip.message}\n`);
+  for (const skip of result.skipped)
+    process.stderr.write(`warning: node ${skip.name} left out of a pool: ${skip.reason}: ${skip.message}\n`);
   const output = canonicalize({ nodes: result.nodes, objects: result.objects }, true);
-  process.stdout.write(values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }));
+  process.stdout.write(
+    values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }),
+  );
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
-      case 'serve': await serveCommand(rest); return 0;
-      case 'render': renderCommand(rest); return 0;
+      case 'serve':
+        await serveCommand(rest);
+        return 0;
+      case 'render':
+        renderCommand(rest);
+        return 0;
       // Loaded on demand: the Kubernetes client and the addon loader are not needed to serve or render.
-      case 'agent': await (await import('./cli-agent.js')).agentCommand(rest); return 0;
-      case 'detect': await (await import('./cli-agent.js')).detectCommand(rest); return 0;
-      case 'admission': await (await import('./cli-admission.js')).admissionCommand(rest); return 0;
-      case undefined: case 'help': case '--help': case '-h': process.stdout.write(USAGE); return command === undefined ? 2 : 0;
-      default: throw new UsageError(`unknown command "${command}"`);
+      case 'agent':
+        await (await import('./cli-agent.js')).agentCommand(rest);
+        return 0;
+      case 'detect':
+        await (await import('./cli-agent.js')).detectCommand(rest);
+        return 0;
+      case 'admission':
+        await (await import('./cli-admission.js')).admissionCommand(rest);
+        return 0;
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

@@ -19,22 +19,35 @@ function parseDocument(text: string, source: string): unknown {
 }
 
 function describe(error: z.ZodError, prefix: string): string {
-  return error.issues.slice(0, 5).map((issue) => `${prefix}${formatPath(issue.path) === '(body)' ? '' : `.${formatPath(issue.path)}`}: ${issue.message}`).join('; ');
+  return error.issues
+    .slice(0, 5)
+    .map(
+      (issue) =>
+        `${prefix}${formatPath(issue.path) === '(body)' ? '' : `.${formatPath(issue.path)}`}: ${issue.message}`,
+    )
+    .join('; ');
 }
 
 /** The Nodes of a dump: List/NodeList `items`, a plain array, or one Node. */
 export function parseNodes(text: string, source: string): Node[] {
   const doc = parseDocument(text, source);
   const record = doc as { kind?: unknown; items?: unknown } | null;
-  const items = Array.isArray(doc) ? doc
-    : record && Array.isArray(record.items) ? record.items
-    : record && record.kind === 'Node' ? [doc]
-    : undefined;
-  if (items === undefined) throw new InputError(`${source}: expected a List of Nodes (kubectl get nodes -o yaml), an array of Nodes or one Node`);
+  const items = Array.isArray(doc)
+    ? doc
+    : record && Array.isArray(record.items)
+      ? record.items
+      : record && record.kind === 'Node'
+        ? [doc]
+        : undefined;
+  if (items === undefined)
+    throw new InputError(
+      `${source}: expected a List of Nodes (kubectl get nodes -o yaml), an array of Nodes or one Node`,
+    );
   return items.map((item, index) => {
     // `kubectl get nodes,pods -o yaml` lists other kinds too; a Pod must not render as a Node.
     const kind = (item as { kind?: unknown } | null)?.kind;
-    if (kind !== undefined && kind !== 'Node') throw new InputError(`${source}: items[${index}].kind: expected Node, got ${JSON.stringify(kind)}`);
+    if (kind !== undefined && kind !== 'Node')
+      throw new InputError(`${source}: items[${index}].kind: expected Node, got ${JSON.stringify(kind)}`);
     const parsed = NodeSchema.safeParse(item);
     if (!parsed.success) throw new InputError(`${source}: ${describe(parsed.error, `items[${index}]`)}`);
     return parsed.data;

@@ -51,7 +51,9 @@ export function startChecker(options: CheckerOptions): Checker {
   const clock = options.clock ?? (() => new Date());
   const stop = new AbortController();
   const informerOptions = {
-    logger: options.logger, onChange: () => schedule(options.debounceMs ?? 150), clock: () => clock().getTime(),
+    logger: options.logger,
+    onChange: () => schedule(options.debounceMs ?? 150),
+    clock: () => clock().getTime(),
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
   };
@@ -63,7 +65,10 @@ export function startChecker(options: CheckerOptions): Checker {
   const informers = [workloads, flavors, nodes, pods, chains];
   const settings = new ChainSettings(options.logger);
   const reconciler = new Reconciler({
-    writer: options.writer ?? kubeCheckWriter(options.api, checkName), checkName, logger: options.logger, clock,
+    writer: options.writer ?? kubeCheckWriter(options.api, checkName),
+    checkName,
+    logger: options.logger,
+    clock,
   });
 
   let timer: NodeJS.Timeout | undefined;
@@ -71,23 +76,37 @@ export function startChecker(options: CheckerOptions): Checker {
   let pending = false;
   let writeFailures = 0;
   let firstPassDone: () => void = () => undefined;
-  const firstPass = new Promise<void>((resolve) => { firstPassDone = resolve; });
+  const firstPass = new Promise<void>((resolve) => {
+    firstPassDone = resolve;
+  });
 
   function schedule(delayMs: number): void {
     if (stop.signal.aborted || timer !== undefined) return;
-    timer = setTimeout(() => { timer = undefined; void runPass(); }, delayMs);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void runPass();
+    }, delayMs);
   }
 
   async function runPass(): Promise<void> {
     if (!informers.every((i) => i.status.synced)) return;
     // One pass at a time; changes during a pass get one more pass after it.
-    if (running) { pending = true; return; }
+    if (running) {
+      pending = true;
+      return;
+    }
     running = passOnce().catch((error: unknown) => {
-      options.logger.error({ err: (error as Error).message }, 'reconcile pass failed; will retry on the next change or resync');
+      options.logger.error(
+        { err: (error as Error).message },
+        'reconcile pass failed; will retry on the next change or resync',
+      );
     });
     await running;
     running = undefined;
-    if (pending) { pending = false; schedule(options.debounceMs ?? 150); }
+    if (pending) {
+      pending = false;
+      schedule(options.debounceMs ?? 150);
+    }
   }
 
   async function passOnce(): Promise<void> {
@@ -96,7 +115,10 @@ export function startChecker(options: CheckerOptions): Checker {
     if (current === undefined) return;
     const flavorsByName = Object.fromEntries([...flavors.store.values()].map((f) => [f.metadata.name, f]));
     const result = await reconciler.pass({
-      workloads: workloads.store.values(), flavors: flavorsByName, nodes: [...nodes.store.values()], pods: [...pods.store.values()],
+      workloads: workloads.store.values(),
+      flavors: flavorsByName,
+      nodes: [...nodes.store.values()],
+      pods: [...pods.store.values()],
       settings: current,
     });
     firstPassDone();
@@ -108,7 +130,12 @@ export function startChecker(options: CheckerOptions): Checker {
   const resync = setInterval(() => schedule(0), options.resyncMs ?? 30_000);
   const runs = informers.map((i) => i.run(stop.signal));
   return {
-    health: () => healthReport(informers.map((i) => i.status), clock().getTime(), options.graceMs ?? 60_000),
+    health: () =>
+      healthReport(
+        informers.map((i) => i.status),
+        clock().getTime(),
+        options.graceMs ?? 60_000,
+      ),
     firstPass,
     async stop() {
       stop.abort();

@@ -33,7 +33,11 @@ export function isLive(status: InformerStatus, now: number, graceMs: number): bo
 
 export function healthReport(statuses: readonly InformerStatus[], now: number, graceMs: number): HealthReport {
   const watches = statuses.map((s) => ({
-    resource: s.resource, live: isLive(s, now, graceMs), synced: s.synced, streaming: s.streaming, lastError: s.lastError ?? null,
+    resource: s.resource,
+    live: isLive(s, now, graceMs),
+    synced: s.synced,
+    streaming: s.streaming,
+    lastError: s.lastError ?? null,
   }));
   const down = watches.filter((w) => !w.live).map((w) => w.resource);
   return { healthy: down.length === 0, down, watches };

@@ -5,8 +5,39 @@
  */
 export { DEFAULT_CHECK_NAME, startChecker, type Checker, type CheckerOptions } from './checker.js';
 export { healthReport, isLive, serveHealth, type HealthReport, type WatchHealth } from './health.js';
-export { Informer, backoffMs, type AdmissionLogger, type BackoffOptions, type InformerOptions, type InformerStatus } from './informer.js';
-export { Reconciler, differsFromObserved, stampEntry, type PassResult, type ReconcilerOptions, type Snapshot } from './reconcile.js';
-export { KUEUE_API, NODES, PODS, RESOURCE_FLAVORS, SCHEDULING_CHAINS, WORKLOADS, objectKey, type WatchedChain, type WatchedResource } from './resources.js';
+export {
+  Informer,
+  backoffMs,
+  type AdmissionLogger,
+  type BackoffOptions,
+  type InformerOptions,
+  type InformerStatus,
+} from './informer.js';
+export {
+  Reconciler,
+  differsFromObserved,
+  stampEntry,
+  type PassResult,
+  type ReconcilerOptions,
+  type Snapshot,
+} from './reconcile.js';
+export {
+  KUEUE_API,
+  NODES,
+  PODS,
+  RESOURCE_FLAVORS,
+  SCHEDULING_CHAINS,
+  WORKLOADS,
+  objectKey,
+  type WatchedChain,
+  type WatchedResource,
+} from './resources.js';
 export { ChainSettings } from './settings.js';
-export { admissionCheckPatch, kubeCheckWriter, workloadStatusPath, type AdmissionCheckEntry, type CheckWriter, type WorkloadRef } from './writer.js';
+export {
+  admissionCheckPatch,
+  kubeCheckWriter,
+  workloadStatusPath,
+  type AdmissionCheckEntry,
+  type CheckWriter,
+  type WorkloadRef,
+} from './writer.js';

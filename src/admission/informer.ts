@@ -58,14 +58,22 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     // The listener goes with the timer: one left behind per sleep would pile up on the signal.
-    const onAbort = () => { clearTimeout(timer); resolve(); };
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
 /** The outcome of one watch stream: where to continue from, or relist. */
-type WatchEnd = { readonly next: 'rewatch'; readonly resourceVersion: string } | { readonly next: 'relist'; readonly atOnce: boolean };
+type WatchEnd =
+  | { readonly next: 'rewatch'; readonly resourceVersion: string }
+  | { readonly next: 'relist'; readonly atOnce: boolean };
 
 /** A watch ERROR event carries a Status; code 410 means the resourceVersion is gone. */
 function statusCode(object: unknown): number | undefined {
@@ -81,7 +89,11 @@ export class Informer<T extends KubeObject> {
   readonly status: InformerStatus;
   private readonly clock: () => number;
 
-  constructor(private readonly api: KubeApi, readonly resource: WatchedResource<T>, private readonly options: InformerOptions) {
+  constructor(
+    private readonly api: KubeApi,
+    readonly resource: WatchedResource<T>,
+    private readonly options: InformerOptions,
+  ) {
     this.status = { resource: resource.name, synced: false, streaming: false, failures: 0, lists: 0 };
     this.clock = options.clock ?? Date.now;
   }
@@ -132,14 +144,20 @@ export class Informer<T extends KubeObject> {
     const state = { resourceVersion: from, gone: false, error: undefined as Error | undefined, events: 0 };
     const opened = this.clock();
     try {
-      await this.api.watch(this.resource.path, {
-        resourceVersion: from,
-        signal: stream.signal,
-        onOpen: () => this.markStreaming(),
-        ...(this.options.watchTimeoutSeconds !== undefined ? { timeoutSeconds: this.options.watchTimeoutSeconds } : {}),
-      }, (event) => {
-        if (!this.apply(event, state)) stream.abort();
-      });
+      await this.api.watch(
+        this.resource.path,
+        {
+          resourceVersion: from,
+          signal: stream.signal,
+          onOpen: () => this.markStreaming(),
+          ...(this.options.watchTimeoutSeconds !== undefined
+            ? { timeoutSeconds: this.options.watchTimeoutSeconds }
+            : {}),
+        },
+        (event) => {
+          if (!this.apply(event, state)) stream.abort();
+        },
+      );
     } finally {
       signal.removeEventListener('abort', stopStream);
       this.markDown();
@@ -153,7 +171,10 @@ export class Informer<T extends KubeObject> {
   }
 
   /** Applies one watch event; false ends the stream (410 Gone or an ERROR event). */
-  private apply(event: WatchEvent, state: { resourceVersion: string; gone: boolean; error: Error | undefined; events: number }): boolean {
+  private apply(
+    event: WatchEvent,
+    state: { resourceVersion: string; gone: boolean; error: Error | undefined; events: number },
+  ): boolean {
     if (event.type === 'ERROR') {
       const code = statusCode(event.object);
       if (code === 410) state.gone = true;
@@ -196,7 +217,10 @@ export class Informer<T extends KubeObject> {
     const result = this.resource.schema.safeParse(raw);
     if (result.success) return this.resource.slim(result.data);
     const issues = result.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    this.options.logger.warn({ resource: this.resource.name, object: keyOfRaw(raw) ?? '(unnamed)', issues }, 'skipped an object that fails its schema');
+    this.options.logger.warn(
+      { resource: this.resource.name, object: keyOfRaw(raw) ?? '(unnamed)', issues },
+      'skipped an object that fails its schema',
+    );
     return undefined;
   }
 
@@ -215,7 +239,12 @@ export class Informer<T extends KubeObject> {
     this.status.lastError = error.message;
     this.markDown();
     this.options.logger.error(
-      { resource: this.resource.name, err: error.message, failures: this.status.failures, retryInMs: backoffMs(this.status.failures, this.options.backoff) },
+      {
+        resource: this.resource.name,
+        err: error.message,
+        failures: this.status.failures,
+        retryInMs: backoffMs(this.status.failures, this.options.backoff),
+      },
       'list/watch failed; will relist after a backoff',
     );
   }
@@ -224,5 +253,8 @@ export class Informer<T extends KubeObject> {
 function keyOfRaw(raw: unknown): string | undefined {
   const metadata = (raw as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
   if (typeof metadata?.name !== 'string' || metadata.name === '') return undefined;
-  return objectKey({ name: metadata.name, namespace: typeof metadata.namespace === 'string' ? metadata.namespace : undefined });
+  return objectKey({
+    name: metadata.name,
+    namespace: typeof metadata.namespace === 'string' ? metadata.namespace : undefined,
+  });
 }

@@ -7,8 +7,15 @@
 import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from '../k8s/index.js';
 import { ApiError } from '../kube/index.js';
 import {
-  decideNodeDevices, deviceResourceOf, indexNodeDevices,
-  type AdmissionCheckState, type NodeDevicesIndex, type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
+  decideNodeDevices,
+  deviceResourceOf,
+  indexNodeDevices,
+  type AdmissionCheckState,
+  type NodeDevicesIndex,
+  type NodeDevicesVerdict,
+  type ObservedResourceFlavor,
+  type Pod,
+  type Workload,
 } from '../sync/index.js';
 import type { AdmissionLogger } from './informer.js';
 import { objectKey, resourceVersionOf } from './resources.js';
@@ -46,14 +53,21 @@ export interface PassResult {
 /** True when the verdict says something the observed entry does not (the time alone is not a change). */
 export function differsFromObserved(verdict: NodeDevicesVerdict, observed: AdmissionCheckState | undefined): boolean {
   if (observed === undefined) return true;
-  return observed.state !== verdict.state
-    || (observed.message ?? '') !== verdict.message
-    || observed.requeueAfterSeconds !== verdict.requeueAfterSeconds;
+  return (
+    observed.state !== verdict.state ||
+    (observed.message ?? '') !== verdict.message ||
+    observed.requeueAfterSeconds !== verdict.requeueAfterSeconds
+  );
 }
 
 /** The entry to write: the time moves only when the state does (a new message within `Retry` keeps it). */
-export function stampEntry(verdict: NodeDevicesVerdict, observed: AdmissionCheckState | undefined, now: string): AdmissionCheckEntry {
-  const sameState = observed !== undefined && observed.state === verdict.state && observed.lastTransitionTime !== undefined;
+export function stampEntry(
+  verdict: NodeDevicesVerdict,
+  observed: AdmissionCheckState | undefined,
+  now: string,
+): AdmissionCheckEntry {
+  const sameState =
+    observed !== undefined && observed.state === verdict.state && observed.lastTransitionTime !== undefined;
   return { ...verdict, lastTransitionTime: sameState ? (observed.lastTransitionTime as string) : now };
 }
 
@@ -63,7 +77,10 @@ function sameVerdict(a: AdmissionCheckEntry, b: NodeDevicesVerdict): boolean {
 
 /** Decides and writes; remembers what it wrote per Workload version so a pass before the watch echo does not repeat it. */
 export class Reconciler {
-  private readonly written = new Map<string, { readonly resourceVersion: string | undefined; readonly entry: AdmissionCheckEntry }>();
+  private readonly written = new Map<
+    string,
+    { readonly resourceVersion: string | undefined; readonly entry: AdmissionCheckEntry }
+  >();
 
   constructor(private readonly options: ReconcilerOptions) {}
 
@@ -86,36 +103,73 @@ export class Reconciler {
   }
 
   private async reconcileOne(
-    workload: Workload, key: string, snapshot: Snapshot, index: NodeDevicesIndex, resourceOf: (mfr: ManufacturerName) => string,
+    workload: Workload,
+    key: string,
+    snapshot: Snapshot,
+    index: NodeDevicesIndex,
+    resourceOf: (mfr: ManufacturerName) => string,
   ): Promise<'written' | 'unchanged' | 'skipped' | 'failed'> {
     const { checkName } = this.options;
     const namespace = workload.metadata.namespace;
-    const verdict = decideNodeDevices({ workload, flavors: snapshot.flavors, nodes: snapshot.nodes, pods: snapshot.pods, index, deviceResourceOf: resourceOf, checkName });
+    const verdict = decideNodeDevices({
+      workload,
+      flavors: snapshot.flavors,
+      nodes: snapshot.nodes,
+      pods: snapshot.pods,
+      index,
+      deviceResourceOf: resourceOf,
+      checkName,
+    });
     if (verdict === undefined || namespace === undefined) return 'skipped';
     const observed = workload.status?.admissionChecks?.find((c) => c.name === checkName);
     if (!differsFromObserved(verdict, observed)) return 'unchanged';
     const resourceVersion = resourceVersionOf(workload);
     const previous = this.written.get(key);
-    if (previous && previous.resourceVersion === resourceVersion && sameVerdict(previous.entry, verdict)) return 'unchanged';
+    if (previous && previous.resourceVersion === resourceVersion && sameVerdict(previous.entry, verdict))
+      return 'unchanged';
     const entry = stampEntry(verdict, observed, rfc3339Seconds((this.options.clock ?? (() => new Date()))()));
     return this.write({ namespace, name: workload.metadata.name }, key, resourceVersion, entry);
   }
 
-  private async write(ref: { namespace: string; name: string }, key: string, resourceVersion: string | undefined, entry: AdmissionCheckEntry): Promise<'written' | 'skipped' | 'failed'> {
-    const fields = { workload: key, namespace: ref.namespace, name: ref.name, check: entry.name, state: entry.state, message: entry.message };
+  private async write(
+    ref: { namespace: string; name: string },
+    key: string,
+    resourceVersion: string | undefined,
+    entry: AdmissionCheckEntry,
+  ): Promise<'written' | 'skipped' | 'failed'> {
+    const fields = {
+      workload: key,
+      namespace: ref.namespace,
+      name: ref.name,
+      check: entry.name,
+      state: entry.state,
+      message: entry.message,
+    };
     try {
       await this.options.writer.write(ref, entry);
     } catch (error) {
       // Gone or changed under us: the watch brings the new version and the next pass decides again.
       if (error instanceof ApiError && (error.status === 404 || error.status === 409)) {
-        this.options.logger.warn({ ...fields, status: error.status, err: error.message }, 'admission check not written; will decide again on the next change');
+        this.options.logger.warn(
+          { ...fields, status: error.status, err: error.message },
+          'admission check not written; will decide again on the next change',
+        );
         return 'skipped';
       }
-      this.options.logger.error({ ...fields, err: (error as Error).message }, 'admission check write failed; will retry');
+      this.options.logger.error(
+        { ...fields, err: (error as Error).message },
+        'admission check write failed; will retry',
+      );
       return 'failed';
     }
     this.written.set(key, { resourceVersion, entry });
-    this.options.logger.info({ ...fields, ...(entry.requeueAfterSeconds !== undefined ? { requeueAfterSeconds: entry.requeueAfterSeconds } : {}) }, 'admission check written');
+    this.options.logger.info(
+      {
+        ...fields,
+        ...(entry.requeueAfterSeconds !== undefined ? { requeueAfterSeconds: entry.requeueAfterSeconds } : {}),
+      },
+      'admission check written',
+    );
     return 'written';
   }
 }

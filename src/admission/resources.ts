@@ -4,11 +4,22 @@
  * decision reads.
  */
 import { z } from 'zod';
-import { GPUSTACK_API_VERSION, KubeObjectSchema, NodeSchema, SCHEDULING_CHAIN_NAME, type KubeObject, type Node } from '../k8s/index.js';
+import {
+  GPUSTACK_API_VERSION,
+  KubeObjectSchema,
+  NodeSchema,
+  SCHEDULING_CHAIN_NAME,
+  type KubeObject,
+  type Node,
+} from '../k8s/index.js';
 import { slimNode, slimPod, slimResourceFlavor, slimWorkload } from './slim.js';
 import {
-  ObservedResourceFlavorSchema, PodSchema, WorkloadSchema,
-  type ObservedResourceFlavor, type Pod, type Workload,
+  ObservedResourceFlavorSchema,
+  PodSchema,
+  WorkloadSchema,
+  type ObservedResourceFlavor,
+  type Pod,
+  type Workload,
 } from '../sync/index.js';
 
 export const KUEUE_API = '/apis/kueue.x-k8s.io/v1beta2';
@@ -24,11 +35,24 @@ export interface WatchedResource<T extends KubeObject> {
   readonly slim: (object: T) => T;
 }
 
-export const WORKLOADS: WatchedResource<Workload> = { name: 'workloads', path: `${KUEUE_API}/workloads`, schema: WorkloadSchema, slim: slimWorkload };
-export const RESOURCE_FLAVORS: WatchedResource<ObservedResourceFlavor> = {
-  name: 'resourceflavors', path: `${KUEUE_API}/resourceflavors`, schema: ObservedResourceFlavorSchema, slim: slimResourceFlavor,
+export const WORKLOADS: WatchedResource<Workload> = {
+  name: 'workloads',
+  path: `${KUEUE_API}/workloads`,
+  schema: WorkloadSchema,
+  slim: slimWorkload,
 };
-export const NODES: WatchedResource<Node> = { name: 'nodes', path: '/api/v1/nodes', schema: NodeSchema, slim: slimNode };
+export const RESOURCE_FLAVORS: WatchedResource<ObservedResourceFlavor> = {
+  name: 'resourceflavors',
+  path: `${KUEUE_API}/resourceflavors`,
+  schema: ObservedResourceFlavorSchema,
+  slim: slimResourceFlavor,
+};
+export const NODES: WatchedResource<Node> = {
+  name: 'nodes',
+  path: '/api/v1/nodes',
+  schema: NodeSchema,
+  slim: slimNode,
+};
 /** Terminated Pods hold no cards (the decision ignores them too): leaving them out keeps the store small. */
 export const PODS: WatchedResource<Pod> = {
   name: 'pods',

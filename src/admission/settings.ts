@@ -24,7 +24,8 @@ export class ChainSettings {
   resolve(chains: ReadonlyMap<string, KubeObject>): Settings | undefined {
     const resolution = settingsFromRelated({ [SCHEDULING_CHAIN_KEY]: Object.fromEntries(chains) });
     if (resolution.ok) {
-      if (this.warned !== undefined) this.logger.info({}, 'SchedulingChain settings are valid again; deciding with them');
+      if (this.warned !== undefined)
+        this.logger.info({}, 'SchedulingChain settings are valid again; deciding with them');
       this.warned = undefined;
       this.lastGood = resolution.settings;
       return resolution.settings;
@@ -38,7 +39,11 @@ export class ChainSettings {
     if (this.warned !== resolution.message) {
       this.warned = resolution.message;
       this.logger.warn(
-        { schedulingChain: SCHEDULING_CHAIN_NAME, err: resolution.message, keeping: this.lastGood !== undefined ? 'last valid settings' : 'no verdicts' },
+        {
+          schedulingChain: SCHEDULING_CHAIN_NAME,
+          err: resolution.message,
+          keeping: this.lastGood !== undefined ? 'last valid settings' : 'no verdicts',
+        },
         this.lastGood !== undefined
           ? 'SchedulingChain spec is invalid; deciding with its last valid settings until it is corrected'
           : 'SchedulingChain spec is invalid and no valid settings were seen yet; deciding nothing until it is corrected',

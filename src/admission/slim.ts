@@ -35,7 +35,10 @@ function pickMember(source: Loose, key: string, keys: readonly string[]): Record
 const IDENTITY = ['apiVersion', 'kind'];
 
 function slimContainer(container: Container): Container {
-  return { ...pick(container, ['name', 'restartPolicy']), ...pickMember(container, 'resources', ['requests', 'limits']) } as Container;
+  return {
+    ...pick(container, ['name', 'restartPolicy']),
+    ...pickMember(container, 'resources', ['requests', 'limits']),
+  } as Container;
 }
 
 /** What a pod asks for and where it may run; `extra` names the PodSpec fields kept beyond the containers. */
@@ -71,16 +74,27 @@ type WorkloadStatus = NonNullable<Workload['status']>;
 function slimWorkloadStatus(status: WorkloadStatus): WorkloadStatus {
   const admission = status.admission;
   return {
-    ...(status.conditions !== undefined ? { conditions: status.conditions.map((c) => pick(c, ['type', 'status', 'reason'])) } : {}),
-    ...(admission === undefined ? {} : {
-      admission: admission === null ? null : {
-        clusterQueue: admission.clusterQueue,
-        podSetAssignments: admission.podSetAssignments.map((a) => pick(a, ['name', 'flavors', 'count'])),
-      },
-    }),
-    ...(status.admissionChecks !== undefined ? {
-      admissionChecks: status.admissionChecks.map((c) => pick(c, ['name', 'state', 'message', 'lastTransitionTime', 'requeueAfterSeconds'])),
-    } : {}),
+    ...(status.conditions !== undefined
+      ? { conditions: status.conditions.map((c) => pick(c, ['type', 'status', 'reason'])) }
+      : {}),
+    ...(admission === undefined
+      ? {}
+      : {
+          admission:
+            admission === null
+              ? null
+              : {
+                  clusterQueue: admission.clusterQueue,
+                  podSetAssignments: admission.podSetAssignments.map((a) => pick(a, ['name', 'flavors', 'count'])),
+                },
+        }),
+    ...(status.admissionChecks !== undefined
+      ? {
+          admissionChecks: status.admissionChecks.map((c) =>
+            pick(c, ['name', 'state', 'message', 'lastTransitionTime', 'requeueAfterSeconds']),
+          ),
+        }
+      : {}),
   } as WorkloadStatus;
 }
 

@@ -50,7 +50,11 @@ export function admissionCheckPatch(workload: WorkloadRef, entry: AdmissionCheck
 export function kubeCheckWriter(api: KubeApi, fieldManager: string): CheckWriter {
   return {
     async write(workload, entry) {
-      await api.patch(workloadStatusPath(workload, fieldManager), admissionCheckPatch(workload, entry), 'application/apply-patch+yaml');
+      await api.patch(
+        workloadStatusPath(workload, fieldManager),
+        admissionCheckPatch(workload, entry),
+        'application/apply-patch+yaml',
+      );
     },
   };
 }

@@ -61,7 +61,10 @@ export async function runCycle(state: AgentState, options: AgentOptions): Promis
     state.writes++;
     state.failures = 0;
     delete state.lastError;
-    options.logger.info({ mode: options.publisher.mode, devices: result.devices.length, labels: Object.keys(labels).length }, 'published labels');
+    options.logger.info(
+      { mode: options.publisher.mode, devices: result.devices.length, labels: Object.keys(labels).length },
+      'published labels',
+    );
     return 'published';
   } catch (error) {
     state.failures++;
@@ -81,8 +84,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     // The listener goes with the timer: one left behind per cycle would pile up on the signal for good.
-    const onAbort = () => { clearTimeout(timer); resolve(); };
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -99,7 +108,13 @@ export async function runAgent(state: AgentState, options: AgentOptions, signal:
  * `GET /healthz`: 200 with the time of the last successful detection while it is recent
  * (within three intervals, or the agent just started), 503 otherwise.
  */
-export function startHealthServer(state: AgentState, intervalMs: number, port: number, host = '0.0.0.0', clock: () => Date = () => new Date()): Promise<Server> {
+export function startHealthServer(
+  state: AgentState,
+  intervalMs: number,
+  port: number,
+  host = '0.0.0.0',
+  clock: () => Date = () => new Date(),
+): Promise<Server> {
   const started = clock().getTime();
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/healthz') {
@@ -108,7 +123,13 @@ export function startHealthServer(state: AgentState, intervalMs: number, port: n
     }
     const last = state.lastDetection ? Date.parse(state.lastDetection) : started;
     const healthy = clock().getTime() - last <= 3 * intervalMs + 30_000;
-    const body = { healthy, lastDetection: state.lastDetection ?? null, lastPublish: state.lastPublish ?? null, lastError: state.lastError ?? null, writes: state.writes };
+    const body = {
+      healthy,
+      lastDetection: state.lastDetection ?? null,
+      lastPublish: state.lastPublish ?? null,
+      lastError: state.lastError ?? null,
+      writes: state.writes,
+    };
     res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
   return new Promise((resolve, reject) => {

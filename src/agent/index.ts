@@ -1,4 +1,22 @@
 /** @module src/agent: the node agent (DESIGN §5) — detect, build labels, publish on change. */
-export { createAgentState, nextDelayMs, runAgent, runCycle, startHealthServer, type AgentLogger, type AgentOptions, type AgentState, type CycleResult } from './agent.js';
+export {
+  createAgentState,
+  nextDelayMs,
+  runAgent,
+  runCycle,
+  startHealthServer,
+  type AgentLogger,
+  type AgentOptions,
+  type AgentState,
+  type CycleResult,
+} from './agent.js';
 export { isAgentLabel, labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
-export { FEATURE_FILE_NAME, PUBLISH_MODES, featureFilePublisher, nodeFeaturePublisher, nodeLabelsPublisher, type PublishMode, type Publisher } from './publishers.js';
+export {
+  FEATURE_FILE_NAME,
+  PUBLISH_MODES,
+  featureFilePublisher,
+  nodeFeaturePublisher,
+  nodeLabelsPublisher,
+  type PublishMode,
+  type Publisher,
+} from './publishers.js';

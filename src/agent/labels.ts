@@ -4,7 +4,11 @@
  * published for it before: a driver hiccup must not pull a node out of its pools.
  */
 import {
-  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, SLICED_SUFFIXES, acceleratorKeyManufacturer, constructDeviceLabels,
+  ACCELERATABLE_LABEL,
+  ACCELERATABLE_PREFIX,
+  SLICED_SUFFIXES,
+  acceleratorKeyManufacturer,
+  constructDeviceLabels,
 } from '../nodefeature/index.js';
 import type { DetectResult, Device, DeviceErrorEntry } from '../../native/index.js';
 
@@ -44,17 +48,30 @@ export function screenDetection(result: DetectResult): DetectResult {
   for (const device of result.devices) {
     const memory = device.memoryMiB;
     if (typeof memory !== 'number' || !Number.isFinite(memory) || memory < 0 || memory > MAX_MEMORY_MIB) {
-      errors.push({ manufacturer: device.manufacturer, code: 'CallFailed', message: `device ${device.index}: implausible memory ${memory} MiB; card skipped` });
+      errors.push({
+        manufacturer: device.manufacturer,
+        code: 'CallFailed',
+        message: `device ${device.index}: implausible memory ${memory} MiB; card skipped`,
+      });
       continue;
     }
     let cores = typeof device.cores === 'number' ? Math.trunc(device.cores) : Number.NaN;
     if (!Number.isFinite(cores) || cores < 0 || cores > MAX_CORES) {
-      errors.push({ manufacturer: device.manufacturer, code: 'CallFailed', message: `device ${device.index}: implausible cores ${device.cores}; reported as 0` });
+      errors.push({
+        manufacturer: device.manufacturer,
+        code: 'CallFailed',
+        message: `device ${device.index}: implausible cores ${device.cores}; reported as 0`,
+      });
       cores = 0;
     }
     devices.push({
-      ...device, cores, product: cString(device.product) ?? '', family: cString(device.family), computeCapability: cString(device.computeCapability),
-      driverVersion: cString(device.driverVersion), runtimeVersion: cString(device.runtimeVersion),
+      ...device,
+      cores,
+      product: cString(device.product) ?? '',
+      family: cString(device.family),
+      computeCapability: cString(device.computeCapability),
+      driverVersion: cString(device.driverVersion),
+      runtimeVersion: cString(device.runtimeVersion),
     });
   }
   return { devices, errors };
@@ -65,7 +82,11 @@ export function labelsFromDetection(detected: DetectResult, previous: Labels | u
   const result = screenDetection(detected);
   const labels = constructDeviceLabels(result.devices);
   const found = new Set(result.devices.map((d) => d.manufacturer));
-  const failed = new Set(result.errors.filter((e) => e.code !== 'LibraryNotFound' && !found.has(e.manufacturer)).map((e) => e.manufacturer as string));
+  const failed = new Set(
+    result.errors
+      .filter((e) => e.code !== 'LibraryNotFound' && !found.has(e.manufacturer))
+      .map((e) => e.manufacturer as string),
+  );
   if (failed.size === 0 || previous === undefined) return labels;
   let carried = false;
   for (const [key, value] of Object.entries(previous)) {

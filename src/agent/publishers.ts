@@ -29,16 +29,20 @@ export function nodeFeaturePublisher(api: KubeApi, node: string, namespace: stri
   return {
     mode: 'nodefeature',
     async read() {
-      const object = await api.get(path) as { spec?: { labels?: Labels } } | undefined;
+      const object = (await api.get(path)) as { spec?: { labels?: Labels } } | undefined;
       return object?.spec?.labels;
     },
     async write(labels) {
-      await api.patch(`${path}?fieldManager=${FIELD_MANAGER}&force=true`, {
-        apiVersion: 'nfd.k8s-sigs.io/v1alpha1',
-        kind: 'NodeFeature',
-        metadata: { name, namespace, labels: { 'nfd.node.kubernetes.io/node-name': node } },
-        spec: { labels },
-      }, 'application/apply-patch+yaml');
+      await api.patch(
+        `${path}?fieldManager=${FIELD_MANAGER}&force=true`,
+        {
+          apiVersion: 'nfd.k8s-sigs.io/v1alpha1',
+          kind: 'NodeFeature',
+          metadata: { name, namespace, labels: { 'nfd.node.kubernetes.io/node-name': node } },
+          spec: { labels },
+        },
+        'application/apply-patch+yaml',
+      );
     },
   };
 }
@@ -47,7 +51,7 @@ export function nodeFeaturePublisher(api: KubeApi, node: string, namespace: stri
 export function nodeLabelsPublisher(api: KubeApi, node: string): Publisher {
   const path = `/api/v1/nodes/${encodeURIComponent(node)}`;
   async function ownedLabels(): Promise<Labels> {
-    const object = await api.get(path) as { metadata?: { labels?: Labels } } | undefined;
+    const object = (await api.get(path)) as { metadata?: { labels?: Labels } } | undefined;
     if (object === undefined) throw new Error(`node ${node} not found`);
     return Object.fromEntries(Object.entries(object.metadata?.labels ?? {}).filter(([key]) => isAgentLabel(key)));
   }
@@ -86,7 +90,10 @@ export function featureFilePublisher(dir: string): Publisher {
       return labels;
     },
     async write(labels) {
-      const body = `# written by gpustack-operator agent\n${Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`).join('\n')}\n`;
+      const body = `# written by gpustack-operator agent\n${Object.keys(labels)
+        .sort()
+        .map((k) => `${k}=${labels[k]}`)
+        .join('\n')}\n`;
       const temp = join(dir, `.${FEATURE_FILE_NAME}.tmp`);
       await writeFile(temp, body, { mode: 0o644 });
       await rename(temp, path);

@@ -13,7 +13,11 @@ export interface ConditionInput {
  * Kubernetes convention: the time marks a status transition, not a new message), so an unchanged
  * status stays byte-identical and does not re-trigger a sync.
  */
-export function buildCondition(input: ConditionInput, previous: readonly Condition[] | undefined, now: string): OutputCondition {
+export function buildCondition(
+  input: ConditionInput,
+  previous: readonly Condition[] | undefined,
+  now: string,
+): OutputCondition {
   const old = previous?.find((c) => c.type === input.type);
   const unchanged = old !== undefined && old.status === input.status && typeof old.lastTransitionTime === 'string';
   return { ...input, lastTransitionTime: unchanged ? (old.lastTransitionTime as string) : now };

@@ -4,14 +4,31 @@
  * OpenAPI rejects bad values at admission, `resolveSettings` is the second line of defence.
  */
 import { z } from 'zod';
-import { ConditionSchema, KubeObjectSchema, LabelSelectorSchema, LabelsSchema, OutputConditionSchema, TolerationSchema } from './objects.js';
+import {
+  ConditionSchema,
+  KubeObjectSchema,
+  LabelSelectorSchema,
+  LabelsSchema,
+  OutputConditionSchema,
+  TolerationSchema,
+} from './objects.js';
 
 export const GPUSTACK_API_VERSION = 'worker.gpustack.ai/v1alpha1';
 export const SCHEDULING_CHAIN_NAME = 'default';
 export const DEFAULT_SYSTEM_NAMESPACE = 'gpustack-system';
 export const DISPLAY_NAME_MAX = 64;
 
-export const MANUFACTURER_NAMES = ['amd', 'ascend', 'cambricon', 'hygon', 'iluvatar', 'metax', 'mthreads', 'nvidia', 'thead'] as const;
+export const MANUFACTURER_NAMES = [
+  'amd',
+  'ascend',
+  'cambricon',
+  'hygon',
+  'iluvatar',
+  'metax',
+  'mthreads',
+  'nvidia',
+  'thead',
+] as const;
 export const ManufacturerNameSchema = z.enum(MANUFACTURER_NAMES);
 export type ManufacturerName = z.infer<typeof ManufacturerNameSchema>;
 
@@ -29,14 +46,20 @@ export const SchedulingChainSpecSchema = z.strictObject({
   admissionCheck: z.enum(['Enabled', 'Disabled']).default('Enabled'),
   /** Namespaces that get a LocalQueue per InstanceType; absent = all but kube-system and the system namespace. */
   localQueueNamespaces: LabelSelectorSchema.optional(),
-  systemNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).max(63).default(DEFAULT_SYSTEM_NAMESPACE),
+  systemNamespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+    .max(63)
+    .default(DEFAULT_SYSTEM_NAMESPACE),
   /** Enabled manufacturers; absent = all nine with their default device resources. */
   manufacturers: z.array(ManufacturerSettingSchema).optional(),
   /** Tolerations per flavor kind; absent `device` = tolerate the manufacturer's device-resource taint. */
-  flavorTolerations: z.strictObject({
-    cpu: z.array(TolerationSchema).max(8).optional(),
-    device: z.array(TolerationSchema).max(8).optional(),
-  }).optional(),
+  flavorTolerations: z
+    .strictObject({
+      cpu: z.array(TolerationSchema).max(8).optional(),
+      device: z.array(TolerationSchema).max(8).optional(),
+    })
+    .optional(),
 });
 /** Settings with every default filled in. */
 export type Settings = z.infer<typeof SchedulingChainSpecSchema>;
@@ -107,8 +130,7 @@ export const InstanceTypeStatusSchema = z.strictObject({
 export type InstanceTypeStatus = z.infer<typeof InstanceTypeStatusSchema>;
 
 export type SettingsResolution =
-  | { readonly ok: true; readonly settings: Settings }
-  | { readonly ok: false; readonly message: string };
+  { readonly ok: true; readonly settings: Settings } | { readonly ok: false; readonly message: string };
 
 /**
  * Resolves the settings of a SchedulingChain spec (absent chain or spec → all defaults).

@@ -37,15 +37,22 @@ export const ClusterQueueSchema = z.strictObject({
   metadata: NameOnlyMetaSchema,
   spec: z.strictObject({
     namespaceSelector: z.strictObject({}),
-    resourceGroups: z.array(z.strictObject({
-      coveredResources: z.array(z.string()).min(1),
-      flavors: z.array(FlavorQuotasSchema).min(1).max(KUEUE_MAX_FLAVORS_PER_GROUP),
-    })).max(1).optional(),
+    resourceGroups: z
+      .array(
+        z.strictObject({
+          coveredResources: z.array(z.string()).min(1),
+          flavors: z.array(FlavorQuotasSchema).min(1).max(KUEUE_MAX_FLAVORS_PER_GROUP),
+        }),
+      )
+      .max(1)
+      .optional(),
     preemption: z.strictObject({ withinClusterQueue: z.literal('LowerPriority') }),
     stopPolicy: z.enum(['None', 'Hold']),
-    admissionChecksStrategy: z.strictObject({
-      admissionChecks: z.array(z.strictObject({ name: z.string() })).min(1),
-    }).optional(),
+    admissionChecksStrategy: z
+      .strictObject({
+        admissionChecks: z.array(z.strictObject({ name: z.string() })).min(1),
+      })
+      .optional(),
   }),
 });
 export type ClusterQueue = z.infer<typeof ClusterQueueSchema>;

@@ -107,8 +107,7 @@ export type DecoratorSyncResponse = z.infer<typeof DecoratorSyncResponseSchema>;
  * turns into 429 + Retry-After (Metacontroller then keeps every child and retries).
  */
 export type SyncOutcome<R> =
-  | { readonly ok: true; readonly response: R }
-  | { readonly ok: false; readonly error: SyncRefusal };
+  { readonly ok: true; readonly response: R } | { readonly ok: false; readonly error: SyncRefusal };
 
 export interface SyncRefusal {
   readonly code: SyncRefusalCode;

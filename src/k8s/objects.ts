@@ -28,7 +28,8 @@ export const ReceivedLabelsSchema = z.custom<Labels>().check((payload) => {
   // for…in, not Object.keys: no key array per map (the prototype is Object.prototype or null, checked above).
   for (const key in input) {
     const value = input[key];
-    if (typeof value !== 'string') payload.issues.push({ expected: 'string', code: 'invalid_type', input: value, path: [key] });
+    if (typeof value !== 'string')
+      payload.issues.push({ expected: 'string', code: 'invalid_type', input: value, path: [key] });
   }
 });
 
@@ -115,14 +116,18 @@ export type Taint = z.infer<typeof TaintSchema>;
 
 /** A Node: only what the hooks read is checked, the rest passes through. */
 export const NodeSchema = KubeObjectSchema.extend({
-  spec: z.looseObject({
-    /** `true` once cordoned. */
-    unschedulable: z.boolean().optional(),
-    taints: z.array(TaintSchema).optional(),
-  }).optional(),
-  status: z.looseObject({
-    capacity: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
-  }).optional(),
+  spec: z
+    .looseObject({
+      /** `true` once cordoned. */
+      unschedulable: z.boolean().optional(),
+      taints: z.array(TaintSchema).optional(),
+    })
+    .optional(),
+  status: z
+    .looseObject({
+      capacity: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+    })
+    .optional(),
 });
 export type Node = z.infer<typeof NodeSchema>;
 

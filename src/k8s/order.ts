@@ -16,10 +16,12 @@ function compareText(a: string, b: string): number {
 
 /** Orders objects by apiVersion, kind, namespace, name (plain code-unit order, locale-free). */
 export function compareObjects(a: ObjectIdentity, b: ObjectIdentity): number {
-  return compareText(a.apiVersion ?? '', b.apiVersion ?? '')
-    || compareText(a.kind ?? '', b.kind ?? '')
-    || compareText(a.metadata.namespace ?? '', b.metadata.namespace ?? '')
-    || compareText(a.metadata.name, b.metadata.name);
+  return (
+    compareText(a.apiVersion ?? '', b.apiVersion ?? '') ||
+    compareText(a.kind ?? '', b.kind ?? '') ||
+    compareText(a.metadata.namespace ?? '', b.metadata.namespace ?? '') ||
+    compareText(a.metadata.name, b.metadata.name)
+  );
 }
 
 /** Returns a new array of `objects` in canonical order. */

@@ -42,7 +42,9 @@ function tolerated(tolerations: readonly ReceivedToleration[], taint: Taint): bo
  */
 export function isSchedulableFor(node: Node, tolerations: readonly ReceivedToleration[]): boolean {
   const spec = node.spec;
-  if (spec?.unschedulable === true && !tolerated(tolerations, { key: TAINT_NODE_UNSCHEDULABLE, effect: 'NoSchedule' })) return false;
-  return (spec?.taints ?? []).every((taint) =>
-    (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') || tolerated(tolerations, taint));
+  if (spec?.unschedulable === true && !tolerated(tolerations, { key: TAINT_NODE_UNSCHEDULABLE, effect: 'NoSchedule' }))
+    return false;
+  return (spec?.taints ?? []).every(
+    (taint) => (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') || tolerated(tolerations, taint),
+  );
 }

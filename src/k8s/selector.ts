@@ -15,10 +15,18 @@ export function matchesSelector(selector: LabelSelector, labels: Labels | undefi
     const value = have[req.key];
     const values = req.values ?? [];
     switch (req.operator) {
-      case 'In': if (!present || !values.includes(value as string)) return false; break;
-      case 'NotIn': if (present && values.includes(value as string)) return false; break;
-      case 'Exists': if (!present) return false; break;
-      case 'DoesNotExist': if (present) return false; break;
+      case 'In':
+        if (!present || !values.includes(value as string)) return false;
+        break;
+      case 'NotIn':
+        if (present && values.includes(value as string)) return false;
+        break;
+      case 'Exists':
+        if (!present) return false;
+        break;
+      case 'DoesNotExist':
+        if (present) return false;
+        break;
     }
   }
   return true;

@@ -10,7 +10,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
-  constructor(readonly status: number, readonly method: string, readonly path: string, body: string) {
+  constructor(
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    body: string,
+  ) {
     super(`${method} ${path}: HTTP ${status}: ${body.slice(0, 300)}`);
   }
 }
@@ -89,20 +94,32 @@ function readText(res: IncomingMessage): Promise<string> {
   });
 }
 
-function listPage(body: unknown, path: string): { items: unknown[]; resourceVersion: string; continue: string | undefined } {
+function listPage(
+  body: unknown,
+  path: string,
+): { items: unknown[]; resourceVersion: string; continue: string | undefined } {
   const page = body as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } } | undefined;
   if (!page || !Array.isArray(page.items) || typeof page.metadata?.resourceVersion !== 'string') {
     throw new ApiError(200, 'GET', path, 'not a list: items[] or metadata.resourceVersion missing');
   }
   const next = page.metadata.continue;
-  return { items: page.items, resourceVersion: page.metadata.resourceVersion, continue: typeof next === 'string' && next !== '' ? next : undefined };
+  return {
+    items: page.items,
+    resourceVersion: page.metadata.resourceVersion,
+    continue: typeof next === 'string' && next !== '' ? next : undefined,
+  };
 }
 
 /** A small client over the current cluster of `kc`. */
 export function createKubeApi(kc: KubeConfig): KubeApi {
   const server = new URL(kc.getCurrentCluster()?.server ?? '');
 
-  async function open(method: string, path: string, timeoutMs: number, contentType?: string): Promise<{ url: URL; options: RequestOptions; send: typeof httpRequest }> {
+  async function open(
+    method: string,
+    path: string,
+    timeoutMs: number,
+    contentType?: string,
+  ): Promise<{ url: URL; options: RequestOptions; send: typeof httpRequest }> {
     const options: RequestOptions = { method, headers: { accept: 'application/json' }, timeout: timeoutMs };
     await kc.applyToHTTPSOptions(options);
     if (contentType) options.headers = { ...options.headers, 'content-type': contentType };
@@ -112,7 +129,13 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
     return { url, options, send: url.protocol === 'http:' ? httpRequest : (httpsRequest as typeof httpRequest) };
   }
 
-  async function call(method: string, path: string, body?: string, contentType?: string, notFoundIsError = false): Promise<unknown> {
+  async function call(
+    method: string,
+    path: string,
+    body?: string,
+    contentType?: string,
+    notFoundIsError = false,
+  ): Promise<unknown> {
     const { url, options, send } = await open(method, path, REQUEST_TIMEOUT_MS, contentType);
     return new Promise((resolve, reject) => {
       const req = send(url, options, (res) => {
@@ -120,7 +143,11 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
           const status = res.statusCode ?? 0;
           if (method === 'GET' && status === 404 && !notFoundIsError) return resolve(undefined);
           if (status < 200 || status >= 300) return reject(new ApiError(status, method, path, text));
-          try { resolve(text ? JSON.parse(text) : undefined); } catch { reject(new ApiError(status, method, path, `not JSON: ${text}`)); }
+          try {
+            resolve(text ? JSON.parse(text) : undefined);
+          } catch {
+            reject(new ApiError(status, method, path, `not JSON: ${text}`));
+          }
         }, reject);
       });
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out after ${REQUEST_TIMEOUT_MS} ms`)));
@@ -145,14 +172,20 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
   async function watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
     const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     const watchPath = withQuery(path, {
-      watch: '1', resourceVersion: options.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds),
+      watch: '1',
+      resourceVersion: options.resourceVersion,
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(timeoutSeconds),
     });
     const idleMs = (timeoutSeconds + 30) * 1000;
     const { url, options: requestOptions, send } = await open('GET', watchPath, idleMs);
     const signal = options.signal;
     if (signal?.aborted) return;
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => { req.destroy(); resolve(); };
+      const onAbort = () => {
+        req.destroy();
+        resolve();
+      };
       const settle = (error?: Error) => {
         signal?.removeEventListener('abort', onAbort);
         if (signal?.aborted) resolve();
@@ -184,7 +217,12 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
 }
 
 /** Splits a response into newline-delimited JSON events; `done` once, with an error or without. */
-function streamLines(res: IncomingMessage, path: string, onEvent: (event: WatchEvent) => void, done: (error?: Error) => void): void {
+function streamLines(
+  res: IncomingMessage,
+  path: string,
+  onEvent: (event: WatchEvent) => void,
+  done: (error?: Error) => void,
+): void {
   let buffered = '';
   let finished = false;
   const finish = (error?: Error) => {
@@ -223,8 +261,12 @@ function streamLines(res: IncomingMessage, path: string, onEvent: (event: WatchE
     }
   });
   // A response cut off mid-stream ends with `aborted`/`error`, never a clean `end`.
-  res.on('end', () => { if (emit(buffered)) finish(); });
+  res.on('end', () => {
+    if (emit(buffered)) finish();
+  });
   res.on('aborted', () => finish(new Error(`GET ${path}: watch stream aborted`)));
   res.on('error', (error) => finish(error));
-  res.on('close', () => { if (!res.complete) finish(new Error(`GET ${path}: watch connection closed mid-stream`)); });
+  res.on('close', () => {
+    if (!res.complete) finish(new Error(`GET ${path}: watch connection closed mid-stream`));
+  });
 }

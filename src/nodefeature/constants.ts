@@ -58,4 +58,9 @@ export const ACCELERATOR_KEY_MAX = LABEL_NAME_MAX - '.sliced.memory-percentage'.
 export const GENERAL_KEY_MAX = LABEL_NAME_MAX - '.capacity'.length;
 
 /** Per-card capacity suffixes the node-profile decorator owns under ACCELERATABLE_PREFIX. */
-export const SLICED_SUFFIXES = ['.sliced.units', '.sliced.cores-percentage', '.sliced.memory-percentage', '.sliced.memory-mib'] as const;
+export const SLICED_SUFFIXES = [
+  '.sliced.units',
+  '.sliced.cores-percentage',
+  '.sliced.memory-percentage',
+  '.sliced.memory-mib',
+] as const;

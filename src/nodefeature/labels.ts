@@ -5,10 +5,26 @@
 import type { ManufacturerName } from '../k8s/index.js';
 import { byText, parseQuantity } from '../k8s/index.js';
 import {
-  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, ACCELERATOR_KEY_MAX, CPU_NAME_ANNOTATION, CPU_ONLY_LABEL, CREDITS_PER_CARD, GENERAL_PREFIX,
-  GENERIC_KEY, MANAGED_LABEL, NFD_CPU_FAMILY_LABEL, NFD_CPU_MODEL_LABEL, NFD_CPU_VENDOR_LABEL, SLICED_SUFFIXES,
+  ACCELERATABLE_LABEL,
+  ACCELERATABLE_PREFIX,
+  ACCELERATOR_KEY_MAX,
+  CPU_NAME_ANNOTATION,
+  CPU_ONLY_LABEL,
+  CREDITS_PER_CARD,
+  GENERAL_PREFIX,
+  GENERIC_KEY,
+  MANAGED_LABEL,
+  NFD_CPU_FAMILY_LABEL,
+  NFD_CPU_MODEL_LABEL,
+  NFD_CPU_VENDOR_LABEL,
+  SLICED_SUFFIXES,
 } from './constants.js';
-import { acceleratorKeyManufacturer, constructAcceleratorKey, constructGeneralKey, generalKeyManufacturer } from './keys.js';
+import {
+  acceleratorKeyManufacturer,
+  constructAcceleratorKey,
+  constructGeneralKey,
+  generalKeyManufacturer,
+} from './keys.js';
 import { coresPercentagePerCard, isManufacturer } from './manufacturers.js';
 import { formatMemoryMiB, parseMemoryLabel } from './memory.js';
 import { sanitizeLabelValue } from './names.js';
@@ -67,16 +83,26 @@ export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<s
   const models = new Map<string, DeviceGroup[]>();
   for (const [i, group] of groups.entries()) {
     const collides = new Set(groups.filter((_, j) => plainKeys[j] === plainKeys[i]).map((g) => g.memory)).size > 1;
-    const aKey = collides ? constructAcceleratorKey(group.mfr, group.product, memorySuffix(group.memory)) : plainKeys[i] as string;
+    const aKey = collides
+      ? constructAcceleratorKey(group.mfr, group.product, memorySuffix(group.memory))
+      : (plainKeys[i] as string);
     models.set(aKey, [...(models.get(aKey) ?? []), group]);
   }
   for (const [aKey, sameKey] of models) {
-    const group: DeviceGroup = { ...sameKey[0] as DeviceGroup, cards: sameKey.flatMap((g) => g.cards) };
+    const group: DeviceGroup = { ...(sameKey[0] as DeviceGroup), cards: sameKey.flatMap((g) => g.cards) };
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
     // "acceleratable.feature.gpustack.ai/nvidia=true" (+ ".driver-version", ".runtime-version")
     labels[`${ACCELERATABLE_PREFIX}${group.mfr}`] = 'true';
-    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.driver-version`, reported(group.cards, (c) => c.driverVersion));
-    setSanitized(labels, `${ACCELERATABLE_PREFIX}${group.mfr}.runtime-version`, reported(group.cards, (c) => c.runtimeVersion));
+    setSanitized(
+      labels,
+      `${ACCELERATABLE_PREFIX}${group.mfr}.driver-version`,
+      reported(group.cards, (c) => c.driverVersion),
+    );
+    setSanitized(
+      labels,
+      `${ACCELERATABLE_PREFIX}${group.mfr}.runtime-version`,
+      reported(group.cards, (c) => c.runtimeVersion),
+    );
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3=true"
     labels[prefix] = 'true';
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.product=NVIDIA-H100-80GB-HBM3"
@@ -87,8 +113,16 @@ export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<s
     labels[`${prefix}.cores`] = String(Math.max(0, ...group.cards.map((c) => Math.trunc(c.cores ?? 0))));
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count=8"
     labels[`${prefix}.count`] = String(group.cards.length);
-    setSanitized(labels, `${prefix}.family`, reported(group.cards, (c) => c.family));
-    setSanitized(labels, `${prefix}.comcap`, reported(group.cards, (c) => c.computeCapability));
+    setSanitized(
+      labels,
+      `${prefix}.family`,
+      reported(group.cards, (c) => c.family),
+    );
+    setSanitized(
+      labels,
+      `${prefix}.comcap`,
+      reported(group.cards, (c) => c.computeCapability),
+    );
   }
   return labels;
 }
@@ -97,8 +131,14 @@ export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<s
  * The detail the cards of one model report, whatever their order: the smallest non-empty
  * sanitised value (cards of one model normally agree; one may fail to report).
  */
-function reported(cards: readonly DeviceFacts[], detail: (card: DeviceFacts) => string | undefined): string | undefined {
-  return cards.map((c) => sanitizeLabelValue(detail(c) ?? '')).filter((v) => v !== '').sort(byText)[0];
+function reported(
+  cards: readonly DeviceFacts[],
+  detail: (card: DeviceFacts) => string | undefined,
+): string | undefined {
+  return cards
+    .map((c) => sanitizeLabelValue(detail(c) ?? ''))
+    .filter((v) => v !== '')
+    .sort(byText)[0];
 }
 
 function setSanitized(labels: Record<string, string>, key: string, value: string | undefined): void {
@@ -124,7 +164,10 @@ export interface ProfileNodeInput {
 export function isProfileOwnedLabel(key: string): boolean {
   if (key.startsWith(GENERAL_PREFIX) || key === CPU_ONLY_LABEL) return true;
   if (!key.startsWith(ACCELERATABLE_PREFIX)) return false;
-  return SLICED_SUFFIXES.some((suffix) => key.endsWith(suffix) && acceleratorKeyManufacturer(key.slice(ACCELERATABLE_PREFIX.length)) !== undefined);
+  return SLICED_SUFFIXES.some(
+    (suffix) =>
+      key.endsWith(suffix) && acceleratorKeyManufacturer(key.slice(ACCELERATABLE_PREFIX.length)) !== undefined,
+  );
 }
 
 function generalKeyOf(node: ProfileNodeInput, options: ProfileOptions): string | undefined {
@@ -150,7 +193,11 @@ function constructGeneralLabels(node: ProfileNodeInput, options: ProfileOptions,
   if (cpu !== undefined && cpu > 0 && cpu < 1e7) out[`${GENERAL_PREFIX}${gKey}.count`] = String(Math.ceil(cpu));
 }
 
-function constructSlicedLabels(labels: Readonly<Record<string, string>>, options: ProfileOptions, out: Record<string, string>): number {
+function constructSlicedLabels(
+  labels: Readonly<Record<string, string>>,
+  options: ProfileOptions,
+  out: Record<string, string>,
+): number {
   const keys = extractAcceleratorKeys(labels, options.manufacturers);
   for (const aKey of keys) {
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
@@ -184,7 +231,8 @@ export function constructProfileLabels(node: ProfileNodeInput, options: ProfileO
     constructGeneralLabels(node, options, desired);
     const accelerators = constructSlicedLabels(labels, options, desired);
     // "feature.gpustack.ai/cpu-only=true" lets CPU flavors avoid accelerated nodes
-    if (!options.mixedOnNode && accelerators === 0 && labels[ACCELERATABLE_LABEL] !== 'true') desired[CPU_ONLY_LABEL] = 'true';
+    if (!options.mixedOnNode && accelerators === 0 && labels[ACCELERATABLE_LABEL] !== 'true')
+      desired[CPU_ONLY_LABEL] = 'true';
   }
   const result: Record<string, string | null> = { ...desired };
   for (const key of Object.keys(labels)) {

@@ -16,7 +16,13 @@ export interface Manufacturer {
 export const MANUFACTURERS: Readonly<Record<ManufacturerName, Manufacturer>> = {
   amd: { key: 'amd', pciVendor: '1002', deviceResource: 'amd.com/gpu', slices: 100, overcommit: false },
   ascend: { key: 'ascend', pciVendor: '19e5', deviceResource: 'huawei.com/npu', slices: 63, overcommit: true },
-  cambricon: { key: 'cambricon', pciVendor: 'cabc', deviceResource: 'cambricon.com/mlu', slices: 100, overcommit: false },
+  cambricon: {
+    key: 'cambricon',
+    pciVendor: 'cabc',
+    deviceResource: 'cambricon.com/mlu',
+    slices: 100,
+    overcommit: false,
+  },
   hygon: { key: 'hygon', pciVendor: '1d94', deviceResource: 'hygon.com/dcu', slices: 100, overcommit: false },
   iluvatar: { key: 'iluvatar', pciVendor: '1e3e', deviceResource: 'iluvatar.com/gpu', slices: 100, overcommit: false },
   metax: { key: 'metax', pciVendor: '9999', deviceResource: 'metax-tech.com/gpu', slices: 100, overcommit: false },

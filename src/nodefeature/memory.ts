@@ -1,6 +1,12 @@
 /** @module Card memory as a label (`80Gi`) and back to MiB (reference §3.5). */
 
-const UNITS: readonly [string, number][] = [['Ei', 1024 ** 4], ['Pi', 1024 ** 3], ['Ti', 1024 ** 2], ['Gi', 1024], ['Mi', 1]];
+const UNITS: readonly [string, number][] = [
+  ['Ei', 1024 ** 4],
+  ['Pi', 1024 ** 3],
+  ['Ti', 1024 ** 2],
+  ['Gi', 1024],
+  ['Mi', 1],
+];
 const MEMORY_LABEL_PATTERN = /^(\d{1,12})(Mi|Gi|Ti|Pi|Ei)$/;
 
 /**

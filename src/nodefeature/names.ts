@@ -20,7 +20,11 @@ export function stripCpuCruft(name: string): string {
     if (next === out) break;
     out = next;
   }
-  out = out.trim().replace(/ CPU$/, '').replace(/ Processor$/, '').replace(/ \d+-Cores?$/i, '');
+  out = out
+    .trim()
+    .replace(/ CPU$/, '')
+    .replace(/ Processor$/, '')
+    .replace(/ \d+-Cores?$/i, '');
   return out;
 }
 

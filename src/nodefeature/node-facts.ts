@@ -4,14 +4,26 @@
  */
 import type { ManufacturerName } from '../k8s/index.js';
 import {
-  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, ACCELERATOR_KEY_MAX, ARCH_LABEL, CPU_NAME_ANNOTATION, GENERAL_KEY_MAX, GENERAL_PREFIX, OS_LABEL,
+  ACCELERATABLE_LABEL,
+  ACCELERATABLE_PREFIX,
+  ACCELERATOR_KEY_MAX,
+  ARCH_LABEL,
+  CPU_NAME_ANNOTATION,
+  GENERAL_KEY_MAX,
+  GENERAL_PREFIX,
+  OS_LABEL,
 } from './constants.js';
 import { acceleratorKeyManufacturer } from './keys.js';
 import { parseMemoryLabel } from './memory.js';
 
 export type NodeProblemReason =
-  | 'InvalidOsArch' | 'MissingGeneralKey' | 'AmbiguousGeneralKey' | 'InvalidCpuCount'
-  | 'InvalidDeviceCount' | 'InvalidDeviceMemory' | 'KeyTooLong';
+  | 'InvalidOsArch'
+  | 'MissingGeneralKey'
+  | 'AmbiguousGeneralKey'
+  | 'InvalidCpuCount'
+  | 'InvalidDeviceCount'
+  | 'InvalidDeviceMemory'
+  | 'KeyTooLong';
 
 export interface NodeProblem {
   readonly reason: NodeProblemReason;
@@ -77,7 +89,10 @@ const NO_MANUFACTURERS: ReadonlySet<ManufacturerName> = new Set();
  * The aKeys and gKeys of a node in one pass over its labels: a real node carries ~100 NFD labels,
  * and the chain reads every managed node on every sync (Object.keys, not entries: no pair per label).
  */
-function scanFeatureKeys(labels: Readonly<Record<string, string>>, enabled: ReadonlySet<ManufacturerName>): FeatureKeys {
+function scanFeatureKeys(
+  labels: Readonly<Record<string, string>>,
+  enabled: ReadonlySet<ManufacturerName>,
+): FeatureKeys {
   const accelerators: string[] = [];
   const general: string[] = [];
   for (const label of Object.keys(labels)) {
@@ -87,7 +102,8 @@ function scanFeatureKeys(labels: Readonly<Record<string, string>>, enabled: Read
       const mfr = acceleratorKeyManufacturer(key);
       if (mfr !== undefined && enabled.has(mfr)) accelerators.push(key);
     } else if (label.startsWith(GENERAL_PREFIX)) {
-      if (labels[label] === 'true' && labels[`${label}.count`] !== undefined) general.push(label.slice(GENERAL_PREFIX.length));
+      if (labels[label] === 'true' && labels[`${label}.count`] !== undefined)
+        general.push(label.slice(GENERAL_PREFIX.length));
     }
   }
   return { accelerators: accelerators.sort(), general: general.sort() };
@@ -97,7 +113,10 @@ function scanFeatureKeys(labels: Readonly<Record<string, string>>, enabled: Read
  * Every aKey on a node: keys under `acceleratable.feature.gpustack.ai/` whose value is `true` and
  * whose name is `<enabled manufacturer>-<model>` (so `…/nvidia=true` is not one).
  */
-export function extractAcceleratorKeys(labels: Readonly<Record<string, string>>, enabled: ReadonlySet<ManufacturerName>): string[] {
+export function extractAcceleratorKeys(
+  labels: Readonly<Record<string, string>>,
+  enabled: ReadonlySet<ManufacturerName>,
+): string[] {
   return scanFeatureKeys(labels, enabled).accelerators;
 }
 
@@ -106,22 +125,41 @@ export function extractGeneralKeys(labels: Readonly<Record<string, string>>): st
   return scanFeatureKeys(labels, NO_MANUFACTURERS).general;
 }
 
-function extractGeneral(node: NodeLabelsInput, labels: Readonly<Record<string, string>>, keys: readonly string[]): Pick<NodeFacts, 'general' | 'generalProblem'> {
+function extractGeneral(
+  node: NodeLabelsInput,
+  labels: Readonly<Record<string, string>>,
+  keys: readonly string[],
+): Pick<NodeFacts, 'general' | 'generalProblem'> {
   const [key] = keys;
   if (key === undefined) {
-    return { generalProblem: { reason: 'MissingGeneralKey', message: `no ${GENERAL_PREFIX}<key>=true label with a .count (node-profile has not labelled the node, or its CPU labels are unusable)` } };
+    return {
+      generalProblem: {
+        reason: 'MissingGeneralKey',
+        message: `no ${GENERAL_PREFIX}<key>=true label with a .count (node-profile has not labelled the node, or its CPU labels are unusable)`,
+      },
+    };
   }
   if (keys.length > 1) {
     return { generalProblem: { reason: 'AmbiguousGeneralKey', message: `several general keys: ${keys.join(', ')}` } };
   }
   // A key written by someone else may be longer than our budget; its flavor labels would be invalid.
   if (key.length > GENERAL_KEY_MAX) {
-    return { generalProblem: { reason: 'KeyTooLong', message: `general key ${key} is longer than ${GENERAL_KEY_MAX} characters` } };
+    return {
+      generalProblem: {
+        reason: 'KeyTooLong',
+        message: `general key ${key} is longer than ${GENERAL_KEY_MAX} characters`,
+      },
+    };
   }
   const countLabel = `${GENERAL_PREFIX}${key}.count`;
   const cores = parseCount(labels[countLabel]);
   if (cores === undefined) {
-    return { generalProblem: { reason: 'InvalidCpuCount', message: `${countLabel}=${shown(labels[countLabel])} is not a positive whole number` } };
+    return {
+      generalProblem: {
+        reason: 'InvalidCpuCount',
+        message: `${countLabel}=${shown(labels[countLabel])} is not a positive whole number`,
+      },
+    };
   }
   const cpuName = node.annotations?.[CPU_NAME_ANNOTATION];
   return { general: { key, cores, ...(cpuName && !cpuName.startsWith('@') ? { cpuName } : {}) } };
@@ -134,18 +172,32 @@ function extractAccelerator(key: string, labels: Readonly<Record<string, string>
   }
   const count = parseCount(labels[`${label}.count`]);
   if (count === undefined) {
-    return { reason: 'InvalidDeviceCount', message: `${label}.count=${shown(labels[`${label}.count`])} is not a positive whole number` };
+    return {
+      reason: 'InvalidDeviceCount',
+      message: `${label}.count=${shown(labels[`${label}.count`])} is not a positive whole number`,
+    };
   }
   const memory = labels[`${label}.memory`];
   if (memory === undefined || parseMemoryLabel(memory) === undefined) {
-    return { reason: 'InvalidDeviceMemory', message: `${label}.memory=${shown(memory)} is not a memory quantity such as 80Gi` };
+    return {
+      reason: 'InvalidDeviceMemory',
+      message: `${label}.memory=${shown(memory)} is not a memory quantity such as 80Gi`,
+    };
   }
   const optional = (suffix: string): string | undefined => labels[`${label}.${suffix}`] || undefined;
   const mfr = acceleratorKeyManufacturer(key) as ManufacturerName;
   const product = optional('product');
   const cores = optional('cores');
   const family = optional('family');
-  return { key, manufacturer: mfr, count, memory, ...(product ? { product } : {}), ...(cores ? { cores } : {}), ...(family ? { family } : {}) };
+  return {
+    key,
+    manufacturer: mfr,
+    count,
+    memory,
+    ...(product ? { product } : {}),
+    ...(cores ? { cores } : {}),
+    ...(family ? { family } : {}),
+  };
 }
 
 /**
@@ -167,7 +219,10 @@ export function extractNodeFacts(node: NodeLabelsInput, enabled: ReadonlySet<Man
   const acceleratable = keys.length > 0 || labels[ACCELERATABLE_LABEL] === 'true';
   const general = extractGeneral(node, labels, generalKeys);
   if (os === undefined || arch === undefined || !OS_ARCH_PATTERN.test(os) || !OS_ARCH_PATTERN.test(arch)) {
-    problems.unshift({ reason: 'InvalidOsArch', message: `${OS_LABEL}=${shown(os)} and ${ARCH_LABEL}=${shown(arch)} must both be set to lower-case names` });
+    problems.unshift({
+      reason: 'InvalidOsArch',
+      message: `${OS_LABEL}=${shown(os)} and ${ARCH_LABEL}=${shown(arch)} must both be set to lower-case names`,
+    });
     return { name: node.name, accelerators: [], acceleratable, problems, ...general };
   }
   return { name: node.name, os, arch, accelerators, acceleratable, problems, ...general };

@@ -32,18 +32,35 @@ interface PresetEntry {
 // More specific entries first: the first match wins.
 const PRESETS: Partial<Record<ManufacturerName, readonly PresetEntry[]>> = {
   nvidia: [
-    { tokens: ['gh200'], tier: 'xlarge' }, { tokens: ['h200'], tier: 'xlarge' }, { tokens: ['h100'], tier: 'xlarge' },
-    { tokens: ['b200'], tier: 'xlarge' }, { tokens: ['h800'], tier: 'xlarge' },
-    { tokens: ['a100'], by: '80gb', tier: 'large' }, { tokens: ['a800'], tier: 'large' }, { tokens: ['a100'], tier: 'medium' },
-    { tokens: ['a10g'], tier: 'medium' }, { tokens: ['a10'], tier: 'medium' }, { tokens: ['l40s'], tier: 'medium' },
-    { tokens: ['l40'], tier: 'medium' }, { tokens: ['rtx', '4090'], tier: 'medium' },
-    { tokens: ['t4'], tier: 'small' }, { tokens: ['l4'], tier: 'small' }, { tokens: ['a30'], tier: 'small' },
+    { tokens: ['gh200'], tier: 'xlarge' },
+    { tokens: ['h200'], tier: 'xlarge' },
+    { tokens: ['h100'], tier: 'xlarge' },
+    { tokens: ['b200'], tier: 'xlarge' },
+    { tokens: ['h800'], tier: 'xlarge' },
+    { tokens: ['a100'], by: '80gb', tier: 'large' },
+    { tokens: ['a800'], tier: 'large' },
+    { tokens: ['a100'], tier: 'medium' },
+    { tokens: ['a10g'], tier: 'medium' },
+    { tokens: ['a10'], tier: 'medium' },
+    { tokens: ['l40s'], tier: 'medium' },
+    { tokens: ['l40'], tier: 'medium' },
+    { tokens: ['rtx', '4090'], tier: 'medium' },
+    { tokens: ['t4'], tier: 'small' },
+    { tokens: ['l4'], tier: 'small' },
+    { tokens: ['a30'], tier: 'small' },
   ],
   amd: [
-    { tokens: ['mi325x'], tier: 'xlarge' }, { tokens: ['mi300x'], tier: 'xlarge' },
-    { tokens: ['mi250x'], tier: 'large' }, { tokens: ['mi250'], tier: 'large' }, { tokens: ['mi210'], tier: 'medium' },
+    { tokens: ['mi325x'], tier: 'xlarge' },
+    { tokens: ['mi300x'], tier: 'xlarge' },
+    { tokens: ['mi250x'], tier: 'large' },
+    { tokens: ['mi250'], tier: 'large' },
+    { tokens: ['mi210'], tier: 'medium' },
   ],
-  ascend: [{ tokens: ['910b*'], tier: 'medium' }, { tokens: ['910*'], tier: 'medium' }, { tokens: ['310p*'], tier: 'small' }],
+  ascend: [
+    { tokens: ['910b*'], tier: 'medium' },
+    { tokens: ['910*'], tier: 'medium' },
+    { tokens: ['310p*'], tier: 'small' },
+  ],
 };
 
 function tokenMatches(pattern: string, token: string): boolean {
@@ -64,6 +81,8 @@ function containsSequence(tokens: readonly string[], pattern: readonly string[])
 export function unitResourcesFor(mfr: ManufacturerName, product: string): UnitResources {
   const tokens = normalizeName(product, mfr, 0).split(/[-_.]/).filter(Boolean);
   if (tokens[0] === 'tesla') tokens.shift();
-  const entry = (PRESETS[mfr] ?? []).find((e) => containsSequence(tokens, e.tokens) && (e.by === undefined || tokens.includes(e.by)));
+  const entry = (PRESETS[mfr] ?? []).find(
+    (e) => containsSequence(tokens, e.tokens) && (e.by === undefined || tokens.includes(e.by)),
+  );
   return TIERS[entry?.tier ?? 'fallback'];
 }

@@ -47,11 +47,13 @@ function parentNameOf(body: unknown): string | undefined {
 }
 
 function countChildren(response: object, record: CallRecord, metrics: HookMetrics | undefined): void {
-  const list = (response as { children?: unknown[]; attachments?: unknown[] }).children
-    ?? (response as { attachments?: unknown[] }).attachments;
+  const list =
+    (response as { children?: unknown[]; attachments?: unknown[] }).children ??
+    (response as { attachments?: unknown[] }).attachments;
   if (!Array.isArray(list)) return;
   record.children = list.length;
-  for (const child of list) metrics?.children.inc({ controller: record.controller, kind: String((child as { kind?: unknown }).kind) });
+  for (const child of list)
+    metrics?.children.inc({ controller: record.controller, kind: String((child as { kind?: unknown }).kind) });
 }
 
 function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent' | 'children'>, options: AppOptions) {
@@ -63,7 +65,11 @@ function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent
     try {
       body = JSON.parse(await c.req.text());
     } catch (error) {
-      return sendError(c, 'MalformedJson', errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`));
+      return sendError(
+        c,
+        'MalformedJson',
+        errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
+      );
     }
     const parent = parentNameOf(body);
     if (parent !== undefined) call.parent = parent;
@@ -75,7 +81,9 @@ function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent
       return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
     }
     countChildren(outcome.response, call, options.metrics);
-    return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, { 'content-type': 'application/json' });
+    return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, {
+      'content-type': 'application/json',
+    });
   };
 }
 
@@ -88,7 +96,8 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const logger = options.logger ?? SILENT;
   const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const tooLarge = (c: Context<AppEnv>) => sendError(c, 'PayloadTooLarge', errorBody('PayloadTooLarge', `request body exceeds ${maxSize} bytes (--max-body)`));
+  const tooLarge = (c: Context<AppEnv>) =>
+    sendError(c, 'PayloadTooLarge', errorBody('PayloadTooLarge', `request body exceeds ${maxSize} bytes (--max-body)`));
   const streamedLimit = bodyLimit({ maxSize, onError: tooLarge });
   // A declared Content-Length (Metacontroller's Go client sends one) is judged from the header alone,
   // as bodyLimit does too, but without first touching `c.req.raw.body`: that would turn the Node
@@ -104,21 +113,31 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   app.get('/readyz', (c) => c.json({ status: 'ready' }));
   app.get('/metrics', async (c) => {
     if (!options.metrics) return sendError(c, 'NotFound', errorBody('NotFound', 'metrics are not enabled'));
-    return c.body(await options.metrics.registry.metrics(), 200, { 'content-type': options.metrics.registry.contentType });
+    return c.body(await options.metrics.registry.metrics(), 200, {
+      'content-type': options.metrics.registry.contentType,
+    });
   });
 
   for (const [controller, hooks] of Object.entries(HOOKS)) {
     for (const [hook, definition] of Object.entries(hooks)) {
       const path = `/hooks/${controller}/${hook}`;
-      app.post(path, async function observeHook(c, next) {
-        const started = performance.now();
-        await next();
-        const seconds = (performance.now() - started) / 1000;
-        const call = c.get('call') ?? { controller, hook };
-        options.metrics?.duration.observe({ controller, hook }, seconds);
-        options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
-        logger.info({ ...call, controller, hook, status: c.res.status, durationMs: Math.round(seconds * 1e6) / 1e3 }, 'hook');
-      }, limit, handleHook(definition, { controller, hook }, options));
+      app.post(
+        path,
+        async function observeHook(c, next) {
+          const started = performance.now();
+          await next();
+          const seconds = (performance.now() - started) / 1000;
+          const call = c.get('call') ?? { controller, hook };
+          options.metrics?.duration.observe({ controller, hook }, seconds);
+          options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
+          logger.info(
+            { ...call, controller, hook, status: c.res.status, durationMs: Math.round(seconds * 1e6) / 1e3 },
+            'hook',
+          );
+        },
+        limit,
+        handleHook(definition, { controller, hook }, options),
+      );
     }
   }
 

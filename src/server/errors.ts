@@ -6,8 +6,13 @@ import type { z } from 'zod';
 import { formatPath } from '../k8s/index.js';
 
 export type ErrorCode =
-  | 'MalformedJson' | 'BadHookRequest' | 'PayloadTooLarge' | 'NotFound'
-  | 'MissingRelated' | 'InvalidSettings' | 'Internal';
+  | 'MalformedJson'
+  | 'BadHookRequest'
+  | 'PayloadTooLarge'
+  | 'NotFound'
+  | 'MissingRelated'
+  | 'InvalidSettings'
+  | 'Internal';
 
 export interface ErrorIssue {
   readonly path: string;
@@ -39,9 +44,16 @@ export function statusOf(code: ErrorCode): 400 | 404 | 413 | 429 | 500 {
 
 /** A 400 body naming every failing field. */
 export function schemaErrorBody(error: z.ZodError): ErrorBody {
-  const issues = error.issues.map((issue) => ({ path: formatPath(issue.path), code: issue.code, message: issue.message }));
-  const message = issues.slice(0, 5).map((i) => `${i.path}: ${i.message}`).join('; ')
-    + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
+  const issues = error.issues.map((issue) => ({
+    path: formatPath(issue.path),
+    code: issue.code,
+    message: issue.message,
+  }));
+  const message =
+    issues
+      .slice(0, 5)
+      .map((i) => `${i.path}: ${i.message}`)
+      .join('; ') + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
   return { error: { code: 'BadHookRequest', message, issues } };
 }
 

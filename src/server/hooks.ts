@@ -5,10 +5,21 @@
 import type { z } from 'zod';
 import type { SyncOutcome } from '../k8s/index.js';
 import {
-  InstanceTypeCustomizeRequestSchema, InstanceTypeSyncRequestSchema, NodeDevicesCheckSyncRequestSchema,
-  NodeProfileCustomizeRequestSchema, NodeProfileSyncRequestSchema, SchedulingChainCustomizeRequestSchema,
-  SchedulingChainSyncRequestSchema, customizeInstanceType, customizeNodeProfile, customizeSchedulingChain,
-  syncInstanceType, syncNodeDevicesCheck, syncNodeProfile, syncSchedulingChain, type SyncContext,
+  InstanceTypeCustomizeRequestSchema,
+  InstanceTypeSyncRequestSchema,
+  NodeDevicesCheckSyncRequestSchema,
+  NodeProfileCustomizeRequestSchema,
+  NodeProfileSyncRequestSchema,
+  SchedulingChainCustomizeRequestSchema,
+  SchedulingChainSyncRequestSchema,
+  customizeInstanceType,
+  customizeNodeProfile,
+  customizeSchedulingChain,
+  syncInstanceType,
+  syncNodeDevicesCheck,
+  syncNodeProfile,
+  syncSchedulingChain,
+  type SyncContext,
 } from '../sync/index.js';
 
 export type HookKind = 'customize' | 'sync' | 'finalize';
@@ -22,7 +33,9 @@ export interface HookDefinition {
 }
 
 function hook<S extends z.ZodType>(
-  schema: S, run: (request: z.infer<S>, context: SyncContext) => SyncOutcome<object>, options: { keepNull?: boolean } = {},
+  schema: S,
+  run: (request: z.infer<S>, context: SyncContext) => SyncOutcome<object>,
+  options: { keepNull?: boolean } = {},
 ): HookDefinition {
   return { schema, run: run as HookDefinition['run'], keepNull: options.keepNull ?? false };
 }
@@ -53,5 +66,7 @@ export const HOOKS: Readonly<Record<ControllerName, Partial<Record<HookKind, Hoo
 
 /** Every hook route, e.g. `/hooks/instance-type/finalize`. */
 export function hookRoutes(): string[] {
-  return Object.entries(HOOKS).flatMap(([controller, hooks]) => Object.keys(hooks).map((kind) => `/hooks/${controller}/${kind}`));
+  return Object.entries(HOOKS).flatMap(([controller, hooks]) =>
+    Object.keys(hooks).map((kind) => `/hooks/${controller}/${kind}`),
+  );
 }

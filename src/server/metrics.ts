@@ -15,16 +15,23 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookM
   return {
     registry,
     duration: new Histogram({
-      name: 'gpustack_hook_duration_seconds', help: 'Time to answer one hook call, body parse to response.',
-      labelNames: ['controller', 'hook'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10], registers: [registry],
+      name: 'gpustack_hook_duration_seconds',
+      help: 'Time to answer one hook call, body parse to response.',
+      labelNames: ['controller', 'hook'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
     }),
     requests: new Counter({
-      name: 'gpustack_hook_requests_total', help: 'Hook calls by HTTP status code.',
-      labelNames: ['controller', 'hook', 'code'], registers: [registry],
+      name: 'gpustack_hook_requests_total',
+      help: 'Hook calls by HTTP status code.',
+      labelNames: ['controller', 'hook', 'code'],
+      registers: [registry],
     }),
     children: new Counter({
-      name: 'gpustack_hook_children_total', help: 'Desired children emitted, by kind.',
-      labelNames: ['controller', 'kind'], registers: [registry],
+      name: 'gpustack_hook_children_total',
+      help: 'Desired children emitted, by kind.',
+      labelNames: ['controller', 'kind'],
+      registers: [registry],
     }),
   };
 }

@@ -15,19 +15,28 @@ export interface ServeOptions {
 /** Starts the server and resolves once it is closed by a signal. */
 export function runServer(options: ServeOptions): Promise<void> {
   const logger = pino({ level: options.logLevel ?? 'info', base: undefined });
-  const app = createApp({ logger, metrics: createMetrics({ defaultMetrics: true }), maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES });
+  const app = createApp({
+    logger,
+    metrics: createMetrics({ defaultMetrics: true }),
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, (info) => {
       const base = `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${info.port}`;
-      logger.info({ port: info.port, host: options.host, routes: [...hookRoutes(), '/healthz', '/readyz', '/metrics'] }, 'hook server listening');
-      process.stdout.write([
-        `gpustack-operator hook server on ${base}`,
-        ...hookRoutes().map((r) => `  POST ${r}`),
-        '  GET  /healthz  /readyz  /metrics',
-        'try:',
-        `  curl -s -H 'content-type: application/json' -d @examples/hooks/scheduling-chain.sync.json ${base}/hooks/scheduling-chain/sync`,
-        '',
-      ].join('\n'));
+      logger.info(
+        { port: info.port, host: options.host, routes: [...hookRoutes(), '/healthz', '/readyz', '/metrics'] },
+        'hook server listening',
+      );
+      process.stdout.write(
+        [
+          `gpustack-operator hook server on ${base}`,
+          ...hookRoutes().map((r) => `  POST ${r}`),
+          '  GET  /healthz  /readyz  /metrics',
+          'try:',
+          `  curl -s -H 'content-type: application/json' -d @examples/hooks/scheduling-chain.sync.json ${base}/hooks/scheduling-chain/sync`,
+          '',
+        ].join('\n'),
+      );
     });
     server.on('error', reject);
     const stop = (signal: string) => {

@@ -10,11 +10,20 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveHealth, startChecker, type Checker, type CheckerOptions } from '../../src/admission/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
-import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../sync/node-devices-admission/builders.js';
+import {
+  CHECK,
+  H100_FLAVOR,
+  boundPod,
+  deviceFlavor,
+  gpuNode,
+  gpus,
+  makeWorkload,
+} from '../sync/node-devices-admission/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
-const STATUS_PATH = '/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/train/status?fieldManager=gpustack-node-devices&force=true';
+const STATUS_PATH =
+  '/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/train/status?fieldManager=gpustack-node-devices&force=true';
 const RETRY_MESSAGE = `podset "workers": 1 pod × 8 cards do not fit in flavor ${H100_FLAVOR}; the largest free block is 4 cards (node gpu-a); will retry as capacity frees`;
 
 type Json = Record<string, unknown>;
@@ -43,14 +52,30 @@ function seedFragmentedPool(): void {
   api.upsert('nodes', json(gpuNode('gpu-b', 8)));
   api.upsert('pods', json(boundPod('busy-a', 'gpu-a', [gpus(4)])));
   api.upsert('pods', json(boundPod('busy-b', 'gpu-b', [gpus(4)])));
-  api.upsert('workloads', json(makeWorkload('train').podSet('workers', 1, [gpus(8)]).listedChecks('other-check', CHECK).obj()));
+  api.upsert(
+    'workloads',
+    json(
+      makeWorkload('train')
+        .podSet('workers', 1, [gpus(8)])
+        .listedChecks('other-check', CHECK)
+        .obj(),
+    ),
+  );
 }
 
 function start(extra: Partial<CheckerOptions> = {}): { checker: Checker; logger: ReturnType<typeof recordingLogger> } {
   const logger = recordingLogger();
   checker = startChecker({
-    api: createKubeApi(kubeConfigFor(api.url)), logger, debounceMs: 5, backoff: { initialMs: 5, maxMs: 20 }, resyncMs: 3_600_000,
-    clock: () => new Date(now), onPass: () => { passes++; }, ...extra,
+    api: createKubeApi(kubeConfigFor(api.url)),
+    logger,
+    debounceMs: 5,
+    backoff: { initialMs: 5, maxMs: 20 },
+    resyncMs: 3_600_000,
+    clock: () => new Date(now),
+    onPass: () => {
+      passes++;
+    },
+    ...extra,
   });
   return { checker, logger };
 }
@@ -75,12 +100,25 @@ describe('checker: the write', () => {
     expect(patch?.path).toBe(STATUS_PATH);
     expect(patch?.contentType).toBe('application/apply-patch+yaml');
     expect(patch?.body).toEqual({
-      apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload',
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Workload',
       metadata: { name: 'train', namespace: 'team-a' },
-      status: { admissionChecks: [{ name: CHECK, state: 'Retry', message: RETRY_MESSAGE, requeueAfterSeconds: 30, lastTransitionTime: '2026-03-01T12:00:00Z' }] },
+      status: {
+        admissionChecks: [
+          {
+            name: CHECK,
+            state: 'Retry',
+            message: RETRY_MESSAGE,
+            requeueAfterSeconds: 30,
+            lastTransitionTime: '2026-03-01T12:00:00Z',
+          },
+        ],
+      },
     });
     // Kueue's entry for the other check is untouched by the apply.
-    const other = (api.get('workloads', 'team-a/train') as { status: { admissionChecks: Json[] } }).status.admissionChecks.find((c) => c['name'] === 'other-check');
+    const other = (
+      api.get('workloads', 'team-a/train') as { status: { admissionChecks: Json[] } }
+    ).status.admissionChecks.find((c) => c['name'] === 'other-check');
     expect(other?.['state']).toBe('Pending');
 
     // The echo arrives (a MODIFIED event); a later unrelated change makes another pass: no new write.
@@ -93,9 +131,13 @@ describe('checker: the write', () => {
     api.remove('pods', 'team-b/busy-a');
     await eventually(() => api.patches().length === 2, 'the Ready write');
     expect(ourEntry()).toEqual({
-      name: CHECK, state: 'Ready', message: 'the assigned flavor pool has enough free cards to place every pod', lastTransitionTime: '2026-03-01T12:01:00Z',
+      name: CHECK,
+      state: 'Ready',
+      message: 'the assigned flavor pool has enough free cards to place every pod',
+      lastTransitionTime: '2026-03-01T12:01:00Z',
     });
-    const written = () => logger.entries.filter((e) => e.message === 'admission check written').map((e) => e.fields['state']);
+    const written = () =>
+      logger.entries.filter((e) => e.message === 'admission check written').map((e) => e.fields['state']);
     await eventually(() => written().length === 2, 'two verdict lines');
     expect(written()).toEqual(['Retry', 'Ready']);
   });
@@ -119,7 +161,10 @@ describe('checker: retries and resync', () => {
     const { logger } = start();
     await eventually(() => ourEntry()?.['state'] === 'Retry', 'written on the third try');
     expect(api.patches()).toHaveLength(3);
-    expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.message)).toEqual(['admission check write failed; will retry', 'admission check write failed; will retry']);
+    expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.message)).toEqual([
+      'admission check write failed; will retry',
+      'admission check write failed; will retry',
+    ]);
   });
 
   it('a 409 is not retried by backoff, but the periodic resync decides again', async () => {
@@ -136,18 +181,30 @@ describe('checker: malformed objects', () => {
   it('a Workload or Pod that fails its schema is logged and skipped; the valid Workload still gets its verdict', async () => {
     seedFragmentedPool();
     api.upsert('workloads', { metadata: { name: 'broken', namespace: 'team-a' }, spec: { podSets: 'not a list' } });
-    api.upsert('pods', { metadata: { name: 'broken', namespace: 'team-b' }, spec: { containers: [{ resources: { requests: { 'nvidia.com/gpu': { n: 8 } } } }] } });
+    api.upsert('pods', {
+      metadata: { name: 'broken', namespace: 'team-b' },
+      spec: { containers: [{ resources: { requests: { 'nvidia.com/gpu': { n: 8 } } } }] },
+    });
     const { logger } = start();
     await eventually(() => api.patches().length === 1, 'the write for the valid Workload');
     expect(api.patches()[0]?.path).toBe(STATUS_PATH);
-    expect(logger.entries.filter((e) => e.level === 'warn').map((e) => `${String(e.fields['resource'])} ${String(e.fields['object'])}`).sort())
-      .toEqual(['pods team-b/broken', 'workloads team-a/broken']);
+    expect(
+      logger.entries
+        .filter((e) => e.level === 'warn')
+        .map((e) => `${String(e.fields['resource'])} ${String(e.fields['object'])}`)
+        .sort(),
+    ).toEqual(['pods team-b/broken', 'workloads team-a/broken']);
   });
 });
 
 describe('checker: the SchedulingChain', () => {
   const RENAMED = 'nvidia.com/gpu-h100';
-  const chain = (spec: unknown) => ({ apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'SchedulingChain', metadata: { name: 'default' }, spec });
+  const chain = (spec: unknown) => ({
+    apiVersion: 'worker.gpustack.ai/v1alpha1',
+    kind: 'SchedulingChain',
+    metadata: { name: 'default' },
+    spec,
+  });
   const renamed = chain({ manufacturers: [{ name: 'nvidia', resourceName: RENAMED }] });
   const NO_DEMAND = 'no pod set asks for whole accelerator cards; nothing to place';
   const FITS = 'the assigned flavor pool has enough free cards to place every pod';
@@ -159,7 +216,14 @@ describe('checker: the SchedulingChain', () => {
     api.upsert('nodes', json(gpuNode('gpu-b', 8)));
     api.upsert('pods', json(boundPod('busy-a', 'gpu-a', [gpus(4, 'requests', RENAMED)])));
     api.upsert('pods', json(boundPod('busy-b', 'gpu-b', [gpus(4, 'requests', RENAMED)])));
-    api.upsert('workloads', json(makeWorkload('train').podSet('workers', 1, [gpus(8, 'requests', RENAMED)]).obj()));
+    api.upsert(
+      'workloads',
+      json(
+        makeWorkload('train')
+          .podSet('workers', 1, [gpus(8, 'requests', RENAMED)])
+          .obj(),
+      ),
+    );
   }
 
   it('counts the resource the chain renames: Retry; without the override the same pod set is no demand, Ready', async () => {
@@ -180,7 +244,10 @@ describe('checker: the SchedulingChain', () => {
     seedRenamedPool();
     api.upsert('schedulingchains', json(chain({ manufacturers: [{ name: 'nvidia', resourceName: '' }] })));
     const { logger } = start();
-    const warnings = () => logger.entries.filter((e) => e.level === 'warn' && String(e.message).startsWith('SchedulingChain spec is invalid'));
+    const warnings = () =>
+      logger.entries.filter(
+        (e) => e.level === 'warn' && String(e.message).startsWith('SchedulingChain spec is invalid'),
+      );
     await eventually(() => warnings().length === 1, 'the invalid-spec warning');
     expect(warnings()[0]?.fields['keeping']).toBe('no verdicts');
     // Another change makes another pass: still nothing written, still one warning.
@@ -222,7 +289,7 @@ describe('checker: /healthz', () => {
     api.dropWatches();
     await eventually(async () => {
       const res = await fetch(url);
-      const body = await res.json() as { down: string[] };
+      const body = (await res.json()) as { down: string[] };
       return res.status === 503 && body.down.join() === 'pods';
     }, '503 naming pods');
 
@@ -237,9 +304,19 @@ describe('checker: /healthz', () => {
     await eventually(() => running.health().healthy, 'healthy');
     await running.stop();
     checker = undefined;
-    await eventually(() => (['workloads', 'resourceflavors', 'nodes', 'pods', 'schedulingchains'] as const).every((c) => api.openWatches(c) === 0), 'watches closed');
+    await eventually(
+      () =>
+        (['workloads', 'resourceflavors', 'nodes', 'pods', 'schedulingchains'] as const).every(
+          (c) => api.openWatches(c) === 0,
+        ),
+      'watches closed',
+    );
     expect(running.health().watches.map((w) => [w.resource, w.streaming])).toEqual([
-      ['workloads', false], ['resourceflavors', false], ['nodes', false], ['pods', false], ['schedulingchains', false],
+      ['workloads', false],
+      ['resourceflavors', false],
+      ['nodes', false],
+      ['pods', false],
+      ['schedulingchains', false],
     ]);
   });
 });

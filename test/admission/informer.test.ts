@@ -28,10 +28,20 @@ afterEach(async () => {
   await api.close();
 });
 
-function start(backoff = { initialMs: 5, maxMs: 20 }): { informer: Informer<Node>; logger: ReturnType<typeof recordingLogger>; changes: () => number } {
+function start(backoff = { initialMs: 5, maxMs: 20 }): {
+  informer: Informer<Node>;
+  logger: ReturnType<typeof recordingLogger>;
+  changes: () => number;
+} {
   const logger = recordingLogger();
   let changes = 0;
-  const informer = new Informer(createKubeApi(kubeConfigFor(api.url)), NODES, { logger, onChange: () => { changes++; }, backoff });
+  const informer = new Informer(createKubeApi(kubeConfigFor(api.url)), NODES, {
+    logger,
+    onChange: () => {
+      changes++;
+    },
+    backoff,
+  });
   running = informer.run(stop.signal);
   return { informer, logger, changes: () => changes };
 }
@@ -71,8 +81,11 @@ describe('Informer: list, then watch', () => {
     const { informer } = start();
     await eventually(() => informer.status.synced, 'listed');
     expect(informer.store.size).toBe(1201);
-    expect(api.requests.filter((r) => r.method === 'GET' && !r.path.includes('watch=1')).map((r) => new URL(r.path, 'http://x').searchParams.get('continue')))
-      .toEqual([null, '500', '1000']);
+    expect(
+      api.requests
+        .filter((r) => r.method === 'GET' && !r.path.includes('watch=1'))
+        .map((r) => new URL(r.path, 'http://x').searchParams.get('continue')),
+    ).toEqual([null, '500', '1000']);
   });
 });
 
@@ -92,13 +105,16 @@ describe('Informer: 410 Gone relists', () => {
   it.each([
     { name: 'an ERROR event', gone: (fake: FakeKube) => fake.goneOnce('nodes') },
     { name: 'HTTP 410', gone: (fake: FakeKube) => fake.goneStatusOnce('nodes') },
-  ])('a watch answered with 410 right away ($name) relists before watching again, without a failure', async ({ gone }) => {
-    gone(api);
-    const { informer, logger } = start();
-    await eventually(streaming(informer), 'watching nodes');
-    expect(api.lists('nodes')).toBe(2);
-    expect(logger.entries.filter((e) => e.level === 'error')).toEqual([]);
-  });
+  ])(
+    'a watch answered with 410 right away ($name) relists before watching again, without a failure',
+    async ({ gone }) => {
+      gone(api);
+      const { informer, logger } = start();
+      await eventually(streaming(informer), 'watching nodes');
+      expect(api.lists('nodes')).toBe(2);
+      expect(logger.entries.filter((e) => e.level === 'error')).toEqual([]);
+    },
+  );
 });
 
 describe('Informer: 410 Gone over and over', () => {
@@ -108,7 +124,9 @@ describe('Informer: 410 Gone over and over', () => {
     const { informer, logger } = start();
     await eventually(streaming(informer), 'watching nodes');
     expect(api.lists('nodes')).toBe(3);
-    expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.fields['err'])).toEqual(['watch of nodes: 410 Gone again right after a fresh list']);
+    expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.fields['err'])).toEqual([
+      'watch of nodes: 410 Gone again right after a fresh list',
+    ]);
   });
 });
 
@@ -152,7 +170,10 @@ describe('Informer: failures back off and relist', () => {
   it('an event split across chunks is read whole', async () => {
     const { informer } = start();
     await eventually(streaming(informer), 'watching nodes');
-    const line = JSON.stringify({ type: 'ADDED', object: { ...node('gpu-split'), metadata: { name: 'gpu-split', resourceVersion: '999' } } });
+    const line = JSON.stringify({
+      type: 'ADDED',
+      object: { ...node('gpu-split'), metadata: { name: 'gpu-split', resourceVersion: '999' } },
+    });
     api.sendRaw('nodes', line.slice(0, 20), false);
     api.sendRaw('nodes', line.slice(20));
     await eventually(() => informer.store.has('gpu-split'), 'split event applied');
@@ -188,14 +209,24 @@ describe('Informer: objects that fail their schema', () => {
     await eventually(streaming(informer), 'watching nodes');
     api.upsert('nodes', node('gpu-a', { count: 8 }));
     api.sendRaw('nodes', JSON.stringify({ type: 'ADDED', object: { metadata: {} } }));
-    await eventually(() => !informer.store.has('gpu-a') && logger.entries.filter((e) => e.level === 'warn').length === 2, 'malformed events handled');
+    await eventually(
+      () => !informer.store.has('gpu-a') && logger.entries.filter((e) => e.level === 'warn').length === 2,
+      'malformed events handled',
+    );
     expect(names(informer)).toEqual(['gpu-b']);
     expect(informer.status.streaming).toBe(true);
   });
 });
 
 describe('liveness and backoff arithmetic', () => {
-  const status = (over: Partial<InformerStatus>): InformerStatus => ({ resource: 'pods', synced: true, streaming: false, failures: 0, lists: 1, ...over });
+  const status = (over: Partial<InformerStatus>): InformerStatus => ({
+    resource: 'pods',
+    synced: true,
+    streaming: false,
+    failures: 0,
+    lists: 1,
+    ...over,
+  });
 
   it.each([
     { name: 'never listed', s: status({ synced: false, streaming: true }), live: false },
@@ -208,12 +239,27 @@ describe('liveness and backoff arithmetic', () => {
   });
 
   it('names every watch that is down', () => {
-    const report = healthReport([status({ resource: 'workloads', streaming: true }), status({ resource: 'pods', synced: false, lastError: 'HTTP 403' })], 0, 60_000);
+    const report = healthReport(
+      [
+        status({ resource: 'workloads', streaming: true }),
+        status({ resource: 'pods', synced: false, lastError: 'HTTP 403' }),
+      ],
+      0,
+      60_000,
+    );
     expect(report).toMatchObject({ healthy: false, down: ['pods'] });
-    expect(report.watches[1]).toEqual({ resource: 'pods', live: false, synced: false, streaming: false, lastError: 'HTTP 403' });
+    expect(report.watches[1]).toEqual({
+      resource: 'pods',
+      live: false,
+      synced: false,
+      streaming: false,
+      lastError: 'HTTP 403',
+    });
   });
 
   it('doubles from the initial delay and stops at the cap', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 100].map((n) => backoffMs(n))).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 100].map((n) => backoffMs(n))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000,
+    ]);
   });
 });

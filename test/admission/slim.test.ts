@@ -10,31 +10,64 @@ import { Informer, NODES, PODS, RESOURCE_FLAVORS, WORKLOADS, type WatchedResourc
 import type { KubeObject, Node } from '../../src/k8s/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
 import {
-  decideNodeDevices, deviceResourceOf,
-  type Container, type ObservedResourceFlavor, type Pod, type Workload,
+  decideNodeDevices,
+  deviceResourceOf,
+  type Container,
+  type ObservedResourceFlavor,
+  type Pod,
+  type Workload,
 } from '../../src/sync/index.js';
 import { resolveSettings } from '../../src/k8s/index.js';
 import {
-  CHECK, H100, boundPod, cpuOnly, deviceFlavor, gpuNode, gpus, makeWorkload, type WorkloadWrapper,
+  CHECK,
+  H100,
+  boundPod,
+  cpuOnly,
+  deviceFlavor,
+  gpuNode,
+  gpus,
+  makeWorkload,
+  type WorkloadWrapper,
 } from '../sync/node-devices-admission/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 type Json = Record<string, unknown>;
 
 const MANAGED_FIELDS = [
-  { apiVersion: 'v1', fieldsType: 'FieldsV1', manager: 'kubelet', operation: 'Update', time: '2026-02-01T07:59:31Z', fieldsV1: { 'f:status': { 'f:images': {}, 'f:conditions': {} } } },
-  { apiVersion: 'v1', fieldsType: 'FieldsV1', manager: 'nfd-master', operation: 'Update', time: '2025-04-02T03:29:40Z', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:feature.node.kubernetes.io/cpu-cpuid.AVX512F': {} } } } },
+  {
+    apiVersion: 'v1',
+    fieldsType: 'FieldsV1',
+    manager: 'kubelet',
+    operation: 'Update',
+    time: '2026-02-01T07:59:31Z',
+    fieldsV1: { 'f:status': { 'f:images': {}, 'f:conditions': {} } },
+  },
+  {
+    apiVersion: 'v1',
+    fieldsType: 'FieldsV1',
+    manager: 'nfd-master',
+    operation: 'Update',
+    time: '2025-04-02T03:29:40Z',
+    fieldsV1: { 'f:metadata': { 'f:labels': { 'f:feature.node.kubernetes.io/cpu-cpuid.AVX512F': {} } } },
+  },
 ];
 
 function container(c: Container, i: number): Json {
   return {
-    ...c, image: `nvcr.io/nvidia/pytorch:24.12-py3@sha256:${'ab'.repeat(32)}`, imagePullPolicy: 'IfNotPresent',
-    command: ['python', '-m', 'torch.distributed.run'], args: ['--nproc-per-node=8', 'train.py', `--shard=${i}`],
+    ...c,
+    image: `nvcr.io/nvidia/pytorch:24.12-py3@sha256:${'ab'.repeat(32)}`,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['python', '-m', 'torch.distributed.run'],
+    args: ['--nproc-per-node=8', 'train.py', `--shard=${i}`],
     env: Array.from({ length: 20 }, (_, e) => ({ name: `ENV_${e}`, value: `value-${e}` })),
     ports: [{ containerPort: 8080, name: 'http', protocol: 'TCP' }],
-    volumeMounts: [{ name: 'data', mountPath: '/data' }, { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }],
+    volumeMounts: [
+      { name: 'data', mountPath: '/data' },
+      { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
+    ],
     readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 10 },
-    terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File',
+    terminationMessagePath: '/dev/termination-log',
+    terminationMessagePolicy: 'File',
   };
 }
 
@@ -44,9 +77,21 @@ function fatPodSpec(spec: Json): Json {
     ...spec,
     containers: (spec['containers'] as Container[]).map(container),
     ...(spec['initContainers'] ? { initContainers: (spec['initContainers'] as Container[]).map(container) } : {}),
-    volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }, { name: 'kube-api-access', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }],
-    serviceAccountName: 'default', schedulerName: 'default-scheduler', dnsPolicy: 'ClusterFirst', securityContext: {},
-    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }] } } },
+    volumes: [
+      { name: 'data', persistentVolumeClaim: { claimName: 'data' } },
+      { name: 'kube-api-access', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } },
+    ],
+    serviceAccountName: 'default',
+    schedulerName: 'default-scheduler',
+    dnsPolicy: 'ClusterFirst',
+    securityContext: {},
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }],
+        },
+      },
+    },
   };
 }
 
@@ -55,17 +100,46 @@ function fatNode(node: Node, extra: { unschedulable?: boolean; taints?: Json[] }
   return {
     ...node,
     metadata: {
-      ...node.metadata, resourceVersion: '4711', creationTimestamp: '2025-04-02T03:27:51Z',
-      annotations: { 'nfd.node.kubernetes.io/feature-labels': 'cpu-cpuid.AVX512F,cpu-model.family', 'node.alpha.kubernetes.io/ttl': '0' },
+      ...node.metadata,
+      resourceVersion: '4711',
+      creationTimestamp: '2025-04-02T03:27:51Z',
+      annotations: {
+        'nfd.node.kubernetes.io/feature-labels': 'cpu-cpuid.AVX512F,cpu-model.family',
+        'node.alpha.kubernetes.io/ttl': '0',
+      },
       managedFields: MANAGED_FIELDS,
     },
-    spec: { podCIDR: '10.244.1.0/24', providerID: 'aws:///us-east-1a/i-0123456789abcdef0', taints: [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }], ...extra },
+    spec: {
+      podCIDR: '10.244.1.0/24',
+      providerID: 'aws:///us-east-1a/i-0123456789abcdef0',
+      taints: [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }],
+      ...extra,
+    },
     status: {
       ...(node.status ?? {}),
       allocatable: { 'nvidia.com/gpu': '8', cpu: '223500m' },
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: '2026-02-01T07:59:31Z' }],
-      images: Array.from({ length: 25 }, (_, i) => ({ names: [`docker.io/vllm/vllm-openai@sha256:${String(i).repeat(64).slice(0, 64)}`, `docker.io/vllm/vllm-openai:v0.8.${i}`], sizeBytes: 9_000_000_000 + i })),
-      nodeInfo: { architecture: 'amd64', kubeletVersion: 'v1.31.4', osImage: 'Ubuntu 22.04.5 LTS', machineID: 'f'.repeat(32) },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KubeletReady',
+          message: 'kubelet is posting ready status',
+          lastHeartbeatTime: '2026-02-01T07:59:31Z',
+        },
+      ],
+      images: Array.from({ length: 25 }, (_, i) => ({
+        names: [
+          `docker.io/vllm/vllm-openai@sha256:${String(i).repeat(64).slice(0, 64)}`,
+          `docker.io/vllm/vllm-openai:v0.8.${i}`,
+        ],
+        sizeBytes: 9_000_000_000 + i,
+      })),
+      nodeInfo: {
+        architecture: 'amd64',
+        kubeletVersion: 'v1.31.4',
+        osImage: 'Ubuntu 22.04.5 LTS',
+        machineID: 'f'.repeat(32),
+      },
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
     },
   };
@@ -76,17 +150,56 @@ function fatPod(pod: Pod): Json {
   return {
     ...pod,
     metadata: {
-      ...pod.metadata, resourceVersion: '5150', generateName: 'train-', creationTimestamp: '2026-02-01T08:00:00Z',
-      labels: { 'app.kubernetes.io/name': 'train', 'kueue.x-k8s.io/queue-name': 'default', 'pod-template-hash': '7d9f8b6c5d' },
-      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(pod.spec), 'cni.projectcalico.org/podIP': '10.244.1.7/32' },
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: 'uid-job', controller: true, blockOwnerDeletion: true }],
+      ...pod.metadata,
+      resourceVersion: '5150',
+      generateName: 'train-',
+      creationTimestamp: '2026-02-01T08:00:00Z',
+      labels: {
+        'app.kubernetes.io/name': 'train',
+        'kueue.x-k8s.io/queue-name': 'default',
+        'pod-template-hash': '7d9f8b6c5d',
+      },
+      annotations: {
+        'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(pod.spec),
+        'cni.projectcalico.org/podIP': '10.244.1.7/32',
+      },
+      ownerReferences: [
+        {
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          name: 'train',
+          uid: 'uid-job',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
       managedFields: MANAGED_FIELDS,
     },
-    spec: { ...fatPodSpec(pod.spec), tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }], priority: 0 },
+    spec: {
+      ...fatPodSpec(pod.spec),
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      priority: 0,
+    },
     status: {
-      ...(pod.status ?? {}), hostIP: '10.0.0.1', podIP: '10.244.1.7', podIPs: [{ ip: '10.244.1.7' }], qosClass: 'Burstable', startTime: '2026-02-01T08:00:05Z',
+      ...(pod.status ?? {}),
+      hostIP: '10.0.0.1',
+      podIP: '10.244.1.7',
+      podIPs: [{ ip: '10.244.1.7' }],
+      qosClass: 'Burstable',
+      startTime: '2026-02-01T08:00:05Z',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-02-01T08:00:30Z' }],
-      containerStatuses: [{ name: 'main', ready: true, restartCount: 0, image: 'nvcr.io/nvidia/pytorch:24.12-py3', imageID: 'sha256:abc', containerID: 'containerd://abc', started: true, state: { running: { startedAt: '2026-02-01T08:00:20Z' } } }],
+      containerStatuses: [
+        {
+          name: 'main',
+          ready: true,
+          restartCount: 0,
+          image: 'nvcr.io/nvidia/pytorch:24.12-py3',
+          imageID: 'sha256:abc',
+          containerID: 'containerd://abc',
+          started: true,
+          state: { running: { startedAt: '2026-02-01T08:00:20Z' } },
+        },
+      ],
     },
   };
 }
@@ -97,17 +210,29 @@ function fatWorkload(workload: Workload): Json {
   return {
     ...workload,
     metadata: {
-      ...workload.metadata, resourceVersion: '777', generation: 2, creationTimestamp: '2026-02-01T08:00:00Z',
-      labels: { 'kueue.x-k8s.io/job-uid': 'uid-job' }, annotations: { 'kueue.x-k8s.io/last-applied': 'x'.repeat(500) },
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: workload.metadata.name, uid: 'uid-job', controller: true }],
+      ...workload.metadata,
+      resourceVersion: '777',
+      generation: 2,
+      creationTimestamp: '2026-02-01T08:00:00Z',
+      labels: { 'kueue.x-k8s.io/job-uid': 'uid-job' },
+      annotations: { 'kueue.x-k8s.io/last-applied': 'x'.repeat(500) },
+      ownerReferences: [
+        { apiVersion: 'batch/v1', kind: 'Job', name: workload.metadata.name, uid: 'uid-job', controller: true },
+      ],
       managedFields: MANAGED_FIELDS,
     },
     spec: {
-      ...workload.spec, priority: 0, priorityClassSource: '',
+      ...workload.spec,
+      priority: 0,
+      priorityClassSource: '',
       podSets: workload.spec.podSets.map((p) => ({
-        ...p, minCount: p.count,
+        ...p,
+        minCount: p.count,
         template: {
-          metadata: { labels: { 'app.kubernetes.io/name': 'train' }, annotations: { 'sidecar.istio.io/inject': 'false' } },
+          metadata: {
+            labels: { 'app.kubernetes.io/name': 'train' },
+            annotations: { 'sidecar.istio.io/inject': 'false' },
+          },
           spec: {
             ...fatPodSpec(p.template.spec),
             tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
@@ -119,13 +244,22 @@ function fatWorkload(workload: Workload): Json {
     status: {
       ...status,
       resourceRequests: [{ name: 'workers', resources: { 'nvidia.com/gpu': '8', cpu: '1' } }],
-      ...(status.admission ? {
-        admission: {
-          ...status.admission,
-          podSetAssignments: status.admission.podSetAssignments.map((a) => ({ ...a, resourceUsage: { 'credits.gpustack.ai/nvidia': '8' } })),
-        },
-      } : {}),
-      admissionChecks: (status.admissionChecks ?? []).map((c) => ({ ...c, retryCount: 1, podSetUpdates: [{ name: 'workers', labels: { a: 'b' }, tolerations: [] }] })),
+      ...(status.admission
+        ? {
+            admission: {
+              ...status.admission,
+              podSetAssignments: status.admission.podSetAssignments.map((a) => ({
+                ...a,
+                resourceUsage: { 'credits.gpustack.ai/nvidia': '8' },
+              })),
+            },
+          }
+        : {}),
+      admissionChecks: (status.admissionChecks ?? []).map((c) => ({
+        ...c,
+        retryCount: 1,
+        podSetUpdates: [{ name: 'workers', labels: { a: 'b' }, tolerations: [] }],
+      })),
     },
   };
 }
@@ -135,8 +269,12 @@ function fatFlavor(flavor: ObservedResourceFlavor): Json {
   return {
     ...flavor,
     metadata: {
-      ...flavor.metadata, resourceVersion: '99', generation: 1, finalizers: ['kueue.x-k8s.io/resource-in-use'],
-      annotations: { 'metacontroller.k8s.io/last-applied-configuration': JSON.stringify(flavor) }, managedFields: MANAGED_FIELDS,
+      ...flavor.metadata,
+      resourceVersion: '99',
+      generation: 1,
+      finalizers: ['kueue.x-k8s.io/resource-in-use'],
+      annotations: { 'metacontroller.k8s.io/last-applied-configuration': JSON.stringify(flavor) },
+      managedFields: MANAGED_FIELDS,
     },
     spec: {
       ...flavor.spec,
@@ -161,25 +299,37 @@ const settings = (() => {
 /** Nodes with cards busy, a free one, a cordoned one, one of another model; terminated, unbound and sidecar pods; Workloads that fit, do not, need no cards or name no known flavor. */
 function scenario() {
   const nodes = [
-    received(NODES, fatNode(gpuNode('gpu-a', 8))), received(NODES, fatNode(gpuNode('gpu-b', 8))),
-    received(NODES, fatNode(gpuNode('gpu-c', 8), { unschedulable: true })), received(NODES, fatNode(gpuNode('gpu-d', 4))),
+    received(NODES, fatNode(gpuNode('gpu-a', 8))),
+    received(NODES, fatNode(gpuNode('gpu-b', 8))),
+    received(NODES, fatNode(gpuNode('gpu-c', 8), { unschedulable: true })),
+    received(NODES, fatNode(gpuNode('gpu-d', 4))),
     received(NODES, fatNode(gpuNode('gpu-e', 8))),
     received(NODES, fatNode(gpuNode('other', 8, 'nvidia-a10g'))),
   ];
   const pods = [
-    boundPod('busy-a', 'gpu-a', [gpus(4)]), boundPod('busy-b', 'gpu-b', [cpuOnly(), gpus('2', 'limits')], 'Running', [gpus(2)]),
+    boundPod('busy-a', 'gpu-a', [gpus(4)]),
+    boundPod('busy-b', 'gpu-b', [cpuOnly(), gpus('2', 'limits')], 'Running', [gpus(2)]),
     boundPod('sidecar-b', 'gpu-b', [gpus(1)], 'Pending', [{ ...gpus(1), restartPolicy: 'Always' }]),
-    boundPod('done-c', 'gpu-c', [gpus(8)], 'Succeeded'), boundPod('unbound', undefined, [gpus(8)], 'Pending'),
+    boundPod('done-c', 'gpu-c', [gpus(8)], 'Succeeded'),
+    boundPod('unbound', undefined, [gpus(8)], 'Pending'),
     boundPod('busy-d', 'gpu-d', [gpus(3)]),
   ].map((p) => received(PODS, fatPod(p)));
   const workloads: WorkloadWrapper[] = [
     makeWorkload('fits-eight').podSet('workers', 1, [gpus(8)]),
     makeWorkload('three-by-eight').podSet('workers', 3, [gpus(8)]),
-    makeWorkload('fours').podSet('a', 1, [gpus(4)]).podSet('b', 2, [gpus(4)]),
-    makeWorkload('sidecars').podSet('workers', 1, [gpus(2)], { initContainers: [{ ...gpus(1), restartPolicy: 'Always' }, gpus(6)] }),
+    makeWorkload('fours')
+      .podSet('a', 1, [gpus(4)])
+      .podSet('b', 2, [gpus(4)]),
+    makeWorkload('sidecars').podSet('workers', 1, [gpus(2)], {
+      initContainers: [{ ...gpus(1), restartPolicy: 'Always' }, gpus(6)],
+    }),
     makeWorkload('cpu').podSet('main', 1, [cpuOnly()]),
-    makeWorkload('unknown-flavor').podSet('workers', 1, [gpus(1)], { flavors: { 'credits.gpustack.ai/nvidia': 'gone' } }),
-    makeWorkload('admitted').podSet('workers', 1, [gpus(1)]).condition('Admitted', 'True'),
+    makeWorkload('unknown-flavor').podSet('workers', 1, [gpus(1)], {
+      flavors: { 'credits.gpustack.ai/nvidia': 'gone' },
+    }),
+    makeWorkload('admitted')
+      .podSet('workers', 1, [gpus(1)])
+      .condition('Admitted', 'True'),
   ];
   const flavor = received(RESOURCE_FLAVORS, fatFlavor(deviceFlavor()));
   return { nodes, pods, flavor, workloads: workloads.map((w) => received(WORKLOADS, fatWorkload(w.obj()))) };
@@ -187,13 +337,30 @@ function scenario() {
 
 function decideAll(s: ReturnType<typeof scenario>, which: 'fat' | 'slim') {
   const flavor = s.flavor[which];
-  return s.workloads.map((w) => decideNodeDevices({
-    workload: w[which], flavors: { [flavor.metadata.name]: flavor }, nodes: s.nodes.map((n) => n[which]), pods: s.pods.map((p) => p[which]),
-    deviceResourceOf: (mfr) => deviceResourceOf(settings, mfr), checkName: CHECK,
-  }));
+  return s.workloads.map((w) =>
+    decideNodeDevices({
+      workload: w[which],
+      flavors: { [flavor.metadata.name]: flavor },
+      nodes: s.nodes.map((n) => n[which]),
+      pods: s.pods.map((p) => p[which]),
+      deviceResourceOf: (mfr) => deviceResourceOf(settings, mfr),
+      checkName: CHECK,
+    }),
+  );
 }
 
-const DROPPED = ['managedFields', 'annotations', 'ownerReferences', 'images', 'env', 'volumes', 'containerStatuses', 'podSetUpdates', 'resourceUsage', 'nodeTaints'];
+const DROPPED = [
+  'managedFields',
+  'annotations',
+  'ownerReferences',
+  'images',
+  'env',
+  'volumes',
+  'containerStatuses',
+  'podSetUpdates',
+  'resourceUsage',
+  'nodeTaints',
+];
 
 describe('slim projections: the decision cannot tell', () => {
   it('every Workload gets the same verdict from the fat objects and from their slim projections', () => {
@@ -218,7 +385,8 @@ describe('slim projections: what is kept', () => {
   it('a Node keeps name, resourceVersion, every label, cordon and taints; nothing of its status', () => {
     const { slim } = received(NODES, fatNode(gpuNode('gpu-c', 8), { unschedulable: true }));
     expect(slim).toEqual({
-      apiVersion: 'v1', kind: 'Node',
+      apiVersion: 'v1',
+      kind: 'Node',
       metadata: { name: 'gpu-c', resourceVersion: '4711', labels: gpuNode('gpu-c', 8).metadata.labels },
       spec: { unschedulable: true, taints: [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }] },
     });
@@ -228,36 +396,64 @@ describe('slim projections: what is kept', () => {
   it('a Pod keeps identity, node, container names, requests, limits and restart policies, and its phase', () => {
     const pod = boundPod('sidecar', 'gpu-b', [gpus(1)], 'Pending', [{ ...gpus(1, 'limits'), restartPolicy: 'Always' }]);
     expect(received(PODS, fatPod(pod)).slim).toEqual({
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name: 'sidecar', namespace: 'team-b', uid: 'uid-sidecar', resourceVersion: '5150' },
       spec: {
         nodeName: 'gpu-b',
         containers: [{ name: 'main', resources: { requests: { 'nvidia.com/gpu': 1, cpu: '1' } } }],
-        initContainers: [{ name: 'main', restartPolicy: 'Always', resources: { limits: { 'nvidia.com/gpu': 1, cpu: '1' } } }],
+        initContainers: [
+          { name: 'main', restartPolicy: 'Always', resources: { limits: { 'nvidia.com/gpu': 1, cpu: '1' } } },
+        ],
       },
       status: { phase: 'Pending' },
     });
   });
 
   it('a Workload keeps identity, generation, active, pod sets with tolerations and node selector, conditions, admission and check entries', () => {
-    const { slim } = received(WORKLOADS, fatWorkload(makeWorkload('train').podSet('workers', 2, [gpus(8)]).deactivated().obj()));
-    expect(slim.metadata).toEqual({ name: 'train', namespace: 'team-a', uid: 'uid-train', resourceVersion: '777', generation: 2 });
+    const { slim } = received(
+      WORKLOADS,
+      fatWorkload(
+        makeWorkload('train')
+          .podSet('workers', 2, [gpus(8)])
+          .deactivated()
+          .obj(),
+      ),
+    );
+    expect(slim.metadata).toEqual({
+      name: 'train',
+      namespace: 'team-a',
+      uid: 'uid-train',
+      resourceVersion: '777',
+      generation: 2,
+    });
     expect(slim.spec).toEqual({
       active: false,
-      podSets: [{
-        name: 'workers', count: 2,
-        template: {
-          spec: {
-            containers: [{ name: 'main', resources: { requests: { 'nvidia.com/gpu': 8, cpu: '1' } } }],
-            tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-            nodeSelector: { 'kubernetes.io/arch': 'amd64' },
+      podSets: [
+        {
+          name: 'workers',
+          count: 2,
+          template: {
+            spec: {
+              containers: [{ name: 'main', resources: { requests: { 'nvidia.com/gpu': 8, cpu: '1' } } }],
+              tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+              nodeSelector: { 'kubernetes.io/arch': 'amd64' },
+            },
           },
         },
-      }],
+      ],
     });
     expect(slim.status).toEqual({
       conditions: [{ type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved' }],
-      admission: { clusterQueue: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64', podSetAssignments: [{ name: 'workers', flavors: { 'credits.gpustack.ai/nvidia': 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d' } }] },
+      admission: {
+        clusterQueue: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
+        podSetAssignments: [
+          {
+            name: 'workers',
+            flavors: { 'credits.gpustack.ai/nvidia': 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d' },
+          },
+        ],
+      },
       admissionChecks: [{ name: CHECK, state: 'Pending', message: '', lastTransitionTime: '2026-02-01T08:00:00Z' }],
     });
   });
@@ -265,17 +461,23 @@ describe('slim projections: what is kept', () => {
   it('a ResourceFlavor keeps name, resourceVersion, node labels and tolerations', () => {
     const { slim } = received(RESOURCE_FLAVORS, fatFlavor(deviceFlavor()));
     expect(slim).toEqual({
-      apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor',
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ResourceFlavor',
       metadata: { name: deviceFlavor().metadata.name, resourceVersion: '99' },
-      spec: { nodeLabels: deviceFlavor().spec?.nodeLabels, tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' }] },
+      spec: {
+        nodeLabels: deviceFlavor().spec?.nodeLabels,
+        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' }],
+      },
     });
   });
 
   it('a slim object still passes its schema unchanged, and slimming it again changes nothing', () => {
     const s = scenario();
     const all: [WatchedResource<KubeObject>, { slim: KubeObject }][] = [
-      ...s.nodes.map((n) => [NODES, n] as never), ...s.pods.map((p) => [PODS, p] as never),
-      ...s.workloads.map((w) => [WORKLOADS, w] as never), [RESOURCE_FLAVORS, s.flavor] as never,
+      ...s.nodes.map((n) => [NODES, n] as never),
+      ...s.pods.map((p) => [PODS, p] as never),
+      ...s.workloads.map((w) => [WORKLOADS, w] as never),
+      [RESOURCE_FLAVORS, s.flavor] as never,
     ];
     for (const [resource, { slim }] of all) {
       expect(resource.schema.parse(structuredClone(slim))).toEqual(slim);
@@ -295,7 +497,10 @@ describe('slim projections: in the informer', () => {
   it('the store holds the slim Node, from the list and from a watch event', async () => {
     api = await startFakeKube();
     api.upsert('nodes', fatNode(gpuNode('gpu-a', 8)));
-    const informer = new Informer(createKubeApi(kubeConfigFor(api.url)), NODES, { logger: recordingLogger(), onChange: () => undefined });
+    const informer = new Informer(createKubeApi(kubeConfigFor(api.url)), NODES, {
+      logger: recordingLogger(),
+      onChange: () => undefined,
+    });
     const running = informer.run(stop.signal);
     await eventually(() => informer.status.streaming && api?.openWatches('nodes') === 1, 'watching nodes');
     api.upsert('nodes', fatNode(gpuNode('gpu-b', 4)));

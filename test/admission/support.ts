@@ -23,7 +23,11 @@ export const COLLECTIONS = {
 export type Collection = keyof typeof COLLECTIONS;
 
 type Json = Record<string, unknown>;
-interface Meta { name: string; namespace?: string; resourceVersion?: string }
+interface Meta {
+  name: string;
+  namespace?: string;
+  resourceVersion?: string;
+}
 
 export interface RecordedRequest {
   readonly method: string;
@@ -72,8 +76,12 @@ const STATUS_PATH = /^\/apis\/kueue\.x-k8s\.io\/v1beta2\/namespaces\/([^/]+)\/wo
 
 export async function startFakeKube(): Promise<FakeKube> {
   let version = 100;
-  const stores = new Map<Collection, Map<string, Json>>((Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Map()]));
-  const watchers = new Map<Collection, Set<ServerResponse>>((Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Set()]));
+  const stores = new Map<Collection, Map<string, Json>>(
+    (Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Map()]),
+  );
+  const watchers = new Map<Collection, Set<ServerResponse>>(
+    (Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Set()]),
+  );
   const gone = new Set<Collection>();
   const goneStatus = new Set<Collection>();
   const listFailures = new Map<Collection, number>();
@@ -108,14 +116,21 @@ export async function startFakeKube(): Promise<FakeKube> {
     const limit = Number(searchParams.get('limit') ?? String(items.length)) || items.length;
     const page = items.slice(offset, offset + limit);
     const more = offset + limit < items.length;
-    json(res, 200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: String(version), ...(more ? { continue: String(offset + limit) } : {}) }, items: page });
+    json(res, 200, {
+      kind: 'List',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: String(version), ...(more ? { continue: String(offset + limit) } : {}) },
+      items: page,
+    });
   }
 
   function watch(c: Collection, res: ServerResponse): void {
     if (goneStatus.delete(c)) return failure(res, 410, 'too old resource version');
     res.writeHead(200, { 'content-type': 'application/json' });
     if (gone.delete(c)) {
-      res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version' } })}\n`);
+      res.end(
+        `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version' } })}\n`,
+      );
       return;
     }
     res.flushHeaders();
@@ -124,8 +139,15 @@ export async function startFakeKube(): Promise<FakeKube> {
     res.on('close', () => watching(c).delete(res));
   }
 
-  function patchStatus(namespace: string, name: string, req: IncomingMessage, body: unknown, res: ServerResponse): void {
-    if (req.headers['content-type'] !== 'application/apply-patch+yaml') return failure(res, 415, 'unsupported media type');
+  function patchStatus(
+    namespace: string,
+    name: string,
+    req: IncomingMessage,
+    body: unknown,
+    res: ServerResponse,
+  ): void {
+    if (req.headers['content-type'] !== 'application/apply-patch+yaml')
+      return failure(res, 415, 'unsupported media type');
     if (patchFailures.left > 0) {
       patchFailures.left--;
       return failure(res, patchFailures.status, 'injected patch failure');
@@ -150,21 +172,33 @@ export async function startFakeKube(): Promise<FakeKube> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = await readBody(req);
     let body: unknown;
-    try { body = text ? JSON.parse(text) : undefined; } catch { body = text; }
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
     requests.push({ method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'], body });
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return failure(res, 401, 'Unauthorized');
     const { pathname, searchParams } = new URL(req.url ?? '', 'http://fake');
     const status = STATUS_PATH.exec(pathname);
     if (status && req.method === 'PATCH') {
       if (!searchParams.get('fieldManager')) return failure(res, 422, 'fieldManager is required for apply patch');
-      return patchStatus(decodeURIComponent(status[1] as string), decodeURIComponent(status[2] as string), req, body, res);
+      return patchStatus(
+        decodeURIComponent(status[1] as string),
+        decodeURIComponent(status[2] as string),
+        req,
+        body,
+        res,
+      );
     }
     const collection = collectionOf(pathname);
     if (!collection || req.method !== 'GET') return failure(res, 404, `no route for ${req.method} ${pathname}`);
     return searchParams.get('watch') ? watch(collection, res) : list(collection, searchParams, res);
   }
 
-  const server = createServer((req, res) => { handle(req, res).catch((error: unknown) => failure(res, 500, String(error))); });
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => failure(res, 500, String(error)));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -180,11 +214,22 @@ export async function startFakeKube(): Promise<FakeKube> {
       send(c, 'DELETED', object);
     },
     get: (c, key) => store(c).get(key),
-    sendRaw(c, text, newline = true) { for (const res of watching(c)) res.write(newline ? `${text}\n` : text); },
-    goneOnce(...collections) { for (const c of collections) gone.add(c); },
-    goneStatusOnce(...collections) { for (const c of collections) goneStatus.add(c); },
-    failLists(c, n) { listFailures.set(c, n); },
-    failPatches(status, n) { patchFailures.status = status; patchFailures.left = n; },
+    sendRaw(c, text, newline = true) {
+      for (const res of watching(c)) res.write(newline ? `${text}\n` : text);
+    },
+    goneOnce(...collections) {
+      for (const c of collections) gone.add(c);
+    },
+    goneStatusOnce(...collections) {
+      for (const c of collections) goneStatus.add(c);
+    },
+    failLists(c, n) {
+      listFailures.set(c, n);
+    },
+    failPatches(status, n) {
+      patchFailures.status = status;
+      patchFailures.left = n;
+    },
     dropWatches() {
       for (const set of watchers.values()) {
         for (const res of set) res.socket?.destroy();
@@ -194,18 +239,25 @@ export async function startFakeKube(): Promise<FakeKube> {
     openWatches: (c) => watching(c).size,
     lists: (c) => listCounts.get(c) ?? 0,
     patches: () => requests.filter((r) => r.method === 'PATCH'),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-export interface LogEntry { level: 'info' | 'warn' | 'error'; fields: Record<string, unknown>; message: string }
+export interface LogEntry {
+  level: 'info' | 'warn' | 'error';
+  fields: Record<string, unknown>;
+  message: string;
+}
 
 export function recordingLogger(): AdmissionLogger & { entries: LogEntry[] } {
   const entries: LogEntry[] = [];
-  const at = (level: LogEntry['level']) => (fields: object, message: string) => { entries.push({ level, fields: fields as Record<string, unknown>, message }); };
+  const at = (level: LogEntry['level']) => (fields: object, message: string) => {
+    entries.push({ level, fields: fields as Record<string, unknown>, message });
+  };
   return { entries, info: at('info'), warn: at('warn'), error: at('error') };
 }
 
@@ -238,7 +290,11 @@ export function kubeConfigFor(server: string): KubeConfig {
 }
 
 /** Polls `check` until it returns true (no timing asserted: only that it happens before the test timeout). */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);

@@ -4,11 +4,28 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DetectResult } from '../../native/index.js';
 import {
-  createAgentState, nextDelayMs, nodeFeaturePublisher, nodeLabelsPublisher, runAgent, runCycle, startHealthServer,
-  type AgentOptions, type Labels, type Publisher,
+  createAgentState,
+  nextDelayMs,
+  nodeFeaturePublisher,
+  nodeLabelsPublisher,
+  runAgent,
+  runCycle,
+  startHealthServer,
+  type AgentOptions,
+  type Labels,
+  type Publisher,
 } from '../../src/agent/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
-import { H100_LABELS, detection, h100, kubeConfigFor, recordingLogger, startFakeApiServer, times, type FakeApiServer } from './support.js';
+import {
+  H100_LABELS,
+  detection,
+  h100,
+  kubeConfigFor,
+  recordingLogger,
+  startFakeApiServer,
+  times,
+  type FakeApiServer,
+} from './support.js';
 
 const NODE = 'gpu-h100-01';
 const H100_X8 = detection(times(8, h100));
@@ -20,42 +37,56 @@ function memoryPublisher(): Publisher & { written: Labels[] } {
     mode: 'node-labels',
     written,
     read: () => Promise.resolve(written.at(-1)),
-    write: (labels) => { written.push(labels); return Promise.resolve(); },
+    write: (labels) => {
+      written.push(labels);
+      return Promise.resolve();
+    },
   };
 }
 
-function options(publisher: Publisher, detect: () => Promise<DetectResult>, extra: Partial<Omit<AgentOptions, 'logger'>> = {}): AgentOptions & { logger: ReturnType<typeof recordingLogger> } {
+function options(
+  publisher: Publisher,
+  detect: () => Promise<DetectResult>,
+  extra: Partial<Omit<AgentOptions, 'logger'>> = {},
+): AgentOptions & { logger: ReturnType<typeof recordingLogger> } {
   return { detect, publisher, intervalMs: 60_000, ...extra, logger: recordingLogger() };
 }
 
 describe('failures', () => {
   let api: FakeApiServer;
-  beforeEach(async () => { api = await startFakeApiServer({ [NODE]: {} }); });
-  afterEach(async () => { await api.close(); });
+  beforeEach(async () => {
+    api = await startFakeApiServer({ [NODE]: {} });
+  });
+  afterEach(async () => {
+    await api.close();
+  });
 
   it.each([
     { name: 'HTTP 500', failure: { status: 500 }, pattern: /HTTP 500/ },
     { name: 'HTTP 403', failure: { status: 403 }, pattern: /HTTP 403/ },
     { name: 'a closed socket', failure: 'close' as const, pattern: /socket hang up|ECONNRESET/ },
-  ])('$name → failed, failures counted, lastError set, nothing thrown; a later success resets', async ({ failure, pattern }) => {
-    api.failure = failure;
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
-    const state = createAgentState();
-    const opts = options(publisher, () => Promise.resolve(H100_X8));
-    expect(await runCycle(state, opts)).toBe('failed');
-    expect(await runCycle(state, opts)).toBe('failed');
-    expect(state.failures).toBe(2);
-    expect(state.lastError).toMatch(pattern);
-    expect(state.lastDetection).toBeDefined();
-    expect(state.writes).toBe(0);
-    expect(opts.logger.entries.filter((e) => e.level === 'error')).toHaveLength(2);
+  ])(
+    '$name → failed, failures counted, lastError set, nothing thrown; a later success resets',
+    async ({ failure, pattern }) => {
+      api.failure = failure;
+      const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+      const state = createAgentState();
+      const opts = options(publisher, () => Promise.resolve(H100_X8));
+      expect(await runCycle(state, opts)).toBe('failed');
+      expect(await runCycle(state, opts)).toBe('failed');
+      expect(state.failures).toBe(2);
+      expect(state.lastError).toMatch(pattern);
+      expect(state.lastDetection).toBeDefined();
+      expect(state.writes).toBe(0);
+      expect(opts.logger.entries.filter((e) => e.level === 'error')).toHaveLength(2);
 
-    api.failure = undefined;
-    expect(await runCycle(state, opts)).toBe('published');
-    expect(state.failures).toBe(0);
-    expect(state.lastError).toBeUndefined();
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual(H100_LABELS);
-  });
+      api.failure = undefined;
+      expect(await runCycle(state, opts)).toBe('published');
+      expect(state.failures).toBe(0);
+      expect(state.lastError).toBeUndefined();
+      expect(api.nodes.get(NODE)?.metadata.labels).toEqual(H100_LABELS);
+    },
+  );
 
   it('a failing apply (NodeFeature mode) is retried on the next cycle and then written', async () => {
     const publisher = nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), NODE, 'gpustack-system');
@@ -85,26 +116,60 @@ describe('failures', () => {
 
   it('detect() throwing synchronously or rejecting with a non-Error → failed, not thrown', async () => {
     const state = createAgentState();
-    expect(await runCycle(state, options(memoryPublisher(), () => { throw new Error('sync'); }))).toBe('failed');
-    expect(await runCycle(state, options(memoryPublisher(), () => Promise.reject('a string')))).toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(memoryPublisher(), () => {
+          throw new Error('sync');
+        }),
+      ),
+    ).toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(memoryPublisher(), () => Promise.reject('a string')),
+      ),
+    ).toBe('failed');
     expect(state.failures).toBe(2);
   });
 
   it('a recovered cycle that finds nothing to write clears the error as well', async () => {
     const state = createAgentState();
     const publisher = memoryPublisher();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('published');
-    expect(await runCycle(state, options(publisher, () => Promise.reject(new Error('blip'))))).toBe('failed');
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('unchanged');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.reject(new Error('blip'))),
+      ),
+    ).toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('unchanged');
     expect(state.failures).toBe(0);
     expect(state.lastError).toBeUndefined();
   });
 
   it('non-LibraryNotFound detection errors and screened cards are logged as warnings', async () => {
-    const opts = options(memoryPublisher(), () => Promise.resolve(detection([h100(0), h100(1, { memoryMiB: Number.NaN })], { amd: 'DriverMismatch' })));
+    const opts = options(memoryPublisher(), () =>
+      Promise.resolve(detection([h100(0), h100(1, { memoryMiB: Number.NaN })], { amd: 'DriverMismatch' })),
+    );
     expect(await runCycle(createAgentState(), opts)).toBe('published');
-    const warned = opts.logger.entries.filter((e) => e.level === 'warn').map((e) => (e.fields as { manufacturer: string; code: string }));
-    expect(warned.map((w) => `${w.manufacturer}:${w.code}`).sort()).toEqual(['amd:DriverMismatch', 'nvidia:CallFailed']);
+    const warned = opts.logger.entries
+      .filter((e) => e.level === 'warn')
+      .map((e) => e.fields as { manufacturer: string; code: string });
+    expect(warned.map((w) => `${w.manufacturer}:${w.code}`).sort()).toEqual([
+      'amd:DriverMismatch',
+      'nvidia:CallFailed',
+    ]);
   });
 });
 
@@ -122,7 +187,10 @@ describe('nextDelayMs', () => {
     let fail = true;
     const opts = options(memoryPublisher(), () => (fail ? Promise.reject(new Error('x')) : Promise.resolve(H100_X8)));
     const delays: number[] = [];
-    for (let i = 0; i < 4; i++) { await runCycle(state, opts); delays.push(nextDelayMs(state, 60_000)); }
+    for (let i = 0; i < 4; i++) {
+      await runCycle(state, opts);
+      delays.push(nextDelayMs(state, 60_000));
+    }
     fail = false;
     await runCycle(state, opts);
     delays.push(nextDelayMs(state, 60_000));
@@ -136,7 +204,15 @@ describe('runAgent', () => {
     const state = createAgentState();
     let cycles = 0;
     const publisher = memoryPublisher();
-    const opts = options(publisher, () => { cycles++; if (cycles === 1) setTimeout(() => stop.abort(), 10); return Promise.resolve(H100_X8); }, { intervalMs: 60_000 });
+    const opts = options(
+      publisher,
+      () => {
+        cycles++;
+        if (cycles === 1) setTimeout(() => stop.abort(), 10);
+        return Promise.resolve(H100_X8);
+      },
+      { intervalMs: 60_000 },
+    );
     const started = performance.now();
     await runAgent(state, opts, stop.signal);
     expect(performance.now() - started).toBeLessThan(1000);
@@ -148,7 +224,14 @@ describe('runAgent', () => {
     const stop = new AbortController();
     stop.abort();
     let cycles = 0;
-    await runAgent(createAgentState(), options(memoryPublisher(), () => { cycles++; return Promise.resolve(H100_X8); }), stop.signal);
+    await runAgent(
+      createAgentState(),
+      options(memoryPublisher(), () => {
+        cycles++;
+        return Promise.resolve(H100_X8);
+      }),
+      stop.signal,
+    );
     expect(cycles).toBe(0);
   });
 
@@ -158,17 +241,23 @@ describe('runAgent', () => {
     let cycles = 0;
     const publisher = memoryPublisher();
     let listeners = -1;
-    const opts = options(publisher, () => {
-      cycles++;
-      if (cycles === 30) {
-        // Between sleeps: every earlier sleep must have removed its abort listener.
-        listeners = getEventListeners(stop.signal, 'abort').length;
-        stop.abort();
-      }
-      return Promise.resolve(H100_X8);
-    }, { intervalMs: 1 });
+    const opts = options(
+      publisher,
+      () => {
+        cycles++;
+        if (cycles === 30) {
+          // Between sleeps: every earlier sleep must have removed its abort listener.
+          listeners = getEventListeners(stop.signal, 'abort').length;
+          stop.abort();
+        }
+        return Promise.resolve(H100_X8);
+      },
+      { intervalMs: 1 },
+    );
     const warnings: Error[] = [];
-    const onWarning = (w: Error) => { warnings.push(w); };
+    const onWarning = (w: Error) => {
+      warnings.push(w);
+    };
     process.on('warning', onWarning);
     try {
       await runAgent(state, opts, stop.signal);
@@ -185,7 +274,15 @@ describe('runAgent', () => {
     const stop = new AbortController();
     const state = createAgentState();
     let cycles = 0;
-    const opts = options(memoryPublisher(), () => { cycles++; if (cycles === 2) stop.abort(); return Promise.reject(new Error('down')); }, { intervalMs: 5 });
+    const opts = options(
+      memoryPublisher(),
+      () => {
+        cycles++;
+        if (cycles === 2) stop.abort();
+        return Promise.reject(new Error('down'));
+      },
+      { intervalMs: 5 },
+    );
     await expect(runAgent(state, opts, stop.signal)).resolves.toBeUndefined();
     expect(state.failures).toBe(2);
   });
@@ -218,11 +315,20 @@ describe('health endpoint', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ healthy: true, lastDetection: null });
 
-    expect(await runCycle(state, options(memoryPublisher(), () => Promise.resolve(H100_X8), { clock }))).toBe('published');
+    expect(
+      await runCycle(
+        state,
+        options(memoryPublisher(), () => Promise.resolve(H100_X8), { clock }),
+      ),
+    ).toBe('published');
     res = await get('/healthz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      healthy: true, lastDetection: '2025-01-01T00:00:00.000Z', lastPublish: '2025-01-01T00:00:00.000Z', lastError: null, writes: 1,
+      healthy: true,
+      lastDetection: '2025-01-01T00:00:00.000Z',
+      lastPublish: '2025-01-01T00:00:00.000Z',
+      lastError: null,
+      writes: 1,
     });
 
     now = new Date(Date.parse('2025-01-01T00:00:00.000Z') + 3 * INTERVAL + 30_000);
@@ -233,13 +339,23 @@ describe('health endpoint', () => {
     expect(res.body).toMatchObject({ healthy: false, lastDetection: '2025-01-01T00:00:00.000Z' });
 
     // A failing detection does not refresh lastDetection: still 503, with the error shown.
-    expect(await runCycle(state, options(memoryPublisher(), () => Promise.reject(new Error('nvml hung')), { clock }))).toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(memoryPublisher(), () => Promise.reject(new Error('nvml hung')), { clock }),
+      ),
+    ).toBe('failed');
     res = await get('/healthz');
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ lastError: 'nvml hung' });
 
     // A successful detection makes it healthy again.
-    expect(await runCycle(state, options(memoryPublisher(), () => Promise.resolve(H100_X8), { clock }))).not.toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(memoryPublisher(), () => Promise.resolve(H100_X8), { clock }),
+      ),
+    ).not.toBe('failed');
     expect((await get('/healthz')).status).toBe(200);
 
     expect((await get('/')).status).toBe(404);

@@ -60,8 +60,12 @@ describe('labelsFromDetection', () => {
   });
 
   it('a failed vendor with nothing published before gives acceleratable=false', () => {
-    expect(labelsFromDetection(detection([], { nvidia: 'InitFailed' }), undefined)).toEqual({ [ACCELERATABLE]: 'false' });
-    expect(labelsFromDetection(detection([], { nvidia: 'InitFailed' }), { [ACCELERATABLE]: 'false' })).toEqual({ [ACCELERATABLE]: 'false' });
+    expect(labelsFromDetection(detection([], { nvidia: 'InitFailed' }), undefined)).toEqual({
+      [ACCELERATABLE]: 'false',
+    });
+    expect(labelsFromDetection(detection([], { nvidia: 'InitFailed' }), { [ACCELERATABLE]: 'false' })).toEqual({
+      [ACCELERATABLE]: 'false',
+    });
   });
 
   it('a vendor that reports an error but also devices is not carried over (the new devices win)', () => {
@@ -130,33 +134,54 @@ describe('hostile detector answers', () => {
     { name: 'NaN memory', device: { memoryMiB: Number.NaN } },
     { name: 'infinite memory', device: { memoryMiB: Number.POSITIVE_INFINITY } },
     { name: 'negative memory', device: { memoryMiB: -81559 } },
-    { name: 'control characters in the product', device: { product: 'NVIDIA\u0001 H100\u0007\u001b[31m 80GB\r\n HBM3\u0000\u0000\u00ff\ufffd' } },
-    { name: 'an unterminated product buffer', device: { product: `NVIDIA H100\u0000${'\u00ff\u00fe#garbage'.repeat(40)}` } },
+    {
+      name: 'control characters in the product',
+      device: { product: 'NVIDIA\u0001 H100\u0007\u001b[31m 80GB\r\n HBM3\u0000\u0000\u00ff\ufffd' },
+    },
+    {
+      name: 'an unterminated product buffer',
+      device: { product: `NVIDIA H100\u0000${'\u00ff\u00fe#garbage'.repeat(40)}` },
+    },
     { name: 'a 500-character product', device: { product: 'X'.repeat(500) } },
     { name: 'a 500-character product with separators', device: { product: 'A-._ '.repeat(100) } },
     { name: 'a product of control characters only', device: { product: '\u0001\u0002\u0003' } },
     { name: 'an empty product', device: { product: '' } },
-    { name: 'a hostile family, comcap, driver and runtime', device: { family: '\u0000'.repeat(300), computeCapability: '9.0\u0000junk', driverVersion: 'v'.repeat(500), runtimeVersion: '-.-' } },
+    {
+      name: 'a hostile family, comcap, driver and runtime',
+      device: {
+        family: '\u0000'.repeat(300),
+        computeCapability: '9.0\u0000junk',
+        driverVersion: 'v'.repeat(500),
+        runtimeVersion: '-.-',
+      },
+    },
   ];
 
   it.each(hostile)('$name: no throw, every label valid', ({ device }) => {
     const devices = [h100(0, device), h100(1), h100(2, device)];
     let labels: Labels = {};
-    expect(() => { labels = labelsFromDetection(detection(devices), undefined); }).not.toThrow();
+    expect(() => {
+      labels = labelsFromDetection(detection(devices), undefined);
+    }).not.toThrow();
     expectValidLabels(labels);
     expect(labels[ACCELERATABLE]).toBe('true');
     // The well-behaved card is still published.
-    const counts = Object.entries(labels).filter(([k]) => k.endsWith('.count')).map(([, v]) => Number(v));
+    const counts = Object.entries(labels)
+      .filter(([k]) => k.endsWith('.count'))
+      .map(([, v]) => Number(v));
     expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
   });
 
-  it.each(hostile)('$name: numbers in the labels are plain non-negative integers or memory quantities', ({ device }) => {
-    const labels = labelsFromDetection(detection([h100(0, device)]), undefined);
-    for (const [key, value] of Object.entries(labels)) {
-      if (key.endsWith('.cores') || key.endsWith('.count')) expect(value, key).toMatch(/^\d{1,10}$/);
-      if (key.endsWith('.memory')) expect(value, key).toMatch(/^(0|\d{1,12}(Mi|Gi|Ti|Pi|Ei))$/);
-    }
-  });
+  it.each(hostile)(
+    '$name: numbers in the labels are plain non-negative integers or memory quantities',
+    ({ device }) => {
+      const labels = labelsFromDetection(detection([h100(0, device)]), undefined);
+      for (const [key, value] of Object.entries(labels)) {
+        if (key.endsWith('.cores') || key.endsWith('.count')) expect(value, key).toMatch(/^\d{1,10}$/);
+        if (key.endsWith('.memory')) expect(value, key).toMatch(/^(0|\d{1,12}(Mi|Gi|Ti|Pi|Ei))$/);
+      }
+    },
+  );
 
   it('non-finite or absurd memory drops the card with an error entry', () => {
     for (const memoryMiB of [Number.NaN, Number.POSITIVE_INFINITY, -1, 1e12, 1e40]) {
@@ -167,8 +192,18 @@ describe('hostile detector answers', () => {
   });
 
   it('screenDetection reports every dropped card and every implausible core count as an error entry', () => {
-    const result = screenDetection(detection([h100(0, { memoryMiB: 1e12 }), h100(1, { cores: Number.NaN }), h100(2), h100(3, { memoryMiB: Number.NaN })]));
-    expect(result.devices.map((d) => [d.index, d.cores])).toEqual([[1, 0], [2, 16896]]);
+    const result = screenDetection(
+      detection([
+        h100(0, { memoryMiB: 1e12 }),
+        h100(1, { cores: Number.NaN }),
+        h100(2),
+        h100(3, { memoryMiB: Number.NaN }),
+      ]),
+    );
+    expect(result.devices.map((d) => [d.index, d.cores])).toEqual([
+      [1, 0],
+      [2, 16896],
+    ]);
     const added = result.errors.filter((e) => e.manufacturer === 'nvidia');
     expect(added.map((e) => e.code)).toEqual(['CallFailed', 'CallFailed', 'CallFailed']);
     expect(added.map((e) => e.message)).toEqual([
@@ -187,21 +222,31 @@ describe('hostile detector answers', () => {
   });
 
   it('a vendor whose every card is garbage keeps its previous labels (like a failed vendor)', () => {
-    const labels = labelsFromDetection(detection(times(8, (i) => h100(i, { memoryMiB: Number.POSITIVE_INFINITY }))), { ...H100_LABELS });
+    const labels = labelsFromDetection(detection(times(8, (i) => h100(i, { memoryMiB: Number.POSITIVE_INFINITY }))), {
+      ...H100_LABELS,
+    });
     expect(labels).toEqual(H100_LABELS);
   });
 
   it('an unterminated product name is cut at the first NUL', () => {
-    const labels = labelsFromDetection(detection([h100(0, { product: 'NVIDIA H100 80GB HBM3\u0000\u00ffgarbage' })]), undefined);
+    const labels = labelsFromDetection(
+      detection([h100(0, { product: 'NVIDIA H100 80GB HBM3\u0000\u00ffgarbage' })]),
+      undefined,
+    );
     expect(labels[`${A}nvidia-h100-80gb-hbm3.product`]).toBe('NVIDIA-H100-80GB-HBM3');
   });
 
   it('a random mix of hostile cards never throws and yields valid labels', () => {
     // Deterministic pseudo-random mixing of the hostile fields above.
     let seed = 42;
-    const next = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed; };
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
     for (let round = 0; round < 200; round++) {
-      const devices = Array.from({ length: 1 + (next() % 6) }, (_, i) => h100(i, hostile[next() % hostile.length]?.device));
+      const devices = Array.from({ length: 1 + (next() % 6) }, (_, i) =>
+        h100(i, hostile[next() % hostile.length]?.device),
+      );
       const labels = labelsFromDetection(detection(devices), undefined);
       expectValidLabels(labels);
     }

@@ -4,12 +4,33 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DetectResult } from '../../native/index.js';
 import {
-  FEATURE_FILE_NAME, createAgentState, featureFilePublisher, labelsFromDetection, nodeFeaturePublisher, nodeLabelsPublisher, runCycle, sameLabels,
-  type AgentOptions, type AgentState, type Labels, type Publisher,
+  FEATURE_FILE_NAME,
+  createAgentState,
+  featureFilePublisher,
+  labelsFromDetection,
+  nodeFeaturePublisher,
+  nodeLabelsPublisher,
+  runCycle,
+  sameLabels,
+  type AgentOptions,
+  type AgentState,
+  type Labels,
+  type Publisher,
 } from '../../src/agent/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
 import {
-  A, ACCELERATABLE, H100_LABELS, TOKEN, detection, h100, kubeConfigFor, mi300x, recordingLogger, startFakeApiServer, times, type FakeApiServer,
+  A,
+  ACCELERATABLE,
+  H100_LABELS,
+  TOKEN,
+  detection,
+  h100,
+  kubeConfigFor,
+  mi300x,
+  recordingLogger,
+  startFakeApiServer,
+  times,
+  type FakeApiServer,
 } from './support.js';
 
 const NODE = 'gpu-h100-01';
@@ -35,7 +56,12 @@ function options(publisher: Publisher, detect: () => Promise<DetectResult>): Age
 /** A detect() whose answer the test changes between cycles. */
 function switchable(initial: DetectResult): { detect: () => Promise<DetectResult>; set(result: DetectResult): void } {
   let current = initial;
-  return { detect: () => Promise.resolve(current), set: (result) => { current = result; } };
+  return {
+    detect: () => Promise.resolve(current),
+    set: (result) => {
+      current = result;
+    },
+  };
 }
 
 const H100_X8 = detection(times(8, h100));
@@ -44,13 +70,22 @@ const MI300X_LABEL_KEYS = (labels: Labels) => Object.keys(labels).filter((k) => 
 
 describe('nodefeature publisher against the stand-in API server', () => {
   let api: FakeApiServer;
-  beforeEach(async () => { api = await startFakeApiServer({ [NODE]: FOREIGN }); });
-  afterEach(async () => { await api.close(); });
+  beforeEach(async () => {
+    api = await startFakeApiServer({ [NODE]: FOREIGN });
+  });
+  afterEach(async () => {
+    await api.close();
+  });
 
   it('server-side applies NodeFeature <node>-gpustack-agent with the node-name label', async () => {
     const publisher = nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), NODE, NAMESPACE);
     const state = createAgentState();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('published');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
 
     // First a GET (nothing published yet → 404), then one apply.
     expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
@@ -63,7 +98,11 @@ describe('nodefeature publisher against the stand-in API server', () => {
     expect(apply?.body).toEqual({
       apiVersion: 'nfd.k8s-sigs.io/v1alpha1',
       kind: 'NodeFeature',
-      metadata: { name: `${NODE}-gpustack-agent`, namespace: NAMESPACE, labels: { 'nfd.node.kubernetes.io/node-name': NODE } },
+      metadata: {
+        name: `${NODE}-gpustack-agent`,
+        namespace: NAMESPACE,
+        labels: { 'nfd.node.kubernetes.io/node-name': NODE },
+      },
       spec: { labels: H100_LABELS },
     });
     expect(api.nodeFeatures.get(`${NAMESPACE}/${NODE}-gpustack-agent`)?.spec.labels).toEqual(H100_LABELS);
@@ -88,19 +127,30 @@ describe('nodefeature publisher against the stand-in API server', () => {
   it('escapes the node name and namespace in the path', async () => {
     const publisher = nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), 'a b', 'n/s');
     await publisher.write({ [ACCELERATABLE]: 'false' });
-    expect(api.patches()[0]?.path).toBe('/apis/nfd.k8s-sigs.io/v1alpha1/namespaces/n%2Fs/nodefeatures/a%20b-gpustack-agent?fieldManager=gpustack-agent&force=true');
+    expect(api.patches()[0]?.path).toBe(
+      '/apis/nfd.k8s-sigs.io/v1alpha1/namespaces/n%2Fs/nodefeatures/a%20b-gpustack-agent?fieldManager=gpustack-agent&force=true',
+    );
   });
 });
 
 describe('node-labels publisher against the stand-in API server', () => {
   let api: FakeApiServer;
-  beforeEach(async () => { api = await startFakeApiServer({ [NODE]: FOREIGN }); });
-  afterEach(async () => { await api.close(); });
+  beforeEach(async () => {
+    api = await startFakeApiServer({ [NODE]: FOREIGN });
+  });
+  afterEach(async () => {
+    await api.close();
+  });
 
   it('merge-patches its labels onto the Node and leaves foreign labels alone', async () => {
     const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
     const state = createAgentState();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('published');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
     const patches = api.patches();
     expect(patches).toHaveLength(1);
     expect(patches[0]?.path).toBe(NODE_PATH);
@@ -121,10 +171,21 @@ describe('node-labels publisher against the stand-in API server', () => {
     expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
 
     const second = api.patches()[1]?.body as { metadata: { labels: Record<string, string | null> } };
-    const nulled = Object.entries(second.metadata.labels).filter(([, v]) => v === null).map(([k]) => k).sort();
+    const nulled = Object.entries(second.metadata.labels)
+      .filter(([, v]) => v === null)
+      .map(([k]) => k)
+      .sort();
     expect(nulled).toEqual([
-      `${A}amd`, `${A}amd-instinct-mi300x`, `${A}amd-instinct-mi300x.comcap`, `${A}amd-instinct-mi300x.cores`, `${A}amd-instinct-mi300x.count`,
-      `${A}amd-instinct-mi300x.family`, `${A}amd-instinct-mi300x.memory`, `${A}amd-instinct-mi300x.product`, `${A}amd.driver-version`, `${A}amd.runtime-version`,
+      `${A}amd`,
+      `${A}amd-instinct-mi300x`,
+      `${A}amd-instinct-mi300x.comcap`,
+      `${A}amd-instinct-mi300x.cores`,
+      `${A}amd-instinct-mi300x.count`,
+      `${A}amd-instinct-mi300x.family`,
+      `${A}amd-instinct-mi300x.memory`,
+      `${A}amd-instinct-mi300x.product`,
+      `${A}amd.driver-version`,
+      `${A}amd.runtime-version`,
     ]);
     for (const key of Object.keys(FOREIGN)) expect(key in second.metadata.labels, key).toBe(false);
     expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
@@ -143,7 +204,12 @@ describe('node-labels publisher against the stand-in API server', () => {
   it('labels it owned from an earlier run (stale on the node) are removed as well', async () => {
     api.nodes.get(NODE)!.metadata.labels[`${A}nvidia-a100.count`] = '2';
     const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
-    expect(await runCycle(createAgentState(), options(publisher, () => Promise.resolve(H100_X8)))).toBe('published');
+    expect(
+      await runCycle(
+        createAgentState(),
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
     const patch = api.patches()[0]?.body as { metadata: { labels: Record<string, string | null> } };
     expect(patch.metadata.labels[`${A}nvidia-a100.count`]).toBeNull();
     expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
@@ -152,7 +218,12 @@ describe('node-labels publisher against the stand-in API server', () => {
   it('an http: server without insecure-skip-tls-verify is refused by client-node: the cycle fails, nothing is sent', async () => {
     const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url, false)), NODE);
     const state = createAgentState();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('failed');
     expect(state.lastError).toMatch(/skipTLSVerify/);
     expect(api.requests).toHaveLength(0);
   });
@@ -160,7 +231,12 @@ describe('node-labels publisher against the stand-in API server', () => {
   it('a missing Node fails the cycle without writing', async () => {
     const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), 'no-such-node');
     const state = createAgentState();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('failed');
     expect(state.lastError).toContain('node no-such-node not found');
     expect(api.patches()).toHaveLength(0);
   });
@@ -169,28 +245,50 @@ describe('node-labels publisher against the stand-in API server', () => {
     await api.close();
     api = await startFakeApiServer({ [NODE]: FOREIGN }, '/k8s/clusters/c-1');
     const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
-    expect(await runCycle(createAgentState(), options(publisher, () => Promise.resolve(H100_X8)))).toBe('published');
-    expect(api.requests.map((r) => r.path)).toEqual([`/k8s/clusters/c-1${NODE_PATH}`, `/k8s/clusters/c-1${NODE_PATH}`, `/k8s/clusters/c-1${NODE_PATH}`]);
+    expect(
+      await runCycle(
+        createAgentState(),
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
+    expect(api.requests.map((r) => r.path)).toEqual([
+      `/k8s/clusters/c-1${NODE_PATH}`,
+      `/k8s/clusters/c-1${NODE_PATH}`,
+      `/k8s/clusters/c-1${NODE_PATH}`,
+    ]);
     expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
   });
 });
 
 describe('feature-file publisher', () => {
   let dir: string;
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'gpustack-agent-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gpustack-agent-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('writes key=value lines through a dot-file and reads them back', async () => {
     const publisher = featureFilePublisher(dir);
     expect(await publisher.read()).toBeUndefined();
     const state = createAgentState();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('published');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
     expect(await readdir(dir)).toEqual([FEATURE_FILE_NAME]);
     const text = await readFile(join(dir, FEATURE_FILE_NAME), 'utf8');
     const lines = text.split('\n');
     expect(lines[0]?.startsWith('#')).toBe(true);
     expect(lines.at(-1)).toBe('');
-    expect(lines.slice(1, -1)).toEqual(Object.keys(H100_LABELS).sort().map((k) => `${k}=${H100_LABELS[k]}`));
+    expect(lines.slice(1, -1)).toEqual(
+      Object.keys(H100_LABELS)
+        .sort()
+        .map((k) => `${k}=${H100_LABELS[k]}`),
+    );
     expect(await publisher.read()).toEqual(H100_LABELS);
   });
 
@@ -211,22 +309,42 @@ describe('feature-file publisher', () => {
     writing = false;
     await reader;
     expect(seen.length).toBeGreaterThan(0);
-    for (const labels of seen) expect(wanted.some((w) => sameLabels(w, labels)), JSON.stringify(labels)).toBe(true);
+    for (const labels of seen)
+      expect(
+        wanted.some((w) => sameLabels(w, labels)),
+        JSON.stringify(labels),
+      ).toBe(true);
     expect(await readdir(dir)).toEqual([FEATURE_FILE_NAME]);
     expect(await publisher.read()).toEqual(wanted[199 % wanted.length]);
   });
 
   it('read() skips comments and blank lines and keeps "=" inside values', async () => {
-    await writeFile(join(dir, FEATURE_FILE_NAME), '# comment\n\nfeature.gpustack.ai/acceleratable=true\nodd=a=b\n=nokey\n');
+    await writeFile(
+      join(dir, FEATURE_FILE_NAME),
+      '# comment\n\nfeature.gpustack.ai/acceleratable=true\nodd=a=b\n=nokey\n',
+    );
     expect(await featureFilePublisher(dir).read()).toEqual({ [ACCELERATABLE]: 'true', odd: 'a=b' });
   });
 
   it('a file written by a previous run is not rewritten when nothing changed', async () => {
     const publisher = featureFilePublisher(dir);
-    await runCycle(createAgentState(), options(publisher, () => Promise.resolve(H100_X8)));
-    await writeFile(join(dir, FEATURE_FILE_NAME), `# hand-marked\n${Object.entries(H100_LABELS).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
+    await runCycle(
+      createAgentState(),
+      options(publisher, () => Promise.resolve(H100_X8)),
+    );
+    await writeFile(
+      join(dir, FEATURE_FILE_NAME),
+      `# hand-marked\n${Object.entries(H100_LABELS)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n')}\n`,
+    );
     const state = createAgentState();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('unchanged');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('unchanged');
     expect((await readFile(join(dir, FEATURE_FILE_NAME), 'utf8')).startsWith('# hand-marked')).toBe(true);
     expect(state.writes).toBe(0);
   });
@@ -234,7 +352,12 @@ describe('feature-file publisher', () => {
   it('a directory that cannot be written fails the cycle without throwing', async () => {
     const publisher = featureFilePublisher(join(dir, 'missing', 'features.d'));
     const state = createAgentState();
-    expect(await runCycle(state, options(publisher, () => Promise.resolve(H100_X8)))).toBe('failed');
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('failed');
     expect(state.failures).toBe(1);
     expect(state.lastError).toMatch(/ENOENT/);
   });
@@ -242,8 +365,12 @@ describe('feature-file publisher', () => {
 
 describe('change detection', () => {
   let api: FakeApiServer;
-  beforeEach(async () => { api = await startFakeApiServer({ [NODE]: FOREIGN }); });
-  afterEach(async () => { await api.close(); });
+  beforeEach(async () => {
+    api = await startFakeApiServer({ [NODE]: FOREIGN });
+  });
+  afterEach(async () => {
+    await api.close();
+  });
 
   const modes: { mode: string; make: () => Publisher }[] = [
     { mode: 'nodefeature', make: () => nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), NODE, NAMESPACE) },
@@ -261,17 +388,23 @@ describe('change detection', () => {
     expect(state.writes).toBe(1);
   });
 
-  it.each(modes)('$mode: after a restart the published labels are found equal and nothing is written', async ({ make }) => {
-    await runCycle(createAgentState(), options(make(), () => Promise.resolve(H100_X8)));
-    expect(api.patches()).toHaveLength(1);
-    const restarted = createAgentState();
-    const opts = options(make(), () => Promise.resolve(H100_X8));
-    expect(await runCycle(restarted, opts)).toBe('unchanged');
-    expect(await runCycle(restarted, opts)).toBe('unchanged');
-    expect(api.patches()).toHaveLength(1);
-    expect(restarted.writes).toBe(0);
-    expect(restarted.published).toEqual(H100_LABELS);
-  });
+  it.each(modes)(
+    '$mode: after a restart the published labels are found equal and nothing is written',
+    async ({ make }) => {
+      await runCycle(
+        createAgentState(),
+        options(make(), () => Promise.resolve(H100_X8)),
+      );
+      expect(api.patches()).toHaveLength(1);
+      const restarted = createAgentState();
+      const opts = options(make(), () => Promise.resolve(H100_X8));
+      expect(await runCycle(restarted, opts)).toBe('unchanged');
+      expect(await runCycle(restarted, opts)).toBe('unchanged');
+      expect(api.patches()).toHaveLength(1);
+      expect(restarted.writes).toBe(0);
+      expect(restarted.published).toEqual(H100_LABELS);
+    },
+  );
 
   it.each(modes)('$mode: a changed detection writes again', async ({ make }) => {
     const publisher = make();
@@ -292,7 +425,14 @@ describe('change detection', () => {
     const dir = await mkdtemp(join(tmpdir(), 'gpustack-agent-'));
     try {
       const writes: Labels[] = [];
-      const wrap = (inner: Publisher): Publisher => ({ mode: inner.mode, read: () => inner.read(), write: async (l) => { writes.push(l); await inner.write(l); } });
+      const wrap = (inner: Publisher): Publisher => ({
+        mode: inner.mode,
+        read: () => inner.read(),
+        write: async (l) => {
+          writes.push(l);
+          await inner.write(l);
+        },
+      });
       const source = switchable(H100_X8);
       const state = createAgentState();
       await runCycle(state, options(wrap(featureFilePublisher(dir)), source.detect));

@@ -6,7 +6,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { failure as sendFailure, json, readBody } from '../support/fake-http.js';
-import { MANUFACTURERS, type DetectResult, type Device, type DeviceErrorCode, type DeviceErrorEntry, type Manufacturer } from '../../native/index.js';
+import {
+  MANUFACTURERS,
+  type DetectResult,
+  type Device,
+  type DeviceErrorCode,
+  type DeviceErrorEntry,
+  type Manufacturer,
+} from '../../native/index.js';
 import type { AgentLogger, Labels } from '../../src/agent/index.js';
 
 export const A = 'acceleratable.feature.gpustack.ai/';
@@ -15,15 +22,32 @@ export const TOKEN = 'test-token-1234';
 
 export function h100(index: number, overrides: Partial<Device> = {}): Device {
   return {
-    manufacturer: 'nvidia', index, uuid: `GPU-0000000${index}`, product: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559, cores: 16896,
-    computeCapability: '9.0', family: 'Hopper', driverVersion: '570.124.06', runtimeVersion: '12.8', ...overrides,
+    manufacturer: 'nvidia',
+    index,
+    uuid: `GPU-0000000${index}`,
+    product: 'NVIDIA H100 80GB HBM3',
+    memoryMiB: 81559,
+    cores: 16896,
+    computeCapability: '9.0',
+    family: 'Hopper',
+    driverVersion: '570.124.06',
+    runtimeVersion: '12.8',
+    ...overrides,
   };
 }
 
 export function mi300x(index: number): Device {
   return {
-    manufacturer: 'amd', index, uuid: `AMD-${index}`, product: 'AMD Instinct MI300X', memoryMiB: 196592, cores: 304,
-    computeCapability: 'gfx942', family: 'CDNA3', driverVersion: '6.10.5', runtimeVersion: '6.3',
+    manufacturer: 'amd',
+    index,
+    uuid: `AMD-${index}`,
+    product: 'AMD Instinct MI300X',
+    memoryMiB: 196592,
+    cores: 304,
+    computeCapability: 'gfx942',
+    family: 'CDNA3',
+    driverVersion: '6.10.5',
+    runtimeVersion: '6.3',
   };
 }
 
@@ -32,7 +56,10 @@ export function times(n: number, make: (index: number) => Device): Device[] {
 }
 
 /** A DetectResult: the given devices, `LibraryNotFound` for every other manufacturer unless `errors` names it. */
-export function detection(devices: readonly Device[], errors: Partial<Record<Manufacturer, DeviceErrorCode>> = {}): DetectResult {
+export function detection(
+  devices: readonly Device[],
+  errors: Partial<Record<Manufacturer, DeviceErrorCode>> = {},
+): DetectResult {
   const found = new Set(devices.map((d) => d.manufacturer));
   const entries: DeviceErrorEntry[] = [];
   for (const manufacturer of MANUFACTURERS) {
@@ -57,15 +84,25 @@ export const H100_LABELS: Labels = {
   [`${A}nvidia-h100-80gb-hbm3.comcap`]: '9.0',
 };
 
-export interface LogEntry { level: 'info' | 'warn' | 'error'; fields: object; message: string }
+export interface LogEntry {
+  level: 'info' | 'warn' | 'error';
+  fields: object;
+  message: string;
+}
 
 export function recordingLogger(): AgentLogger & { entries: LogEntry[] } {
   const entries: LogEntry[] = [];
   return {
     entries,
-    info: (fields, message) => { entries.push({ level: 'info', fields, message }); },
-    warn: (fields, message) => { entries.push({ level: 'warn', fields, message }); },
-    error: (fields, message) => { entries.push({ level: 'error', fields, message }); },
+    info: (fields, message) => {
+      entries.push({ level: 'info', fields, message });
+    },
+    warn: (fields, message) => {
+      entries.push({ level: 'warn', fields, message });
+    },
+    error: (fields, message) => {
+      entries.push({ level: 'error', fields, message });
+    },
   };
 }
 
@@ -78,8 +115,13 @@ export interface RecordedRequest {
   readonly body: unknown;
 }
 
-interface NodeObject { metadata: { name: string; labels: Labels } }
-interface NodeFeatureObject { metadata: { name: string; namespace: string; labels?: Labels }; spec: { labels: Labels } }
+interface NodeObject {
+  metadata: { name: string; labels: Labels };
+}
+interface NodeFeatureObject {
+  metadata: { name: string; namespace: string; labels?: Labels };
+  spec: { labels: Labels };
+}
 
 /** How the stand-in answers the next requests: normally, with an HTTP status, or by closing the socket. */
 export type Failure = { status: number } | 'close' | undefined;
@@ -102,18 +144,33 @@ const NODE_FEATURE_PATH = /^\/apis\/nfd\.k8s-sigs\.io\/v1alpha1\/namespaces\/([^
 /** Starts the stand-in on 127.0.0.1 (a free port) with the given nodes (name → labels). */
 export async function startFakeApiServer(nodes: Record<string, Labels> = {}, prefix = ''): Promise<FakeApiServer> {
   const requests: RecordedRequest[] = [];
-  const nodeMap = new Map<string, NodeObject>(Object.entries(nodes).map(([name, labels]) => [name, { metadata: { name, labels: { ...labels } } }]));
+  const nodeMap = new Map<string, NodeObject>(
+    Object.entries(nodes).map(([name, labels]) => [name, { metadata: { name, labels: { ...labels } } }]),
+  );
   const nodeFeatures = new Map<string, NodeFeatureObject>();
   const fake = { failure: undefined as Failure };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = await readBody(req);
     let body: unknown;
-    try { body = text ? JSON.parse(text) : undefined; } catch { body = text; }
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
     const url = req.url ?? '';
-    requests.push({ method: req.method ?? '', path: url, contentType: req.headers['content-type'], authorization: req.headers.authorization, body });
+    requests.push({
+      method: req.method ?? '',
+      path: url,
+      contentType: req.headers['content-type'],
+      authorization: req.headers.authorization,
+      body,
+    });
     const failure = fake.failure;
-    if (failure === 'close') { req.socket.destroy(); return; }
+    if (failure === 'close') {
+      req.socket.destroy();
+      return;
+    }
     if (failure !== undefined) return sendFailure(res, failure.status, 'injected failure');
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return sendFailure(res, 401, 'Unauthorized');
     if (!url.startsWith(prefix)) return sendFailure(res, 404, 'outside the prefix');
@@ -125,7 +182,8 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
       if (!node) return sendFailure(res, 404, `nodes "${name}" not found`);
       if (req.method === 'GET') return json(res, 200, node);
       if (req.method !== 'PATCH') return sendFailure(res, 405, 'method not allowed');
-      if (req.headers['content-type'] !== 'application/merge-patch+json') return sendFailure(res, 415, 'unsupported media type');
+      if (req.headers['content-type'] !== 'application/merge-patch+json')
+        return sendFailure(res, 415, 'unsupported media type');
       const patch = (body as { metadata?: { labels?: Record<string, string | null> } }).metadata?.labels ?? {};
       for (const [key, value] of Object.entries(patch)) {
         if (value === null) delete node.metadata.labels[key];
@@ -141,8 +199,10 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
         return object ? json(res, 200, object) : sendFailure(res, 404, `nodefeatures "${key}" not found`);
       }
       if (req.method !== 'PATCH') return sendFailure(res, 405, 'method not allowed');
-      if (req.headers['content-type'] !== 'application/apply-patch+yaml') return sendFailure(res, 415, 'unsupported media type');
-      if (searchParams.get('fieldManager') === null) return sendFailure(res, 422, 'fieldManager is required for apply patch');
+      if (req.headers['content-type'] !== 'application/apply-patch+yaml')
+        return sendFailure(res, 415, 'unsupported media type');
+      if (searchParams.get('fieldManager') === null)
+        return sendFailure(res, 422, 'fieldManager is required for apply patch');
       const applied = body as NodeFeatureObject;
       const object: NodeFeatureObject = {
         metadata: { ...applied.metadata },
@@ -166,10 +226,11 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
     nodes: nodeMap,
     nodeFeatures,
     patches: () => requests.filter((r) => r.method === 'PATCH'),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   });
 }
 

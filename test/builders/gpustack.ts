@@ -20,9 +20,15 @@ export class SchedulingChainWrapper {
   private conditions: ConditionLike[] | undefined;
   constructor(private readonly name: string) {}
   /** The spec as written (unchecked: invalid settings are a scenario). */
-  spec(spec: Record<string, unknown>): this { this.specValue = { ...spec }; return this; }
+  spec(spec: Record<string, unknown>): this {
+    this.specValue = { ...spec };
+    return this;
+  }
   /** The previous status conditions (their `lastTransitionTime` must survive an unchanged sync). */
-  previousConditions(conditions: ConditionLike[]): this { this.conditions = conditions; return this; }
+  previousConditions(conditions: ConditionLike[]): this {
+    this.conditions = conditions;
+    return this;
+  }
   obj(): Observed {
     return {
       apiVersion: GPUSTACK,
@@ -40,7 +46,12 @@ export function makeSchedulingChain(name = 'default'): SchedulingChainWrapper {
 }
 
 export class InstanceTypeWrapper {
-  private readonly specValue: Record<string, unknown> = { acceleratable: false, generalGroup: 'generic', os: 'linux', arch: 'amd64' };
+  private readonly specValue: Record<string, unknown> = {
+    acceleratable: false,
+    generalGroup: 'generic',
+    os: 'linux',
+    arch: 'amd64',
+  };
   private conditions: ConditionLike[] | undefined;
   private deletionTimestamp: string | undefined;
   private readonly labels: Record<string, string> = { 'schedule.gpustack.ai/derived-from-node': 'true' };
@@ -57,16 +68,46 @@ export class InstanceTypeWrapper {
     delete this.specValue['acceleratorGroup'];
     return this;
   }
-  os(os: string): this { this.specValue['os'] = os; return this; }
-  arch(arch: string): this { this.specValue['arch'] = arch; return this; }
-  displayName(text: string): this { this.specValue['displayName'] = text; return this; }
-  description(text: string): this { this.specValue['description'] = text; return this; }
-  inactive(value = true): this { this.specValue['inactive'] = value; return this; }
-  unitResources(cpu: string, ram: string): this { this.specValue['unitResources'] = { cpu, ram }; return this; }
-  localStorage(size: string): this { this.specValue['localStorage'] = size; return this; }
-  label(key: string, value: string): this { this.labels[key] = value; return this; }
-  previousConditions(conditions: ConditionLike[]): this { this.conditions = conditions; return this; }
-  deleting(at = '2026-02-28T00:00:00Z'): this { this.deletionTimestamp = at; return this; }
+  os(os: string): this {
+    this.specValue['os'] = os;
+    return this;
+  }
+  arch(arch: string): this {
+    this.specValue['arch'] = arch;
+    return this;
+  }
+  displayName(text: string): this {
+    this.specValue['displayName'] = text;
+    return this;
+  }
+  description(text: string): this {
+    this.specValue['description'] = text;
+    return this;
+  }
+  inactive(value = true): this {
+    this.specValue['inactive'] = value;
+    return this;
+  }
+  unitResources(cpu: string, ram: string): this {
+    this.specValue['unitResources'] = { cpu, ram };
+    return this;
+  }
+  localStorage(size: string): this {
+    this.specValue['localStorage'] = size;
+    return this;
+  }
+  label(key: string, value: string): this {
+    this.labels[key] = value;
+    return this;
+  }
+  previousConditions(conditions: ConditionLike[]): this {
+    this.conditions = conditions;
+    return this;
+  }
+  deleting(at = '2026-02-28T00:00:00Z'): this {
+    this.deletionTimestamp = at;
+    return this;
+  }
   obj(): Observed {
     return {
       apiVersion: GPUSTACK,
@@ -77,7 +118,10 @@ export class InstanceTypeWrapper {
         generation: 1,
         labels: { ...this.labels },
         ...(this.deletionTimestamp !== undefined
-          ? { deletionTimestamp: this.deletionTimestamp, finalizers: ['metacontroller.io/compositecontroller-gpustack-instance-type'] }
+          ? {
+              deletionTimestamp: this.deletionTimestamp,
+              finalizers: ['metacontroller.io/compositecontroller-gpustack-instance-type'],
+            }
           : {}),
       },
       spec: structuredClone(this.specValue),

@@ -34,26 +34,52 @@ export class ResourceFlavorWrapper {
 
   /** A device flavor: `<count>` cards per node of aKey `key`. */
   device(key: string, count: number): this {
-    this.key = key; this.keyPrefix = A; this.count = count; this.acceleratable = true;
+    this.key = key;
+    this.keyPrefix = A;
+    this.count = count;
+    this.acceleratable = true;
     return this;
   }
   /** A CPU flavor: `<cores>` per node of gKey `key`. */
   cpu(key: string, cores: number): this {
-    this.key = key; this.keyPrefix = G; this.count = cores; this.acceleratable = false;
+    this.key = key;
+    this.keyPrefix = G;
+    this.count = cores;
+    this.acceleratable = false;
     return this;
   }
   /** How many nodes pool into the flavor (capacity = nodes × count). */
-  nodes(n: number): this { this.nodeCount = n; return this; }
+  nodes(n: number): this {
+    this.nodeCount = n;
+    return this;
+  }
   /** Overrides the `.capacity` label text (garbage allowed). */
-  capacity(text: string): this { this.capacityText = text; return this; }
-  os(os: string): this { this.osName = os; return this; }
-  arch(arch: string): this { this.archName = arch; return this; }
-  label(key: string, value: string): this { this.extraLabels[key] = value; return this; }
-  deleting(at = '2026-02-28T00:00:00Z'): this { this.deletionTimestamp = at; return this; }
+  capacity(text: string): this {
+    this.capacityText = text;
+    return this;
+  }
+  os(os: string): this {
+    this.osName = os;
+    return this;
+  }
+  arch(arch: string): this {
+    this.archName = arch;
+    return this;
+  }
+  label(key: string, value: string): this {
+    this.extraLabels[key] = value;
+    return this;
+  }
+  deleting(at = '2026-02-28T00:00:00Z'): this {
+    this.deletionTimestamp = at;
+    return this;
+  }
 
   name(): string {
     const suffix = this.keyPrefix === A ? 'd' : 'c';
-    return this.fixedName ?? `gpustack-${this.key.replace(/_/g, '-')}-${this.osName}-${this.archName}-${this.count}${suffix}`;
+    return (
+      this.fixedName ?? `gpustack-${this.key.replace(/_/g, '-')}-${this.osName}-${this.archName}-${this.count}${suffix}`
+    );
   }
 
   obj(): Observed {
@@ -80,7 +106,9 @@ export class ResourceFlavorWrapper {
           ? { deletionTimestamp: this.deletionTimestamp, finalizers: ['kueue.x-k8s.io/resource-in-use'] }
           : {}),
       },
-      spec: { nodeLabels: { 'gpustack.ai/managed': 'true', [keyLabel]: 'true', [`${keyLabel}.count`]: String(this.count) } },
+      spec: {
+        nodeLabels: { 'gpustack.ai/managed': 'true', [keyLabel]: 'true', [`${keyLabel}.count`]: String(this.count) },
+      },
     };
   }
 }
@@ -94,8 +122,14 @@ export class ClusterQueueWrapper {
   private conditions: Record<string, string>[] = [];
   constructor(private readonly name: string) {}
   /** Kueue reports the queue `Active=True` (it can admit). */
-  active(): this { this.conditions = [condition('Active', 'True', 'Ready', 'Can admit new workloads')]; return this; }
-  inactive(reason = 'FlavorNotFound'): this { this.conditions = [condition('Active', 'False', reason)]; return this; }
+  active(): this {
+    this.conditions = [condition('Active', 'True', 'Ready', 'Can admit new workloads')];
+    return this;
+  }
+  inactive(reason = 'FlavorNotFound'): this {
+    this.conditions = [condition('Active', 'False', reason)];
+    return this;
+  }
   obj(): Observed {
     return {
       apiVersion: KUEUE,
@@ -116,7 +150,12 @@ export function makeLocalQueue(name: string, namespace: string, clusterQueue: st
   return {
     apiVersion: KUEUE,
     kind: 'LocalQueue',
-    metadata: { name, namespace, uid: `uid-${namespace}-${name}`, annotations: { 'schedule.gpustack.ai/cluster-queue': clusterQueue } },
+    metadata: {
+      name,
+      namespace,
+      uid: `uid-${namespace}-${name}`,
+      annotations: { 'schedule.gpustack.ai/cluster-queue': clusterQueue },
+    },
     spec: { clusterQueue, stopPolicy: 'None' },
   };
 }
@@ -126,11 +165,25 @@ export class AdmissionCheckWrapper {
   private conditions: Record<string, string>[] | undefined;
   private deletionTimestamp: string | undefined;
   constructor(private readonly name: string) {}
-  controller(name: string): this { this.controllerName = name; return this; }
+  controller(name: string): this {
+    this.controllerName = name;
+    return this;
+  }
   /** node-devices-check has marked it `Active=True`. */
-  active(): this { this.conditions = [condition('Active', 'True', 'Ready', 'the gpustack-node-devices checker answers for this check')]; return this; }
-  conditionsAs(conditions: Record<string, string>[]): this { this.conditions = conditions; return this; }
-  deleting(at = '2026-02-28T00:00:00Z'): this { this.deletionTimestamp = at; return this; }
+  active(): this {
+    this.conditions = [
+      condition('Active', 'True', 'Ready', 'the gpustack-node-devices checker answers for this check'),
+    ];
+    return this;
+  }
+  conditionsAs(conditions: Record<string, string>[]): this {
+    this.conditions = conditions;
+    return this;
+  }
+  deleting(at = '2026-02-28T00:00:00Z'): this {
+    this.deletionTimestamp = at;
+    return this;
+  }
   obj(): Observed {
     return {
       apiVersion: KUEUE,
@@ -158,9 +211,16 @@ export class NamespaceWrapper {
   constructor(private readonly name: string) {
     this.labels = { 'kubernetes.io/metadata.name': name };
   }
-  label(key: string, value: string): this { this.labels[key] = value; return this; }
+  label(key: string, value: string): this {
+    this.labels[key] = value;
+    return this;
+  }
   /** Being deleted: `deletionTimestamp` set and phase `Terminating`. */
-  terminating(at = '2026-02-28T00:00:00Z'): this { this.phase = 'Terminating'; this.deletionTimestamp = at; return this; }
+  terminating(at = '2026-02-28T00:00:00Z'): this {
+    this.phase = 'Terminating';
+    this.deletionTimestamp = at;
+    return this;
+  }
   obj(): Observed {
     return {
       apiVersion: 'v1',

@@ -26,8 +26,22 @@ export interface AcceleratorSpec {
 
 /** The devices of the example clusters (labels exactly as the agent writes them). */
 export const DEVICES = {
-  h100: { key: 'nvidia-h100-80gb-hbm3', product: 'NVIDIA-H100-80GB-HBM3', memory: '80Gi', cores: '16896', family: 'Hopper', comcap: '9.0' },
-  h200: { key: 'nvidia-h200', product: 'NVIDIA-H200', memory: '140Gi', cores: '16896', family: 'Hopper', comcap: '9.0' },
+  h100: {
+    key: 'nvidia-h100-80gb-hbm3',
+    product: 'NVIDIA-H100-80GB-HBM3',
+    memory: '80Gi',
+    cores: '16896',
+    family: 'Hopper',
+    comcap: '9.0',
+  },
+  h200: {
+    key: 'nvidia-h200',
+    product: 'NVIDIA-H200',
+    memory: '140Gi',
+    cores: '16896',
+    family: 'Hopper',
+    comcap: '9.0',
+  },
   a10g: { key: 'nvidia-a10g', product: 'NVIDIA-A10G', memory: '22Gi', cores: '9216', family: 'Ampere', comcap: '8.6' },
   t4: { key: 'nvidia-tesla-t4', product: 'Tesla-T4', memory: '15Gi', cores: '2560', family: 'Turing', comcap: '7.5' },
   ascend910b2: { key: 'ascend-910b2', product: 'Ascend910B2', memory: '64Gi', cores: '24' },
@@ -65,31 +79,75 @@ export class NodeWrapper {
 
   constructor(private readonly name: string) {}
 
-  os(os: string): this { this.osName = os; return this; }
+  os(os: string): this {
+    this.osName = os;
+    return this;
+  }
   /** `undefined` leaves `kubernetes.io/arch` off (a node the chain must skip). */
-  arch(arch: string | undefined): this { this.archName = arch; return this; }
+  arch(arch: string | undefined): this {
+    this.archName = arch;
+    return this;
+  }
   /** `status.capacity.cpu` (and, once profiled, the general key's `.count`). */
-  cpu(cores: number): this { this.cores = cores; return this; }
+  cpu(cores: number): this {
+    this.cores = cores;
+    return this;
+  }
   /** NFD's CPU vendor label and the agent's `feature.gpustack.ai/cpu-name` annotation. */
-  cpuModel(vendor: string, name: string): this { this.cpuVendor = vendor; this.cpuName = name; return this; }
-  accelerator(spec: AcceleratorSpec): this { this.accelerators.push(spec); return this; }
-  h100(count: number): this { return this.accelerator({ ...DEVICES.h100, count }); }
-  h200(count: number): this { return this.accelerator({ ...DEVICES.h200, count }); }
-  a10g(count: number): this { return this.accelerator({ ...DEVICES.a10g, count }); }
-  t4(count: number): this { return this.accelerator({ ...DEVICES.t4, count }); }
-  ascend910b2(count: number): this { return this.accelerator({ ...DEVICES.ascend910b2, count }); }
-  mi300x(count: number): this { return this.accelerator({ ...DEVICES.mi300x, count }); }
+  cpuModel(vendor: string, name: string): this {
+    this.cpuVendor = vendor;
+    this.cpuName = name;
+    return this;
+  }
+  accelerator(spec: AcceleratorSpec): this {
+    this.accelerators.push(spec);
+    return this;
+  }
+  h100(count: number): this {
+    return this.accelerator({ ...DEVICES.h100, count });
+  }
+  h200(count: number): this {
+    return this.accelerator({ ...DEVICES.h200, count });
+  }
+  a10g(count: number): this {
+    return this.accelerator({ ...DEVICES.a10g, count });
+  }
+  t4(count: number): this {
+    return this.accelerator({ ...DEVICES.t4, count });
+  }
+  ascend910b2(count: number): this {
+    return this.accelerator({ ...DEVICES.ascend910b2, count });
+  }
+  mi300x(count: number): this {
+    return this.accelerator({ ...DEVICES.mi300x, count });
+  }
   /** Adds stage-3 labels as node-profile writes them (`gpustack.ai/managed=true` unless set otherwise). */
   profiled(profile: Partial<Profile> = {}): this {
     this.profile = { generalKey: 'generic', cpuOnly: false, ...profile };
     return this;
   }
   /** Sets `gpustack.ai/managed` to any value (`false` = an admin opted the node out). */
-  managed(value: string): this { this.managedValue = value; return this; }
-  label(key: string, value: string): this { this.extraLabels[key] = value; this.dropped.delete(key); return this; }
-  withoutLabel(key: string): this { this.dropped.add(key); return this; }
-  annotation(key: string, value: string): this { this.annotations[key] = value; return this; }
-  deleting(at = '2026-02-28T00:00:00Z'): this { this.deletionTimestamp = at; return this; }
+  managed(value: string): this {
+    this.managedValue = value;
+    return this;
+  }
+  label(key: string, value: string): this {
+    this.extraLabels[key] = value;
+    this.dropped.delete(key);
+    return this;
+  }
+  withoutLabel(key: string): this {
+    this.dropped.add(key);
+    return this;
+  }
+  annotation(key: string, value: string): this {
+    this.annotations[key] = value;
+    return this;
+  }
+  deleting(at = '2026-02-28T00:00:00Z'): this {
+    this.deletionTimestamp = at;
+    return this;
+  }
 
   private stage2Labels(): Record<string, string> {
     const labels: Record<string, string> = {

@@ -21,14 +21,20 @@ export const KEYS = {
   admissionCheck: `AdmissionCheck.${KUEUE}`,
 } as const;
 
-type WithIdentity = { readonly kind?: string; readonly apiVersion?: string; readonly metadata: { readonly name: string; readonly namespace?: string } };
+type WithIdentity = {
+  readonly kind?: string;
+  readonly apiVersion?: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string };
+};
 
 /** One object map from a list: outer key from kind/apiVersion, inner key `ns/name` or `name`. */
 export function objectMap(objects: readonly WithIdentity[], declared: readonly string[] = []): ObjectMap {
   const map: ObjectMap = Object.fromEntries(declared.map((key) => [key, {}]));
   for (const object of objects) {
     const outer = `${object.kind}.${object.apiVersion}`;
-    const inner = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
+    const inner = object.metadata.namespace
+      ? `${object.metadata.namespace}/${object.metadata.name}`
+      : object.metadata.name;
     (map[outer] ??= {})[inner] = object;
   }
   return map;
@@ -71,7 +77,12 @@ export interface InstanceTypeRequestInput {
 /** A `gpustack-instance-type` sync (or finalize) request. */
 export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
   const related = objectMap(
-    [...(input.chain ? [input.chain] : []), ...(input.flavors ?? []), ...(input.namespaces ?? []), ...(input.checks ?? [])],
+    [
+      ...(input.chain ? [input.chain] : []),
+      ...(input.flavors ?? []),
+      ...(input.namespaces ?? []),
+      ...(input.checks ?? []),
+    ],
     [KEYS.chain, KEYS.flavor, KEYS.namespace, KEYS.admissionCheck],
   );
   for (const key of input.omitRelated ?? []) delete related[key];

@@ -13,7 +13,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../sync/node-devices-admission/builders.js';
+import {
+  CHECK,
+  H100_FLAVOR,
+  boundPod,
+  deviceFlavor,
+  gpuNode,
+  gpus,
+  makeWorkload,
+} from '../sync/node-devices-admission/builders.js';
 import { eventually, kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -40,8 +48,12 @@ interface Run {
 function collect(child: ChildProcess): Promise<Run> {
   let stdout = '';
   let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
@@ -52,14 +64,22 @@ let outDir = '';
 let scratch = '';
 
 function cli(...args: string[]): Promise<Run> {
-  return collect(spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] }));
+  return collect(
+    spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
 }
 
 beforeAll(async () => {
   mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
   outDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'cli-test-'));
   scratch = mkdtempSync(join(tmpdir(), 'gpustack-cli-'));
-  const build = await collect(spawn(process.execPath, [TSC, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck', '--sourceMap', 'false'], { cwd: REPO }));
+  const build = await collect(
+    spawn(
+      process.execPath,
+      [TSC, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck', '--sourceMap', 'false'],
+      { cwd: REPO },
+    ),
+  );
   if (build.code !== 0) throw new Error(`tsc failed (${build.code}):\n${build.stdout}${build.stderr}`);
 }, 120_000);
 
@@ -69,98 +89,143 @@ afterAll(() => {
 });
 
 describe.concurrent('gpustack-operator render', () => {
-  it('prints the labels and objects of the reference cluster as JSON, and the same document as YAML by default (exit 0)', async () => {
-    const [json, yaml] = await Promise.all([
-      cli('render', '--nodes', 'examples/clusters/reference-4-node.yaml', '-o', 'json'),
-      cli('render', '--nodes', 'examples/clusters/reference-4-node.yaml'),
-    ]);
+  it(
+    'prints the labels and objects of the reference cluster as JSON, and the same document as YAML by default (exit 0)',
+    async () => {
+      const [json, yaml] = await Promise.all([
+        cli('render', '--nodes', 'examples/clusters/reference-4-node.yaml', '-o', 'json'),
+        cli('render', '--nodes', 'examples/clusters/reference-4-node.yaml'),
+      ]);
 
-    expect(json.stderr).toBe('');
-    expect(json.code).toBe(0);
-    const output = JSON.parse(json.stdout) as { nodes: { name: string }[]; objects: { kind: string; metadata: { name: string } }[] };
-    expect(output.nodes.map((n) => n.name)).toEqual(['node-a10g', 'node-cpu', 'node-t4-a', 'node-t4-b']);
-    expect(output.objects.filter((o) => o.kind === 'ResourceFlavor').map((o) => o.metadata.name)).toEqual(SIX_FLAVORS);
-    expect(yaml.code).toBe(0);
-    // Two runs may straddle a second boundary: compare without condition times.
-    const withoutTimes = (text: string) => text.replace(/"lastTransitionTime":"[^"]*"/g, '"lastTransitionTime":""');
-    expect(withoutTimes(JSON.stringify(parse(yaml.stdout)))).toBe(withoutTimes(JSON.stringify(output)));
-  }, CLI_TIMEOUT_MS);
+      expect(json.stderr).toBe('');
+      expect(json.code).toBe(0);
+      const output = JSON.parse(json.stdout) as {
+        nodes: { name: string }[];
+        objects: { kind: string; metadata: { name: string } }[];
+      };
+      expect(output.nodes.map((n) => n.name)).toEqual(['node-a10g', 'node-cpu', 'node-t4-a', 'node-t4-b']);
+      expect(output.objects.filter((o) => o.kind === 'ResourceFlavor').map((o) => o.metadata.name)).toEqual(
+        SIX_FLAVORS,
+      );
+      expect(yaml.code).toBe(0);
+      // Two runs may straddle a second boundary: compare without condition times.
+      const withoutTimes = (text: string) => text.replace(/"lastTransitionTime":"[^"]*"/g, '"lastTransitionTime":""');
+      expect(withoutTimes(JSON.stringify(parse(yaml.stdout)))).toBe(withoutTimes(JSON.stringify(output)));
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('exits 2 with the usage when --nodes is missing', async () => {
-    const run = await cli('render');
+  it(
+    'exits 2 with the usage when --nodes is missing',
+    async () => {
+      const run = await cli('render');
 
-    expect(run.code).toBe(2);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^error: render: --nodes FILE is required\n\nUsage: gpustack-operator <command> \[options\]/);
-  }, CLI_TIMEOUT_MS);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(
+        /^error: render: --nodes FILE is required\n\nUsage: gpustack-operator <command> \[options\]/,
+      );
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('exits 1 naming a file that does not exist', async () => {
-    const run = await cli('render', '--nodes', 'examples/clusters/no-such-cluster.yaml');
+  it(
+    'exits 1 naming a file that does not exist',
+    async () => {
+      const run = await cli('render', '--nodes', 'examples/clusters/no-such-cluster.yaml');
 
-    expect(run.code).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toBe("error: ENOENT: no such file or directory, open 'examples/clusters/no-such-cluster.yaml'\n");
-  }, CLI_TIMEOUT_MS);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        "error: ENOENT: no such file or directory, open 'examples/clusters/no-such-cluster.yaml'\n",
+      );
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('exits 1 naming spec.generalKey of an invalid --chain', async () => {
-    const chain = join(scratch, 'chain.yaml');
-    writeFileSync(chain, 'apiVersion: worker.gpustack.ai/v1alpha1\nkind: SchedulingChain\nmetadata:\n  name: default\nspec:\n  generalKey: Bogus\n');
+  it(
+    'exits 1 naming spec.generalKey of an invalid --chain',
+    async () => {
+      const chain = join(scratch, 'chain.yaml');
+      writeFileSync(
+        chain,
+        'apiVersion: worker.gpustack.ai/v1alpha1\nkind: SchedulingChain\nmetadata:\n  name: default\nspec:\n  generalKey: Bogus\n',
+      );
 
-    const run = await cli('render', '--nodes', 'examples/clusters/reference-4-node.yaml', '--chain', chain);
+      const run = await cli('render', '--nodes', 'examples/clusters/reference-4-node.yaml', '--chain', chain);
 
-    expect(run.code).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^error: InvalidSettings: SchedulingChain default: spec\.generalKey: /);
-  }, CLI_TIMEOUT_MS);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^error: InvalidSettings: SchedulingChain default: spec\.generalKey: /);
+    },
+    CLI_TIMEOUT_MS,
+  );
 });
 
 describe('gpustack-operator serve', () => {
-  it('answers on 127.0.0.1, limits bodies to --max-body and exits 0 within 5 s of SIGTERM', async () => {
-    // --port 0: the kernel picks a free port, which the startup banner names.
-    const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--max-body', '64Ki'];
-    const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
-      cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const done = collect(child);
-    try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let seen = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          seen += chunk.toString();
-          const match = /hook server on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(seen);
-          if (match?.[1]) resolve(match[1]);
+  it(
+    'answers on 127.0.0.1, limits bodies to --max-body and exits 0 within 5 s of SIGTERM',
+    async () => {
+      // --port 0: the kernel picks a free port, which the startup banner names.
+      const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--max-body', '64Ki'];
+      const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
+        cwd: REPO,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const done = collect(child);
+      try {
+        const base = await new Promise<string>((resolve, reject) => {
+          let seen = '';
+          child.stdout.on('data', (chunk: Buffer) => {
+            seen += chunk.toString();
+            const match = /hook server on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(seen);
+            if (match?.[1]) resolve(match[1]);
+          });
+          child.on('close', (code) => reject(new Error(`serve exited ${code} before listening:\n${seen}`)));
         });
-        child.on('close', (code) => reject(new Error(`serve exited ${code} before listening:\n${seen}`)));
-      });
 
-      const health = await fetch(`${base}/healthz`);
-      expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: 'ok' });
-      const hook = await fetch(`${base}/hooks/scheduling-chain/sync`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: readFileSync(join(REPO, 'examples/hooks/scheduling-chain.sync.json')),
-      });
-      expect(hook.status).toBe(200);
-      expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(10);
-      const tooLarge = await fetch(`${base}/hooks/scheduling-chain/sync`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ padding: 'x'.repeat(65 * 1024) }),
-      });
-      expect(tooLarge.status).toBe(413);
-      expect(await tooLarge.json()).toEqual({ error: { code: 'PayloadTooLarge', message: 'request body exceeds 65536 bytes (--max-body)' } });
-      const metrics = await (await fetch(`${base}/metrics`)).text();
-      expect(metrics).toContain('gpustack_hook_requests_total{controller="scheduling-chain",hook="sync",code="413"} 1');
-      expect(metrics).toContain('process_cpu_seconds_total');
+        const health = await fetch(`${base}/healthz`);
+        expect(health.status).toBe(200);
+        expect(await health.json()).toEqual({ status: 'ok' });
+        const hook = await fetch(`${base}/hooks/scheduling-chain/sync`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: readFileSync(join(REPO, 'examples/hooks/scheduling-chain.sync.json')),
+        });
+        expect(hook.status).toBe(200);
+        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(10);
+        const tooLarge = await fetch(`${base}/hooks/scheduling-chain/sync`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ padding: 'x'.repeat(65 * 1024) }),
+        });
+        expect(tooLarge.status).toBe(413);
+        expect(await tooLarge.json()).toEqual({
+          error: { code: 'PayloadTooLarge', message: 'request body exceeds 65536 bytes (--max-body)' },
+        });
+        const metrics = await (await fetch(`${base}/metrics`)).text();
+        expect(metrics).toContain(
+          'gpustack_hook_requests_total{controller="scheduling-chain",hook="sync",code="413"} 1',
+        );
+        expect(metrics).toContain('process_cpu_seconds_total');
 
-      const stoppedAt = Date.now();
-      child.kill('SIGTERM');
-      const run = await Promise.race([done, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('serve did not exit within 5 s of SIGTERM')), 5_000))]);
-      expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
-      expect(Date.now() - stoppedAt).toBeLessThan(5_000);
-      expect(run.stderr).toBe('');
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
-  }, CLI_TIMEOUT_MS);
+        const stoppedAt = Date.now();
+        child.kill('SIGTERM');
+        const run = await Promise.race([
+          done,
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error('serve did not exit within 5 s of SIGTERM')), 5_000),
+          ),
+        ]);
+        expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+        expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+        expect(run.stderr).toBe('');
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    },
+    CLI_TIMEOUT_MS,
+  );
 });
 
 /** A port nobody listens on right now (the kernel's pick, released again). */
@@ -176,7 +241,11 @@ function freePort(): Promise<number> {
 }
 
 async function healthStatus(url: string): Promise<number> {
-  try { return (await fetch(url)).status; } catch { return 0; }
+  try {
+    return (await fetch(url)).status;
+  } catch {
+    return 0;
+  }
 }
 
 describe('gpustack-operator admission', () => {
@@ -194,63 +263,126 @@ describe('gpustack-operator admission', () => {
     api.upsert('nodes', json(gpuNode('gpu-b', 8)));
     api.upsert('pods', json(boundPod('busy-a', 'gpu-a', [gpus(4)])));
     api.upsert('pods', json(boundPod('busy-b', 'gpu-b', [gpus(4)])));
-    api.upsert('workloads', json(makeWorkload('train').podSet('workers', 1, [gpus(8)]).obj()));
+    api.upsert(
+      'workloads',
+      json(
+        makeWorkload('train')
+          .podSet('workers', 1, [gpus(8)])
+          .obj(),
+      ),
+    );
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await api.close();
   });
 
   function start(...args: string[]): { child: ChildProcess; done: Promise<Run> } {
-    const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     return { child, done: collect(child) };
   }
 
   const retryMessage = `podset "workers": 1 pod × 8 cards do not fit in flavor ${H100_FLAVOR}; the largest free block is 4 cards (node gpu-a); will retry as capacity frees`;
 
-  it('writes Retry for 8 cards on 4 + 4 free, logs one JSON line for it on stdout, is healthy, and exits 0 on SIGTERM', async () => {
-    const port = await freePort();
-    const { child, done } = start('admission', '--kubeconfig', kubeconfig, '--health-port', String(port));
-    await eventually(async () => await healthStatus(`http://127.0.0.1:${port}/healthz`) === 200, 'admission /healthz 200', CLI_TIMEOUT_MS / 2);
-    await eventually(() => api.patches().length === 1, 'the Retry write', CLI_TIMEOUT_MS / 2);
-    expect(api.patches()[0]?.path).toBe('/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/train/status?fieldManager=gpustack-node-devices&force=true');
+  it(
+    'writes Retry for 8 cards on 4 + 4 free, logs one JSON line for it on stdout, is healthy, and exits 0 on SIGTERM',
+    async () => {
+      const port = await freePort();
+      const { child, done } = start('admission', '--kubeconfig', kubeconfig, '--health-port', String(port));
+      await eventually(
+        async () => (await healthStatus(`http://127.0.0.1:${port}/healthz`)) === 200,
+        'admission /healthz 200',
+        CLI_TIMEOUT_MS / 2,
+      );
+      await eventually(() => api.patches().length === 1, 'the Retry write', CLI_TIMEOUT_MS / 2);
+      expect(api.patches()[0]?.path).toBe(
+        '/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/train/status?fieldManager=gpustack-node-devices&force=true',
+      );
 
-    child.kill('SIGTERM');
-    const run = await done;
-    expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
-    expect(run.stderr).toBe('');
-    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.filter((l) => l['msg'] === 'admission check written')).toEqual([expect.objectContaining({
-      workload: 'team-a/train', namespace: 'team-a', name: 'train', check: CHECK, state: 'Retry', message: retryMessage, requeueAfterSeconds: 30,
-    })]);
-  }, CLI_TIMEOUT_MS);
+      child.kill('SIGTERM');
+      const run = await done;
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+      expect(run.stderr).toBe('');
+      const lines = run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.filter((l) => l['msg'] === 'admission check written')).toEqual([
+        expect.objectContaining({
+          workload: 'team-a/train',
+          namespace: 'team-a',
+          name: 'train',
+          check: CHECK,
+          state: 'Retry',
+          message: retryMessage,
+          requeueAfterSeconds: 30,
+        }),
+      ]);
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('serve --admission runs the hook server and the checker in one process; SIGTERM stops both with exit 0', async () => {
-    const port = await freePort();
-    const { child, done } = start('serve', '--admission', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--kubeconfig', kubeconfig, '--health-port', String(port));
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => { seen += chunk.toString(); });
-    await eventually(() => /hook server on http:\/\/127\.0\.0\.1:\d+\n/.test(seen), 'hook server listening', CLI_TIMEOUT_MS / 2);
-    const base = /hook server on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(seen)?.[1] as string;
-    expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    await eventually(async () => await healthStatus(`http://127.0.0.1:${port}/healthz`) === 200, 'admission /healthz 200', CLI_TIMEOUT_MS / 2);
-    await eventually(() => api.patches().length === 1, 'the Retry write', CLI_TIMEOUT_MS / 2);
+  it(
+    'serve --admission runs the hook server and the checker in one process; SIGTERM stops both with exit 0',
+    async () => {
+      const port = await freePort();
+      const { child, done } = start(
+        'serve',
+        '--admission',
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--log-level',
+        'warn',
+        '--kubeconfig',
+        kubeconfig,
+        '--health-port',
+        String(port),
+      );
+      let seen = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+      });
+      await eventually(
+        () => /hook server on http:\/\/127\.0\.0\.1:\d+\n/.test(seen),
+        'hook server listening',
+        CLI_TIMEOUT_MS / 2,
+      );
+      const base = /hook server on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(seen)?.[1] as string;
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      await eventually(
+        async () => (await healthStatus(`http://127.0.0.1:${port}/healthz`)) === 200,
+        'admission /healthz 200',
+        CLI_TIMEOUT_MS / 2,
+      );
+      await eventually(() => api.patches().length === 1, 'the Retry write', CLI_TIMEOUT_MS / 2);
 
-    child.kill('SIGTERM');
-    const run = await done;
-    expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
-    expect(run.stderr).toBe('');
-  }, CLI_TIMEOUT_MS);
+      child.kill('SIGTERM');
+      const run = await done;
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+      expect(run.stderr).toBe('');
+    },
+    CLI_TIMEOUT_MS,
+  );
 
   it.each([
     { args: ['--health-port', 'eighty'], error: /--health-port: "eighty" is not a port number/ },
     { args: ['--check-name', 'Not A Name'], error: /--check-name: "Not A Name" must be a DNS subdomain/ },
     { args: ['--no-such-flag'], error: /Unknown option '--no-such-flag'/ },
-  ])('exits 2 with the usage for $args', async ({ args, error }) => {
-    const run = await cli('admission', '--kubeconfig', kubeconfig, ...args);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(error);
-    expect(run.stderr).toContain('Usage: gpustack-operator <command> [options]');
-  }, CLI_TIMEOUT_MS);
+  ])(
+    'exits 2 with the usage for $args',
+    async ({ args, error }) => {
+      const run = await cli('admission', '--kubeconfig', kubeconfig, ...args);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(error);
+      expect(run.stderr).toContain('Usage: gpustack-operator <command> [options]');
+    },
+    CLI_TIMEOUT_MS,
+  );
 });

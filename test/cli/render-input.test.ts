@@ -14,7 +14,10 @@ function cluster(file: string): string {
   return readFileSync(new URL(file, CLUSTERS), 'utf8');
 }
 
-function node(name: string, labels: Record<string, unknown> = { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' }) {
+function node(
+  name: string,
+  labels: Record<string, unknown> = { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
+) {
   return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, status: { capacity: { cpu: '16' } } };
 }
 
@@ -41,17 +44,32 @@ describe('parseNodes', () => {
     it('a kubectl List in JSON', () => {
       const nodes = parseNodes(cluster('mixed.json'), 'mixed.json');
 
-      expect(nodes.map((n) => n.metadata.name)).toEqual(['cpu-01', 'gpu-h100-01', 'gpu-mi300x-01', 'npu-01', 'gpu-mxc500-01', 'dcu-k100-01']);
+      expect(nodes.map((n) => n.metadata.name)).toEqual([
+        'cpu-01',
+        'gpu-h100-01',
+        'gpu-mi300x-01',
+        'npu-01',
+        'gpu-mxc500-01',
+        'dcu-k100-01',
+      ]);
     });
 
     it('a NodeList', () => {
-      const text = JSON.stringify({ apiVersion: 'v1', kind: 'NodeList', metadata: { resourceVersion: '1' }, items: [node('a'), node('b')] });
+      const text = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'NodeList',
+        metadata: { resourceVersion: '1' },
+        items: [node('a'), node('b')],
+      });
 
       expect(parseNodes(text, 'nodes.json').map((n) => n.metadata.name)).toEqual(['a', 'b']);
     });
 
     it('a plain YAML array', () => {
-      expect(parseNodes(cluster('plain-array.yaml'), 'plain-array.yaml').map((n) => n.metadata.name)).toEqual(['cpu-edge-01', 'gpu-h200-01']);
+      expect(parseNodes(cluster('plain-array.yaml'), 'plain-array.yaml').map((n) => n.metadata.name)).toEqual([
+        'cpu-edge-01',
+        'gpu-h200-01',
+      ]);
     });
 
     it('a plain array whose items carry no kind', () => {
@@ -71,17 +89,26 @@ describe('parseNodes', () => {
     it('keeps every field it does not read', () => {
       const [parsed] = parseNodes(cluster('reference-4-node.yaml'), 'reference-4-node.yaml');
 
-      expect(parsed).toMatchObject({ spec: { providerID: 'aws:///us-west-2a/i-0146ed89b0a5cb19e' }, status: { nodeInfo: { architecture: 'amd64' } } });
+      expect(parsed).toMatchObject({
+        spec: { providerID: 'aws:///us-west-2a/i-0146ed89b0a5cb19e' },
+        status: { nodeInfo: { architecture: 'amd64' } },
+      });
     });
   });
 
   describe('rejects with an InputError naming the place', () => {
     it('an item without metadata.name', () => {
-      const text = stringify({ apiVersion: 'v1', kind: 'List', items: [node('ok'), { apiVersion: 'v1', kind: 'Node', metadata: { labels: {} } }] });
+      const text = stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [node('ok'), { apiVersion: 'v1', kind: 'Node', metadata: { labels: {} } }],
+      });
 
       const error = inputError(() => parseNodes(text, 'nodes.yaml'));
 
-      expect(error.message).toBe('nodes.yaml: items[1].metadata.name: Invalid input: expected string, received undefined');
+      expect(error.message).toBe(
+        'nodes.yaml: items[1].metadata.name: Invalid input: expected string, received undefined',
+      );
     });
 
     it('an empty metadata.name', () => {
@@ -93,11 +120,16 @@ describe('parseNodes', () => {
     it('a label value that is not a string', () => {
       const error = inputError(() => parseNodes(JSON.stringify([node('a'), node('b', { foo: 3 })]), 'nodes.json'));
 
-      expect(error.message).toBe('nodes.json: items[1].metadata.labels.foo: Invalid input: expected string, received number');
+      expect(error.message).toBe(
+        'nodes.json: items[1].metadata.labels.foo: Invalid input: expected string, received number',
+      );
     });
 
     it('an item of another kind (kubectl get nodes,pods)', () => {
-      const text = stringify({ kind: 'List', items: [node('a'), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'default' } }] });
+      const text = stringify({
+        kind: 'List',
+        items: [node('a'), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'default' } }],
+      });
 
       const error = inputError(() => parseNodes(text, 'dump.yaml'));
 
@@ -117,7 +149,9 @@ describe('parseNodes', () => {
     ])('%s', (_name, text) => {
       const error = inputError(() => parseNodes(text, 'in.yaml'));
 
-      expect(error.message).toBe('in.yaml: expected a List of Nodes (kubectl get nodes -o yaml), an array of Nodes or one Node');
+      expect(error.message).toBe(
+        'in.yaml: expected a List of Nodes (kubectl get nodes -o yaml), an array of Nodes or one Node',
+      );
     });
 
     it('text that is neither YAML nor JSON', () => {
@@ -130,17 +164,27 @@ describe('parseNodes', () => {
 
 describe('parseChain', () => {
   it('reads a SchedulingChain and leaves its spec for the settings check', () => {
-    const text = stringify({ apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'SchedulingChain', metadata: { name: 'default' }, spec: { generalKey: 'Bogus' } });
+    const text = stringify({
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'SchedulingChain',
+      metadata: { name: 'default' },
+      spec: { generalKey: 'Bogus' },
+    });
 
     expect(parseChain(text, 'chain.yaml')).toEqual({
-      apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'SchedulingChain', metadata: { name: 'default' }, spec: { generalKey: 'Bogus' },
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'SchedulingChain',
+      metadata: { name: 'default' },
+      spec: { generalKey: 'Bogus' },
     });
   });
 
   it('names a missing metadata.name', () => {
     const error = inputError(() => parseChain('kind: SchedulingChain\nmetadata: {}\n', 'chain.yaml'));
 
-    expect(error.message).toBe('chain.yaml: SchedulingChain.metadata.name: Invalid input: expected string, received undefined');
+    expect(error.message).toBe(
+      'chain.yaml: SchedulingChain.metadata.name: Invalid input: expected string, received undefined',
+    );
   });
 
   it('rejects a document that is not an object', () => {

@@ -12,7 +12,12 @@ import { FAKE_LIBRARIES } from '../native/fake-machine.js';
 import { renderChain } from '../../src/sync/index.js';
 import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
 import {
-  createNode, diffAgainstRender, exampleClusterFiles, exampleNodes, installOurManifests, readLiveChain,
+  createNode,
+  diffAgainstRender,
+  exampleClusterFiles,
+  exampleNodes,
+  installOurManifests,
+  readLiveChain,
 } from './support/chain.js';
 import { describeComponents, ensureCrds } from './support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
@@ -25,7 +30,10 @@ const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
 const CONVERGE_MS = 120_000;
 
 type Spec<T> = KubeObject & { spec: T };
-type ClusterQueueSpec = { stopPolicy?: string; resourceGroups?: { flavors: { name: string; resources: { nominalQuota: string }[] }[] }[] };
+type ClusterQueueSpec = {
+  stopPolicy?: string;
+  resourceGroups?: { flavors: { name: string; resources: { nominalQuota: string }[] }[] }[];
+};
 type Status<T> = KubeObject & { status?: T };
 
 let plane: ControlPlane;
@@ -42,7 +50,9 @@ async function liveNamespaces(): Promise<string[]> {
 }
 
 async function flavorNames(): Promise<string[]> {
-  return (await client.list(KUEUE, 'ResourceFlavor', { labelSelector: 'resource.gpustack.ai/type=nodes' })).map((f) => f.metadata.name).sort();
+  return (await client.list(KUEUE, 'ResourceFlavor', { labelSelector: 'resource.gpustack.ai/type=nodes' }))
+    .map((f) => f.metadata.name)
+    .sort();
 }
 
 async function queueFlavors(name: string): Promise<string[] | undefined> {
@@ -54,9 +64,19 @@ async function queueFlavors(name: string): Promise<string[] | undefined> {
 async function converge(what: string, check: () => Promise<string[]>): Promise<void> {
   let last: string[] = [];
   try {
-    await waitFor(async () => { last = await check(); return last.length === 0; }, CONVERGE_MS, what, 1000);
+    await waitFor(
+      async () => {
+        last = await check();
+        return last.length === 0;
+      },
+      CONVERGE_MS,
+      what,
+      1000,
+    );
   } catch (error) {
-    throw new Error(`${(error as Error).message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`, { cause: error });
+    throw new Error(`${(error as Error).message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`, {
+      cause: error,
+    });
   }
 }
 
@@ -64,16 +84,23 @@ beforeAll(async () => {
   plane = await startControlPlane();
   client = plane.client;
   const kueue = ensureCrds('kueue');
-  const crdFiles = readdirSync(kueue.dir).filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml')).map((f) => path.join(kueue.dir, f));
+  const crdFiles = readdirSync(kueue.dir)
+    .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
+    .map((f) => path.join(kueue.dir, f));
   await client.installCrds(crdFiles);
   server = await startHookServer(plane.logsDir);
   plane.adopt(server);
   const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(describeComponents({
-    etcd: plane.components.etcd, 'kube-apiserver': plane.components.kubeApiserver,
-    ...(plane.components.kubeControllerManager ? { 'kube-controller-manager': plane.components.kubeControllerManager } : {}),
-    metacontroller: metacontroller.component,
-  }));
+  log(
+    describeComponents({
+      etcd: plane.components.etcd,
+      'kube-apiserver': plane.components.kubeApiserver,
+      ...(plane.components.kubeControllerManager
+        ? { 'kube-controller-manager': plane.components.kubeControllerManager }
+        : {}),
+      metacontroller: metacontroller.component,
+    }),
+  );
   log(`kueue CRDs ${kueue.version} (${crdFiles.length} files); hook server ${server.url}; logs ${plane.logsDir}`);
   const installed = await installOurManifests(client, server.url, metacontroller.component.version);
   log(`applied ${installed.applied.join(', ')}; server-side dry-run ${installed.dryRun.join(', ')}`);
@@ -94,52 +121,124 @@ describe('the scheduling chain on a real control plane', () => {
   it('converges to exactly what render prints for the reference cluster plus an H100 node', async () => {
     for (const node of clusterNodes) await createNode(client, node);
     const namespaces = await liveNamespaces();
-    await converge('the live chain matches render', async () => diffAgainstRender(await readLiveChain(client), clusterNodes, namespaces));
+    await converge('the live chain matches render', async () =>
+      diffAgainstRender(await readLiveChain(client), clusterNodes, namespaces),
+    );
 
     expect(await flavorNames()).toEqual([
-      'gpustack-generic-linux-amd64-16c', 'gpustack-generic-linux-amd64-224c', 'gpustack-generic-linux-amd64-48c',
-      'gpustack-generic-linux-amd64-4c', 'gpustack-nvidia-a10g-linux-amd64-1d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
-      'gpustack-nvidia-tesla-t4-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-4d',
+      'gpustack-generic-linux-amd64-16c',
+      'gpustack-generic-linux-amd64-224c',
+      'gpustack-generic-linux-amd64-48c',
+      'gpustack-generic-linux-amd64-4c',
+      'gpustack-nvidia-a10g-linux-amd64-1d',
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+      'gpustack-nvidia-tesla-t4-linux-amd64-1d',
+      'gpustack-nvidia-tesla-t4-linux-amd64-4d',
     ]);
-    const t4 = await client.get<Spec<ClusterQueueSpec & { admissionChecksStrategy?: unknown }>>(KUEUE, 'ClusterQueue', 'gpustack-nvidia-tesla-t4-linux-amd64');
+    const t4 = await client.get<Spec<ClusterQueueSpec & { admissionChecksStrategy?: unknown }>>(
+      KUEUE,
+      'ClusterQueue',
+      'gpustack-nvidia-tesla-t4-linux-amd64',
+    );
     expect(t4?.spec.resourceGroups?.[0]?.flavors.map((f) => f.resources[0]?.nominalQuota)).toEqual(['1600k', '6400k']);
     expect(t4?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: 'gpustack-node-devices' }] });
-    const check = await client.get<Status<{ conditions?: { type: string; status: string }[] }>>(KUEUE, 'AdmissionCheck', 'gpustack-node-devices');
+    const check = await client.get<Status<{ conditions?: { type: string; status: string }[] }>>(
+      KUEUE,
+      'AdmissionCheck',
+      'gpustack-node-devices',
+    );
     expect(check?.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Active', status: 'True' }));
-    const chain = await client.get<Status<{ managedNodes?: number; conditions?: { type: string; status: string }[] }>>(GPUSTACK, 'SchedulingChain', 'default');
+    const chain = await client.get<Status<{ managedNodes?: number; conditions?: { type: string; status: string }[] }>>(
+      GPUSTACK,
+      'SchedulingChain',
+      'default',
+    );
     expect(chain?.status?.managedNodes).toBe(clusterNodes.length);
     expect(chain?.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
-    const type = await client.get<Status<{ entrance?: string; capacity?: string }>>(GPUSTACK, 'InstanceType', 'gpustack-nvidia-tesla-t4-linux-amd64');
-    expect(type?.status).toMatchObject({ entrance: localQueueName('gpustack-nvidia-tesla-t4-linux-amd64'), capacity: '5' });
+    const type = await client.get<Status<{ entrance?: string; capacity?: string }>>(
+      GPUSTACK,
+      'InstanceType',
+      'gpustack-nvidia-tesla-t4-linux-amd64',
+    );
+    expect(type?.status).toMatchObject({
+      entrance: localQueueName('gpustack-nvidia-tesla-t4-linux-amd64'),
+      capacity: '5',
+    });
   });
 
   it('follows the real agent (node-labels mode, fake NVML): a card disappears and the node moves flavor', async () => {
     const node = 'e2e-agent';
     await createNode(client, {
-      apiVersion: 'v1', kind: 'Node',
-      metadata: { name: node, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': node } },
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: node,
+        labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': node },
+      },
       status: { capacity: { cpu: '32', memory: '256Gi', pods: '110' } },
     });
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-agent-'));
     const devices = path.join(dir, 'devices.txt');
-    const writeCards = (count: number) => writeFileSync(devices, [
-      'lib:nvidia\tdriver=570.124.06\truntime=12080',
-      ...Array.from({ length: count }, (_, i) => `dev:nvidia\tname=NVIDIA H100 80GB HBM3\tuuid=GPU-e2e-${i}\tmemory=${81559 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`),
-    ].join('\n') + '\n');
+    const writeCards = (count: number) =>
+      writeFileSync(
+        devices,
+        [
+          'lib:nvidia\tdriver=570.124.06\truntime=12080',
+          ...Array.from(
+            { length: count },
+            (_, i) =>
+              `dev:nvidia\tname=NVIDIA H100 80GB HBM3\tuuid=GPU-e2e-${i}\tmemory=${81559 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`,
+          ),
+        ].join('\n') + '\n',
+      );
     writeCards(4);
-    const [healthPort] = await freePorts(1) as [number];
-    const agent = startProcess('agent', process.execPath, [
-      CLI, 'agent', '--node', node, '--publish', 'node-labels', '--interval', '1s', '--health-port', String(healthPort),
-      '--kubeconfig', plane.kubeconfig, '--manufacturers', 'nvidia',
-    ], plane.logsDir, { env: { ...process.env, GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia, GPUSTACK_FAKE_DEVICES: devices, GPUSTACK_SYSFS_ROOT: dir } });
+    const [healthPort] = (await freePorts(1)) as [number];
+    const agent = startProcess(
+      'agent',
+      process.execPath,
+      [
+        CLI,
+        'agent',
+        '--node',
+        node,
+        '--publish',
+        'node-labels',
+        '--interval',
+        '1s',
+        '--health-port',
+        String(healthPort),
+        '--kubeconfig',
+        plane.kubeconfig,
+        '--manufacturers',
+        'nvidia',
+      ],
+      plane.logsDir,
+      {
+        env: {
+          ...process.env,
+          GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+          GPUSTACK_FAKE_DEVICES: devices,
+          GPUSTACK_SYSFS_ROOT: dir,
+        },
+      },
+    );
     try {
       await converge('the agent labels the node and the chain adds a 4-card flavor', async () => {
         const labels = (await client.get('v1', 'Node', node))?.metadata.labels ?? {};
         const problems: string[] = [];
-        if (labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count'] !== '4') problems.push(`count label ${labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count']}`);
-        if (labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.sliced.units'] !== '1600000') problems.push('node-profile has not added .sliced.units');
+        if (labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count'] !== '4')
+          problems.push(`count label ${labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count']}`);
+        if (labels['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.sliced.units'] !== '1600000')
+          problems.push('node-profile has not added .sliced.units');
         const flavors = await queueFlavors('gpustack-nvidia-h100-80gb-hbm3-linux-amd64');
-        if (JSON.stringify(flavors) !== JSON.stringify(['gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d'])) problems.push(`queue flavors ${JSON.stringify(flavors)}`);
+        if (
+          JSON.stringify(flavors) !==
+          JSON.stringify([
+            'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d',
+            'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+          ])
+        )
+          problems.push(`queue flavors ${JSON.stringify(flavors)}`);
         return problems;
       });
       const health = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
@@ -153,7 +252,14 @@ describe('the scheduling chain on a real control plane', () => {
         if (!names.includes('gpustack-nvidia-h100-80gb-hbm3-linux-amd64-3d')) problems.push('no 3-card flavor');
         if (names.includes('gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d')) problems.push('4-card flavor still there');
         const flavors = await queueFlavors('gpustack-nvidia-h100-80gb-hbm3-linux-amd64');
-        if (JSON.stringify(flavors) !== JSON.stringify(['gpustack-nvidia-h100-80gb-hbm3-linux-amd64-3d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d'])) problems.push(`queue flavors ${JSON.stringify(flavors)}`);
+        if (
+          JSON.stringify(flavors) !==
+          JSON.stringify([
+            'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-3d',
+            'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+          ])
+        )
+          problems.push(`queue flavors ${JSON.stringify(flavors)}`);
         return problems;
       });
     } finally {
@@ -167,7 +273,7 @@ describe('the scheduling chain on a real control plane', () => {
     await client.mergePatch('v1', 'Node', 'node-cpu', { metadata: { labels: { 'gpustack.ai/managed': 'false' } } });
     await converge('node-cpu (the only 16-core node) leaves: its flavor goes', async () => {
       const names = await flavorNames();
-      const flavors = await queueFlavors('gpustack-generic-linux-amd64') ?? [];
+      const flavors = (await queueFlavors('gpustack-generic-linux-amd64')) ?? [];
       return [
         ...(names.includes('gpustack-generic-linux-amd64-16c') ? ['16c flavor still there'] : []),
         ...(flavors.includes('gpustack-generic-linux-amd64-16c') ? ['generic queue still lists 16c'] : []),
@@ -182,8 +288,15 @@ describe('the scheduling chain on a real control plane', () => {
     const types = (await client.list(GPUSTACK, 'InstanceType')).map((t) => t.metadata.name);
     expect(types.length).toBeGreaterThanOrEqual(4);
     await converge('team-e2e has a LocalQueue for every InstanceType', async () => {
-      const queues = new Map((await client.list(KUEUE, 'LocalQueue', { namespace: 'team-e2e' })).map((q) => [q.metadata.name, q as Spec<{ clusterQueue: string }>]));
-      return types.flatMap((type) => (queues.get(localQueueName(type))?.spec.clusterQueue === type ? [] : [`no LocalQueue for ${type}`]));
+      const queues = new Map(
+        (await client.list(KUEUE, 'LocalQueue', { namespace: 'team-e2e' })).map((q) => [
+          q.metadata.name,
+          q as Spec<{ clusterQueue: string }>,
+        ]),
+      );
+      return types.flatMap((type) =>
+        queues.get(localQueueName(type))?.spec.clusterQueue === type ? [] : [`no LocalQueue for ${type}`],
+      );
     });
   });
 
@@ -205,8 +318,17 @@ describe('the scheduling chain on a real control plane', () => {
   it('a deleted InstanceType takes its ClusterQueue and LocalQueues with it and is released', async () => {
     const name = 'e2e-custom-cpu';
     await client.applyObject({
-      apiVersion: GPUSTACK, kind: 'InstanceType', metadata: { name },
-      spec: { displayName: 'Custom CPU', acceleratable: false, generalGroup: 'generic', os: 'linux', arch: 'amd64', unitResources: { cpu: '2', ram: '4Gi' } },
+      apiVersion: GPUSTACK,
+      kind: 'InstanceType',
+      metadata: { name },
+      spec: {
+        displayName: 'Custom CPU',
+        acceleratable: false,
+        generalGroup: 'generic',
+        os: 'linux',
+        arch: 'amd64',
+        unitResources: { cpu: '2', ram: '4Gi' },
+      },
     });
     const entrance = localQueueName(name);
     await converge('the admin InstanceType gets its queue and LocalQueues', async () => {
@@ -214,8 +336,11 @@ describe('the scheduling chain on a real control plane', () => {
       const local = await client.get(KUEUE, 'LocalQueue', entrance, 'default');
       const type = await client.get(GPUSTACK, 'InstanceType', name);
       return [
-        ...(queue ? [] : ['no ClusterQueue']), ...(local ? [] : ['no LocalQueue in default']),
-        ...(type?.metadata.finalizers?.some((f) => f.startsWith('metacontroller.io/')) ? [] : ['no Metacontroller finalizer']),
+        ...(queue ? [] : ['no ClusterQueue']),
+        ...(local ? [] : ['no LocalQueue in default']),
+        ...(type?.metadata.finalizers?.some((f) => f.startsWith('metacontroller.io/'))
+          ? []
+          : ['no Metacontroller finalizer']),
       ];
     });
     await client.delete(GPUSTACK, 'InstanceType', name);
@@ -224,7 +349,9 @@ describe('the scheduling chain on a real control plane', () => {
       return [
         ...((await client.get(KUEUE, 'ClusterQueue', name)) ? ['ClusterQueue still there'] : []),
         ...locals.map((q) => `LocalQueue ${q.metadata.namespace}/${q.metadata.name} still there`),
-        ...((await client.get(GPUSTACK, 'InstanceType', name)) ? ['InstanceType still there (finalizer not released)'] : []),
+        ...((await client.get(GPUSTACK, 'InstanceType', name))
+          ? ['InstanceType still there (finalizer not released)']
+          : []),
       ];
     });
   });
@@ -237,10 +364,16 @@ describe('the scheduling chain on a real control plane', () => {
       return [
         ...((await flavorNames()).includes('gpustack-nvidia-a10g-linux-amd64-1d') ? ['a10g flavor still there'] : []),
         ...((await client.get(GPUSTACK, 'InstanceType', name)) ? [] : ['InstanceType gone']),
-        ...(queue?.spec.stopPolicy === 'Hold' && queue.spec.resourceGroups === undefined ? [] : [`queue ${JSON.stringify(queue?.spec)}`]),
+        ...(queue?.spec.stopPolicy === 'Hold' && queue.spec.resourceGroups === undefined
+          ? []
+          : [`queue ${JSON.stringify(queue?.spec)}`]),
       ];
     });
-    const chain = await client.get<Status<{ pools?: { name: string; nodes: number }[] }>>(GPUSTACK, 'SchedulingChain', 'default');
+    const chain = await client.get<Status<{ pools?: { name: string; nodes: number }[] }>>(
+      GPUSTACK,
+      'SchedulingChain',
+      'default',
+    );
     expect(chain?.status?.pools).toContainEqual(expect.objectContaining({ name, nodes: 0 }));
   });
 
@@ -250,7 +383,10 @@ describe('the scheduling chain on a real control plane', () => {
       const result = renderChain({ nodes: exampleNodes(file), namespaces }, { now: '2026-01-01T00:00:00Z' });
       if (!result.ok) throw new Error(`${file}: ${result.error.message}`);
       for (const object of result.objects) {
-        await expect(client.applyObject(object as unknown as KubeObject, { dryRun: true, fieldManager: 'gpustack-e2e-dry-run' }), `${file}: ${object.kind} ${object.metadata.name}`).resolves.toBeDefined();
+        await expect(
+          client.applyObject(object as unknown as KubeObject, { dryRun: true, fieldManager: 'gpustack-e2e-dry-run' }),
+          `${file}: ${object.kind} ${object.metadata.name}`,
+        ).resolves.toBeDefined();
       }
       log(`${file}: ${result.objects.length} objects pass server-side dry-run`);
     }
@@ -260,7 +396,8 @@ describe('the scheduling chain on a real control plane', () => {
     const before = await flavorNames();
     await server.kill();
     await createNode(client, {
-      apiVersion: 'v1', kind: 'Node',
+      apiVersion: 'v1',
+      kind: 'Node',
       metadata: { name: 'e2e-late', labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } },
       status: { capacity: { cpu: '96' } },
     });

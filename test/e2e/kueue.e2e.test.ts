@@ -48,7 +48,15 @@ type Workload = KubeObject & {
   spec: { queueName?: string; podSets: { name: string; count: number }[] };
   status?: {
     conditions?: Condition[];
-    admission?: { clusterQueue: string; podSetAssignments: { name: string; flavors?: Record<string, string>; resourceUsage?: Record<string, string>; count?: number }[] };
+    admission?: {
+      clusterQueue: string;
+      podSetAssignments: {
+        name: string;
+        flavors?: Record<string, string>;
+        resourceUsage?: Record<string, string>;
+        count?: number;
+      }[];
+    };
     admissionChecks?: CheckState[];
     requeueState?: { count?: number; requeueAt?: string };
   };
@@ -76,15 +84,26 @@ function log(message: string): void {
   process.stderr.write(`[e2e] ${message}\n`);
 }
 
-const condition = (object: { status?: { conditions?: Condition[] } } | undefined, type: string): Condition | undefined =>
-  object?.status?.conditions?.find((c) => c.type === type);
-const isTrue = (object: { status?: { conditions?: Condition[] } } | undefined, type: string): boolean => condition(object, type)?.status === 'True';
+const condition = (
+  object: { status?: { conditions?: Condition[] } } | undefined,
+  type: string,
+): Condition | undefined => object?.status?.conditions?.find((c) => c.type === type);
+const isTrue = (object: { status?: { conditions?: Condition[] } } | undefined, type: string): boolean =>
+  condition(object, type)?.status === 'True';
 
 /** Waits until `check` returns no problems; fails with the last list of them. */
 async function converge(what: string, check: () => Promise<string[]>, timeoutMs = CONVERGE_MS): Promise<void> {
   let last: string[] = [];
   try {
-    await waitFor(async () => { last = await check(); return last.length === 0; }, timeoutMs, what, 1000);
+    await waitFor(
+      async () => {
+        last = await check();
+        return last.length === 0;
+      },
+      timeoutMs,
+      what,
+      1000,
+    );
   } catch (error) {
     throw new Error(`${(error as Error).message}\nstill:\n  ${last.slice(0, 40).join('\n  ')}`, { cause: error });
   }
@@ -101,14 +120,23 @@ function clusterNodes(): Node[] {
 
 function job(name: string, queue: string, resources: Record<string, string>, parallelism = 1): KubeObject {
   return {
-    apiVersion: 'batch/v1', kind: 'Job',
+    apiVersion: 'batch/v1',
+    kind: 'Job',
     metadata: { name, namespace: NAMESPACE, labels: { 'kueue.x-k8s.io/queue-name': queue } },
     spec: {
-      suspend: true, parallelism, completions: parallelism,
+      suspend: true,
+      parallelism,
+      completions: parallelism,
       template: {
         spec: {
           restartPolicy: 'Never',
-          containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { requests: resources, limits: resources } }],
+          containers: [
+            {
+              name: 'main',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: resources, limits: resources },
+            },
+          ],
         },
       },
     },
@@ -119,8 +147,16 @@ function job(name: string, queue: string, resources: Record<string, string>, par
 function boundPod(name: string, node: string, cards: number): KubeObject {
   const resources = { 'nvidia.com/gpu': String(cards) };
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE, labels: { 'app.kubernetes.io/name': 'e2e-blocker' } },
-    spec: { nodeName: node, restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { requests: resources, limits: resources } }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE, labels: { 'app.kubernetes.io/name': 'e2e-blocker' } },
+    spec: {
+      nodeName: node,
+      restartPolicy: 'Never',
+      containers: [
+        { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { requests: resources, limits: resources } },
+      ],
+    },
   };
 }
 
@@ -130,26 +166,56 @@ function boundPod(name: string, node: string, cards: number): KubeObject {
  * NoSchedule` until it reports Ready, and the checker (rightly) counts no cards on such a node.
  */
 async function markReady(name: string): Promise<void> {
-  const node = await client.get<KubeObject & { spec?: { taints?: { key: string; effect: string }[] } }>('v1', 'Node', name);
+  const node = await client.get<KubeObject & { spec?: { taints?: { key: string; effect: string }[] } }>(
+    'v1',
+    'Node',
+    name,
+  );
   const taints = node?.spec?.taints ?? [];
-  expect(taints.map((t) => `${t.key}:${t.effect}`), `new Node ${name}`).toContain('node.kubernetes.io/not-ready:NoSchedule');
+  expect(
+    taints.map((t) => `${t.key}:${t.effect}`),
+    `new Node ${name}`,
+  ).toContain('node.kubernetes.io/not-ready:NoSchedule');
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  await client.mergePatch(
+    'v1',
+    'Node',
+    name,
+    {
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'e2e stand-in for the kubelet',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      },
+    },
+    undefined,
+    'status',
+  );
   await client.mergePatch('v1', 'Node', name, {
-    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e stand-in for the kubelet', lastHeartbeatTime: now, lastTransitionTime: now }] },
-  }, undefined, 'status');
-  await client.mergePatch('v1', 'Node', name, { spec: { taints: taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready') } });
+    spec: { taints: taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready') },
+  });
 }
 
 async function workloadOf(jobName: string): Promise<Workload | undefined> {
   const owner = await client.get('batch/v1', 'Job', jobName, NAMESPACE);
   if (!owner) return undefined;
-  return (await client.list<Workload>(KUEUE, 'Workload', { namespace: NAMESPACE }))
-    .find((w) => w.metadata.ownerReferences?.some((o) => o['uid'] === owner.metadata.uid));
+  return (await client.list<Workload>(KUEUE, 'Workload', { namespace: NAMESPACE })).find((w) =>
+    w.metadata.ownerReferences?.some((o) => o['uid'] === owner.metadata.uid),
+  );
 }
 
 function describeWorkload(w: Workload | undefined): string {
   if (!w) return 'no Workload yet';
-  const conditions = (w.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(' ');
+  const conditions = (w.status?.conditions ?? [])
+    .map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`)
+    .join(' ');
   const checks = (w.status?.admissionChecks ?? []).map((c) => `${c.name}:${c.state} "${c.message ?? ''}"`).join(' ');
   return `Workload ${w.metadata.name}: ${conditions || 'no conditions'}${checks ? `; checks ${checks}` : ''}`;
 }
@@ -159,22 +225,41 @@ async function admitted(jobName: string, timeoutMs = ADMIT_MS): Promise<{ worklo
   let last: Workload | undefined;
   let lastJob: Job | undefined;
   try {
-    return await waitFor(async () => {
-      last = await workloadOf(jobName);
-      lastJob = await client.get<Job>('batch/v1', 'Job', jobName, NAMESPACE);
-      return isTrue(last, 'Admitted') && lastJob?.spec.suspend === false ? { workload: last as Workload, job: lastJob } : undefined;
-    }, timeoutMs, `Job ${jobName} admitted and unsuspended`, 500);
+    return await waitFor(
+      async () => {
+        last = await workloadOf(jobName);
+        lastJob = await client.get<Job>('batch/v1', 'Job', jobName, NAMESPACE);
+        return isTrue(last, 'Admitted') && lastJob?.spec.suspend === false
+          ? { workload: last as Workload, job: lastJob }
+          : undefined;
+      },
+      timeoutMs,
+      `Job ${jobName} admitted and unsuspended`,
+      500,
+    );
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n${describeWorkload(last)}; job suspend=${String(lastJob?.spec.suspend)}`, { cause: error });
+    throw new Error(
+      `${(error as Error).message}\n${describeWorkload(last)}; job suspend=${String(lastJob?.spec.suspend)}`,
+      { cause: error },
+    );
   }
 }
 
 async function deleteJob(name: string): Promise<void> {
   await client.delete('batch/v1', 'Job', name, NAMESPACE, { gracePeriodSeconds: 0 });
-  await converge(`Job ${name} and its Workload are gone`, async () => {
-    const left = (await client.list<Workload>(KUEUE, 'Workload', { namespace: NAMESPACE })).filter((w) => w.metadata.name.includes(name));
-    return [...((await client.get('batch/v1', 'Job', name, NAMESPACE)) ? ['Job still there'] : []), ...left.map((w) => `Workload ${w.metadata.name} still there`)];
-  }, 60_000);
+  await converge(
+    `Job ${name} and its Workload are gone`,
+    async () => {
+      const left = (await client.list<Workload>(KUEUE, 'Workload', { namespace: NAMESPACE })).filter((w) =>
+        w.metadata.name.includes(name),
+      );
+      return [
+        ...((await client.get('batch/v1', 'Job', name, NAMESPACE)) ? ['Job still there'] : []),
+        ...left.map((w) => `Workload ${w.metadata.name} still there`),
+      ];
+    },
+    60_000,
+  );
 }
 
 beforeAll(async () => {
@@ -185,27 +270,48 @@ beforeAll(async () => {
   const server = await startHookServer(plane.logsDir);
   plane.adopt(server);
   const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(describeComponents({
-    etcd: plane.components.etcd, 'kube-apiserver': plane.components.kubeApiserver,
-    ...(plane.components.kubeControllerManager ? { 'kube-controller-manager': plane.components.kubeControllerManager } : {}),
-    metacontroller: metacontroller.component, kueue: kueue.component,
-  }));
-  log(`Kueue ${kueue.version}: config ${JSON.stringify({ ...kueue.config, resources: { ...(kueue.config['resources'] as object), transformations: `(${((kueue.config['resources'] as { transformations?: unknown[] }).transformations ?? []).length} from manifests/kueue)` } })}`);
+  log(
+    describeComponents({
+      etcd: plane.components.etcd,
+      'kube-apiserver': plane.components.kubeApiserver,
+      ...(plane.components.kubeControllerManager
+        ? { 'kube-controller-manager': plane.components.kubeControllerManager }
+        : {}),
+      metacontroller: metacontroller.component,
+      kueue: kueue.component,
+    }),
+  );
+  log(
+    `Kueue ${kueue.version}: config ${JSON.stringify({ ...kueue.config, resources: { ...(kueue.config['resources'] as object), transformations: `(${((kueue.config['resources'] as { transformations?: unknown[] }).transformations ?? []).length} from manifests/kueue)` } })}`,
+  );
   const installed = await installOurManifests(client, server.url, metacontroller.component.version);
-  log(`applied ${installed.applied.join(', ')} (through Kueue's webhooks); hook server ${server.url}; logs ${plane.logsDir}`);
+  log(
+    `applied ${installed.applied.join(', ')} (through Kueue's webhooks); hook server ${server.url}; logs ${plane.logsDir}`,
+  );
   for (const node of clusterNodes()) {
     await createNode(client, node);
     await markReady(node.metadata.name);
   }
 
-  const [healthPort] = await freePorts(1) as [number];
-  checker = startProcess('admission-checker', process.execPath, [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)], plane.logsDir);
+  const [healthPort] = (await freePorts(1)) as [number];
+  checker = startProcess(
+    'admission-checker',
+    process.execPath,
+    [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)],
+    plane.logsDir,
+  );
   const proc = checker;
   plane.adopt({ name: 'admission-checker', stop: () => proc.stop() });
-  await waitFor(async () => {
-    if (!proc.running()) throw new Error(`the checker exited: ${proc.tail()}`);
-    return (await fetch(`http://127.0.0.1:${healthPort}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200;
-  }, 60_000, `the checker (gpustack-operator admission) did not report /healthz 200 on ${healthPort}; see ${proc.logFile}`);
+  await waitFor(
+    async () => {
+      if (!proc.running()) throw new Error(`the checker exited: ${proc.tail()}`);
+      return (
+        (await fetch(`http://127.0.0.1:${healthPort}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200
+      );
+    },
+    60_000,
+    `the checker (gpustack-operator admission) did not report /healthz 200 on ${healthPort}; see ${proc.logFile}`,
+  );
   log(`checker running: ${CLI} admission (pid ${proc.pid}, health ${healthPort})`);
 }, 3_600_000);
 
@@ -223,32 +329,72 @@ afterAll(async () => {
 
 describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting work through the chain`, () => {
   it('every ClusterQueue the chain emits becomes Active: flavors and the gpustack-node-devices check resolved', async () => {
-    await converge('the chain emitted the generic and H100 queues, and Kueue reports every ClusterQueue Active', async () => {
-      const queues = await client.list<Conditioned>(KUEUE, 'ClusterQueue', { labelSelector: 'resource.gpustack.ai/type=instancetypes' });
-      const names = queues.map((q) => q.metadata.name);
-      const check = await client.get<Conditioned>(KUEUE, 'AdmissionCheck', CHECK);
-      return [
-        ...[GENERIC, H100].filter((name) => !names.includes(name)).map((name) => `no ClusterQueue ${name}`),
-        ...queues.filter((q) => !isTrue(q, 'Active')).map((q) => `ClusterQueue ${q.metadata.name} not Active: ${JSON.stringify(condition(q, 'Active'))}`),
-        ...(isTrue(check, 'Active') ? [] : [`AdmissionCheck ${CHECK} not Active: ${JSON.stringify(condition(check, 'Active'))}`]),
-      ];
-    });
-    const h100 = await client.get<KubeObject & { spec: { admissionChecksStrategy?: unknown; resourceGroups: { coveredResources: string[]; flavors: { name: string; resources: { nominalQuota: string }[] }[] }[] } }>(KUEUE, 'ClusterQueue', H100);
+    await converge(
+      'the chain emitted the generic and H100 queues, and Kueue reports every ClusterQueue Active',
+      async () => {
+        const queues = await client.list<Conditioned>(KUEUE, 'ClusterQueue', {
+          labelSelector: 'resource.gpustack.ai/type=instancetypes',
+        });
+        const names = queues.map((q) => q.metadata.name);
+        const check = await client.get<Conditioned>(KUEUE, 'AdmissionCheck', CHECK);
+        return [
+          ...[GENERIC, H100].filter((name) => !names.includes(name)).map((name) => `no ClusterQueue ${name}`),
+          ...queues
+            .filter((q) => !isTrue(q, 'Active'))
+            .map((q) => `ClusterQueue ${q.metadata.name} not Active: ${JSON.stringify(condition(q, 'Active'))}`),
+          ...(isTrue(check, 'Active')
+            ? []
+            : [`AdmissionCheck ${CHECK} not Active: ${JSON.stringify(condition(check, 'Active'))}`]),
+        ];
+      },
+    );
+    const h100 = await client.get<
+      KubeObject & {
+        spec: {
+          admissionChecksStrategy?: unknown;
+          resourceGroups: {
+            coveredResources: string[];
+            flavors: { name: string; resources: { nominalQuota: string }[] }[];
+          }[];
+        };
+      }
+    >(KUEUE, 'ClusterQueue', H100);
     expect(h100?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: CHECK }] });
-    expect(h100?.spec.resourceGroups).toEqual([{ coveredResources: ['credits.gpustack.ai/nvidia'], flavors: [{ name: H100_FLAVOR, resources: [{ name: 'credits.gpustack.ai/nvidia', nominalQuota: '25600k' }] }] }]);
+    expect(h100?.spec.resourceGroups).toEqual([
+      {
+        coveredResources: ['credits.gpustack.ai/nvidia'],
+        flavors: [{ name: H100_FLAVOR, resources: [{ name: 'credits.gpustack.ai/nvidia', nominalQuota: '25600k' }] }],
+      },
+    ]);
     // Kueue's webhook or controller holds every flavor and queue it knows with its finalizer.
     for (const kind of ['ClusterQueue', 'ResourceFlavor']) {
-      const objects = await client.list(KUEUE, kind, { labelSelector: `resource.gpustack.ai/type=${kind === 'ClusterQueue' ? 'instancetypes' : 'nodes'}` });
-      for (const object of objects) expect(object.metadata.finalizers, `${kind} ${object.metadata.name}`).toContain(IN_USE);
+      const objects = await client.list(KUEUE, kind, {
+        labelSelector: `resource.gpustack.ai/type=${kind === 'ClusterQueue' ? 'instancetypes' : 'nodes'}`,
+      });
+      for (const object of objects)
+        expect(object.metadata.finalizers, `${kind} ${object.metadata.name}`).toContain(IN_USE);
     }
     // The chain's LocalQueues are Active too (their ClusterQueue is).
-    await converge('every LocalQueue of ours is Active', async () => (await client.list<Conditioned>(KUEUE, 'LocalQueue', { namespace: NAMESPACE }))
-      .filter((q) => q.metadata.name.startsWith('gpustack-fnv64-') && !isTrue(q, 'Active')).map((q) => `LocalQueue ${q.metadata.name} not Active`), 30_000);
+    await converge(
+      'every LocalQueue of ours is Active',
+      async () =>
+        (await client.list<Conditioned>(KUEUE, 'LocalQueue', { namespace: NAMESPACE }))
+          .filter((q) => q.metadata.name.startsWith('gpustack-fnv64-') && !isTrue(q, 'Active'))
+          .map((q) => `LocalQueue ${q.metadata.name} not Active`),
+      30_000,
+    );
   });
 
-  it('a CPU-only suspended Job through the generic pool\'s LocalQueue is admitted against cpu quota and unsuspended', async () => {
-    const generic = await client.get<KubeObject & { spec: { admissionChecksStrategy?: unknown } }>(KUEUE, 'ClusterQueue', GENERIC);
-    expect(generic?.spec.admissionChecksStrategy, 'the generic pool carries no device check, so no checker is needed').toBeUndefined();
+  it("a CPU-only suspended Job through the generic pool's LocalQueue is admitted against cpu quota and unsuspended", async () => {
+    const generic = await client.get<KubeObject & { spec: { admissionChecksStrategy?: unknown } }>(
+      KUEUE,
+      'ClusterQueue',
+      GENERIC,
+    );
+    expect(
+      generic?.spec.admissionChecksStrategy,
+      'the generic pool carries no device check, so no checker is needed',
+    ).toBeUndefined();
     const queue = localQueueName(GENERIC);
     expect(await client.get(KUEUE, 'LocalQueue', queue, NAMESPACE)).toBeDefined();
     const name = 'e2e-cpu-only';
@@ -259,23 +405,37 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     expect(assignment?.resourceUsage).toEqual({ cpu: '2' });
     expect(assignment?.flavors?.['cpu']).toMatch(/^gpustack-generic-linux-amd64-\d+c$/);
     // Kueue injects the flavor's nodeLabels when it unsuspends.
-    expect(live.spec.template.spec.nodeSelector).toMatchObject({ 'general.feature.gpustack.ai/generic': 'true', 'gpustack.ai/managed': 'true' });
+    expect(live.spec.template.spec.nodeSelector).toMatchObject({
+      'general.feature.gpustack.ai/generic': 'true',
+      'gpustack.ai/managed': 'true',
+    });
     await deleteJob(name);
   });
 
   it('deleting an InstanceType while Kueue runs: Kueue holds its ClusterQueue while a Workload is admitted, then releases it; nothing is left behind', async () => {
     const name = 'e2e-kueue-custom-cpu';
     await client.applyObject({
-      apiVersion: GPUSTACK, kind: 'InstanceType', metadata: { name },
-      spec: { displayName: 'Custom CPU', acceleratable: false, generalGroup: 'generic', os: 'linux', arch: 'amd64', unitResources: { cpu: '2', ram: '4Gi' } },
+      apiVersion: GPUSTACK,
+      kind: 'InstanceType',
+      metadata: { name },
+      spec: {
+        displayName: 'Custom CPU',
+        acceleratable: false,
+        generalGroup: 'generic',
+        os: 'linux',
+        arch: 'amd64',
+        unitResources: { cpu: '2', ram: '4Gi' },
+      },
     });
     const entrance = localQueueName(name);
     await converge('the admin InstanceType gets an Active ClusterQueue and LocalQueue', async () => {
       const queue = await client.get<Conditioned>(KUEUE, 'ClusterQueue', name);
       const local = await client.get<Conditioned>(KUEUE, 'LocalQueue', entrance, NAMESPACE);
       return [
-        ...(isTrue(queue, 'Active') ? [] : [`ClusterQueue ${JSON.stringify(condition(queue, 'Active') ?? queue ?? null)}`]),
-        ...(queue?.metadata.finalizers?.includes(IN_USE) ? [] : ['ClusterQueue without Kueue\'s finalizer']),
+        ...(isTrue(queue, 'Active')
+          ? []
+          : [`ClusterQueue ${JSON.stringify(condition(queue, 'Active') ?? queue ?? null)}`]),
+        ...(queue?.metadata.finalizers?.includes(IN_USE) ? [] : ["ClusterQueue without Kueue's finalizer"]),
         ...(isTrue(local, 'Active') ? [] : ['LocalQueue not Active']),
       ];
     });
@@ -285,12 +445,21 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
 
     await client.delete(GPUSTACK, 'InstanceType', name);
     // Kueue keeps a ClusterQueue with an admitted Workload (its finalizer) until the Workload goes.
-    await converge('the ClusterQueue is terminating, held by Kueue\'s finalizer', async () => {
-      const queue = await client.get(KUEUE, 'ClusterQueue', name);
-      return queue?.metadata.deletionTimestamp && queue.metadata.finalizers?.includes(IN_USE) ? [] : [`ClusterQueue ${JSON.stringify(queue?.metadata ?? null)}`];
-    }, 60_000);
+    await converge(
+      "the ClusterQueue is terminating, held by Kueue's finalizer",
+      async () => {
+        const queue = await client.get(KUEUE, 'ClusterQueue', name);
+        return queue?.metadata.deletionTimestamp && queue.metadata.finalizers?.includes(IN_USE)
+          ? []
+          : [`ClusterQueue ${JSON.stringify(queue?.metadata ?? null)}`];
+      },
+      60_000,
+    );
     await sleep(3000);
-    expect((await client.get(KUEUE, 'ClusterQueue', name))?.metadata.finalizers, 'Kueue must not release a ClusterQueue in use').toContain(IN_USE);
+    expect(
+      (await client.get(KUEUE, 'ClusterQueue', name))?.metadata.finalizers,
+      'Kueue must not release a ClusterQueue in use',
+    ).toContain(IN_USE);
 
     await deleteJob(jobName);
     await converge('queue, LocalQueues and the InstanceType are gone', async () => {
@@ -319,23 +488,41 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     expect(assignment?.resourceUsage).toEqual({ 'credits.gpustack.ai/nvidia': '3200k' });
     expect(assignment?.flavors).toEqual({ 'credits.gpustack.ai/nvidia': H100_FLAVOR });
     expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
-    expect(live.spec.template.spec.nodeSelector).toMatchObject({ 'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count': '8' });
+    expect(live.spec.template.spec.nodeSelector).toMatchObject({
+      'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count': '8',
+    });
     // Server-side apply on the status subresource: our field manager owns our entry and nothing else.
-    const fresh = await client.get<KubeObject & { metadata: { managedFields?: ManagedFields[] } }>(KUEUE, 'Workload', workload.metadata.name, NAMESPACE);
+    const fresh = await client.get<KubeObject & { metadata: { managedFields?: ManagedFields[] } }>(
+      KUEUE,
+      'Workload',
+      workload.metadata.name,
+      NAMESPACE,
+    );
     const ours = (fresh?.metadata.managedFields ?? []).filter((m) => m.manager === CHECK);
     expect(ours.map((m) => [m.operation, m.subresource])).toEqual([['Apply', 'status']]);
     const owned = ours[0]?.fieldsV1 ?? {};
     expect(Object.keys(owned)).toEqual(['f:status']);
     expect(Object.keys((owned['f:status'] ?? {}) as object)).toEqual(['f:admissionChecks']);
-    expect(Object.keys(((owned['f:status'] as Record<string, object>)['f:admissionChecks']) ?? {})).toEqual([`k:{"name":"${CHECK}"}`]);
+    expect(Object.keys((owned['f:status'] as Record<string, object>)['f:admissionChecks'] ?? {})).toEqual([
+      `k:{"name":"${CHECK}"}`,
+    ]);
     await deleteJob(name);
   });
 
   it('8 cards per pod on 4 + 4 free cards: quota yes, check Retry, Job stays suspended; admitted once the blocking Pods go', async () => {
     // The flavor selects exactly the two 8-card nodes, so 4 + 4 are all the free cards there are.
-    const flavor = await client.get<KubeObject & { spec: { nodeLabels: Record<string, string> } }>(KUEUE, 'ResourceFlavor', H100_FLAVOR);
-    const selector = Object.entries(flavor?.spec.nodeLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
-    expect((await client.list('v1', 'Node', { labelSelector: selector })).map((n) => n.metadata.name).sort()).toEqual(['gpu-h100-01', 'gpu-h100-02']);
+    const flavor = await client.get<KubeObject & { spec: { nodeLabels: Record<string, string> } }>(
+      KUEUE,
+      'ResourceFlavor',
+      H100_FLAVOR,
+    );
+    const selector = Object.entries(flavor?.spec.nodeLabels ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    expect((await client.list('v1', 'Node', { labelSelector: selector })).map((n) => n.metadata.name).sort()).toEqual([
+      'gpu-h100-01',
+      'gpu-h100-02',
+    ]);
     const blockers = [boundPod('e2e-blocker-1', 'gpu-h100-01', 4), boundPod('e2e-blocker-2', 'gpu-h100-02', 4)];
     for (const pod of blockers) await client.applyObject(pod);
     const name = 'e2e-h100-8';
@@ -343,27 +530,40 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     let retry: CheckState | undefined;
     let last: Workload | undefined;
     try {
-      await waitFor(async () => {
-        last = await workloadOf(name);
-        retry = last?.status?.admissionChecks?.find((c) => c.name === CHECK && c.state === 'Retry');
-        return retry;
-      }, ADMIT_MS, 'the check answers Retry', 500);
+      await waitFor(
+        async () => {
+          last = await workloadOf(name);
+          retry = last?.status?.admissionChecks?.find((c) => c.name === CHECK && c.state === 'Retry');
+          return retry;
+        },
+        ADMIT_MS,
+        'the check answers Retry',
+        500,
+      );
     } catch (error) {
       throw new Error(`${(error as Error).message}\n${describeWorkload(last)}`, { cause: error });
     }
     log(`Retry: ${retry?.message ?? ''} (requeueAfterSeconds ${String(retry?.requeueAfterSeconds)})`);
     expect(retry?.message).toMatch(/largest free block is 4 cards/);
     expect(retry?.requeueAfterSeconds).toBe(30);
-    expect(last?.status?.admission?.podSetAssignments[0]?.resourceUsage).toEqual({ 'credits.gpustack.ai/nvidia': '12800k' });
+    expect(last?.status?.admission?.podSetAssignments[0]?.resourceUsage).toEqual({
+      'credits.gpustack.ai/nvidia': '12800k',
+    });
     expect((await client.get<Job>('batch/v1', 'Job', name, NAMESPACE))?.spec.suspend).toBe(true);
     await sleep(5000);
-    expect((await client.get<Job>('batch/v1', 'Job', name, NAMESPACE))?.spec.suspend, 'still suspended a while later').toBe(true);
+    expect(
+      (await client.get<Job>('batch/v1', 'Job', name, NAMESPACE))?.spec.suspend,
+      'still suspended a while later',
+    ).toBe(true);
     expect(isTrue(await workloadOf(name), 'Admitted')).toBe(false);
 
     const freedAt = Date.now();
-    for (const pod of blockers) await client.delete('v1', 'Pod', pod.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
+    for (const pod of blockers)
+      await client.delete('v1', 'Pod', pod.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
     const { workload } = await admitted(name, RETRY_ADMIT_MS);
-    log(`admitted ${((Date.now() - freedAt) / 1000).toFixed(1)} s after the blocking Pods went (requeue state ${JSON.stringify(workload.status?.requeueState ?? null)})`);
+    log(
+      `admitted ${((Date.now() - freedAt) / 1000).toFixed(1)} s after the blocking Pods went (requeue state ${JSON.stringify(workload.status?.requeueState ?? null)})`,
+    );
     expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
     await deleteJob(name);
   });
@@ -376,14 +576,21 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
       await client.applyObject(blocker);
       await client.applyObject(job(name, localQueueName(H100), { 'nvidia.com/gpu': '8' }));
       let last: Workload | undefined;
-      const retry = await waitFor(async () => {
-        last = await workloadOf(name);
-        return last?.status?.admissionChecks?.find((c) => c.name === CHECK && c.state === 'Retry');
-      }, ADMIT_MS, 'the check answers Retry', 500).catch((error: unknown) => {
+      const retry = await waitFor(
+        async () => {
+          last = await workloadOf(name);
+          return last?.status?.admissionChecks?.find((c) => c.name === CHECK && c.state === 'Retry');
+        },
+        ADMIT_MS,
+        'the check answers Retry',
+        500,
+      ).catch((error: unknown) => {
         throw new Error(`${(error as Error).message}\n${describeWorkload(last)}`, { cause: error });
       });
       // 8 + 4 free by quota (16 cards, 4 busy); the cordoned node's 8 do not count for the scheduler.
-      expect(retry.message).toMatch(/the largest free block is 4 cards \(node gpu-h100-01\); 1 node cordoned or tainted not counted/);
+      expect(retry.message).toMatch(
+        /the largest free block is 4 cards \(node gpu-h100-01\); 1 node cordoned or tainted not counted/,
+      );
       expect((await client.get<Job>('batch/v1', 'Job', name, NAMESPACE))?.spec.suspend).toBe(true);
     } finally {
       await client.mergePatch('v1', 'Node', 'gpu-h100-02', { spec: { unschedulable: null } });

@@ -2,28 +2,55 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { byText, canonicalize, compareObjects, type ObjectIdentity, sortObjects } from '../../src/k8s/index.js';
 
-function obj(apiVersion: string | undefined, kind: string | undefined, name: string, namespace?: string): ObjectIdentity {
-  return { ...(apiVersion !== undefined ? { apiVersion } : {}), ...(kind !== undefined ? { kind } : {}), metadata: { name, ...(namespace !== undefined ? { namespace } : {}) } };
+function obj(
+  apiVersion: string | undefined,
+  kind: string | undefined,
+  name: string,
+  namespace?: string,
+): ObjectIdentity {
+  return {
+    ...(apiVersion !== undefined ? { apiVersion } : {}),
+    ...(kind !== undefined ? { kind } : {}),
+    metadata: { name, ...(namespace !== undefined ? { namespace } : {}) },
+  };
 }
 
 describe('canonicalize', () => {
   it.each<{ name: string; input: { value: unknown; keepNull?: boolean }; want: unknown }>([
-    { name: 'sorts object keys by code unit', input: { value: { b: 1, a: 2, B: 3, _: 4 } }, want: { B: 3, _: 4, a: 2, b: 1 } },
+    {
+      name: 'sorts object keys by code unit',
+      input: { value: { b: 1, a: 2, B: 3, _: 4 } },
+      want: { B: 3, _: 4, a: 2, b: 1 },
+    },
     { name: 'sorts nested keys', input: { value: { z: { y: 1, x: 2 } } }, want: { z: { x: 2, y: 1 } } },
     { name: 'drops undefined members', input: { value: { a: undefined, b: 1 } }, want: { b: 1 } },
     { name: 'drops null members by default', input: { value: { a: null, b: 1 } }, want: { b: 1 } },
-    { name: 'keeps null members with keepNull (label deletions)', input: { value: { labels: { a: null, b: 'x' } }, keepNull: true }, want: { labels: { a: null, b: 'x' } } },
-    { name: 'drops null and undefined array items, even with keepNull', input: { value: [1, null, undefined, 2], keepNull: true }, want: [1, 2] },
+    {
+      name: 'keeps null members with keepNull (label deletions)',
+      input: { value: { labels: { a: null, b: 'x' } }, keepNull: true },
+      want: { labels: { a: null, b: 'x' } },
+    },
+    {
+      name: 'drops null and undefined array items, even with keepNull',
+      input: { value: [1, null, undefined, 2], keepNull: true },
+      want: [1, 2],
+    },
     { name: 'keeps array order', input: { value: [{ b: 1, a: 1 }, 3, 'x'] }, want: [{ a: 1, b: 1 }, 3, 'x'] },
     { name: 'keeps scalars', input: { value: 'x' }, want: 'x' },
-    { name: 'keeps false, 0 and the empty string', input: { value: { a: false, b: 0, c: '' } }, want: { a: false, b: 0, c: '' } },
+    {
+      name: 'keeps false, 0 and the empty string',
+      input: { value: { a: false, b: 0, c: '' } },
+      want: { a: false, b: 0, c: '' },
+    },
     { name: 'keeps empty objects and arrays', input: { value: { a: {}, b: [] } }, want: { a: {}, b: [] } },
   ])('$name', ({ input, want }) => {
     expect(canonicalize(input.value, input.keepNull)).toEqual(want);
   });
 
   it('serialises with keys in sorted order', () => {
-    expect(JSON.stringify(canonicalize({ spec: { b: 1, a: 2 }, apiVersion: 'v1' }))).toBe('{"apiVersion":"v1","spec":{"a":2,"b":1}}');
+    expect(JSON.stringify(canonicalize({ spec: { b: 1, a: 2 }, apiVersion: 'v1' }))).toBe(
+      '{"apiVersion":"v1","spec":{"a":2,"b":1}}',
+    );
   });
 
   it('does not modify its input', () => {
@@ -34,11 +61,21 @@ describe('canonicalize', () => {
   });
 
   it('gives byte-identical JSON whatever the insertion order of keys', () => {
-    const entries = fc.uniqueArray(fc.tuple(fc.string(), fc.oneof(fc.integer(), fc.string(), fc.constant(null))), { selector: ([k]) => k, maxLength: 12 });
-    const withPermutation = entries.chain((e) => fc.tuple(fc.constant(e), fc.shuffledSubarray(e, { minLength: e.length, maxLength: e.length })));
-    fc.assert(fc.property(withPermutation, ([a, b]) => {
-      expect(JSON.stringify(canonicalize({ x: Object.fromEntries(a) }, true))).toBe(JSON.stringify(canonicalize({ x: Object.fromEntries(b) }, true)));
-    }), { numRuns: 300, seed: 11 });
+    const entries = fc.uniqueArray(fc.tuple(fc.string(), fc.oneof(fc.integer(), fc.string(), fc.constant(null))), {
+      selector: ([k]) => k,
+      maxLength: 12,
+    });
+    const withPermutation = entries.chain((e) =>
+      fc.tuple(fc.constant(e), fc.shuffledSubarray(e, { minLength: e.length, maxLength: e.length })),
+    );
+    fc.assert(
+      fc.property(withPermutation, ([a, b]) => {
+        expect(JSON.stringify(canonicalize({ x: Object.fromEntries(a) }, true))).toBe(
+          JSON.stringify(canonicalize({ x: Object.fromEntries(b) }, true)),
+        );
+      }),
+      { numRuns: 300, seed: 11 },
+    );
   });
 });
 
@@ -51,8 +88,16 @@ describe('sortObjects', () => {
     },
     {
       name: 'then by kind',
-      input: [obj('kueue.x-k8s.io/v1beta2', 'ResourceFlavor', 'a'), obj('kueue.x-k8s.io/v1beta2', 'LocalQueue', 'a', 'ns'), obj('kueue.x-k8s.io/v1beta2', 'ClusterQueue', 'a')],
-      want: ['kueue.x-k8s.io/v1beta2/ClusterQueue//a', 'kueue.x-k8s.io/v1beta2/LocalQueue/ns/a', 'kueue.x-k8s.io/v1beta2/ResourceFlavor//a'],
+      input: [
+        obj('kueue.x-k8s.io/v1beta2', 'ResourceFlavor', 'a'),
+        obj('kueue.x-k8s.io/v1beta2', 'LocalQueue', 'a', 'ns'),
+        obj('kueue.x-k8s.io/v1beta2', 'ClusterQueue', 'a'),
+      ],
+      want: [
+        'kueue.x-k8s.io/v1beta2/ClusterQueue//a',
+        'kueue.x-k8s.io/v1beta2/LocalQueue/ns/a',
+        'kueue.x-k8s.io/v1beta2/ResourceFlavor//a',
+      ],
     },
     {
       name: 'then by namespace, cluster-scoped first',
@@ -71,7 +116,9 @@ describe('sortObjects', () => {
     },
   ])('$name', ({ input, want }) => {
     const sorted = sortObjects(input);
-    expect(sorted.map((o) => `${o.apiVersion ?? ''}/${o.kind ?? ''}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)).toEqual(want);
+    expect(
+      sorted.map((o) => `${o.apiVersion ?? ''}/${o.kind ?? ''}/${o.metadata.namespace ?? ''}/${o.metadata.name}`),
+    ).toEqual(want);
   });
 
   it('returns a new array and leaves its input alone', () => {
@@ -82,12 +129,27 @@ describe('sortObjects', () => {
   });
 
   it('gives the same order for any input order', () => {
-    const identity = fc.record({ apiVersion: fc.constantFrom('v1', 'kueue.x-k8s.io/v1beta2'), kind: fc.constantFrom('A', 'B'), metadata: fc.record({ name: fc.string({ minLength: 1 }), namespace: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }) }, { requiredKeys: ['name'] }) });
-    const objects = fc.uniqueArray(identity, { selector: (o) => `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, maxLength: 10 });
-    const withPermutation = objects.chain((o) => fc.tuple(fc.constant(o), fc.shuffledSubarray(o, { minLength: o.length, maxLength: o.length })));
-    fc.assert(fc.property(withPermutation, ([a, b]) => {
-      expect(sortObjects(b)).toEqual(sortObjects(a));
-    }), { numRuns: 300, seed: 11 });
+    const identity = fc.record({
+      apiVersion: fc.constantFrom('v1', 'kueue.x-k8s.io/v1beta2'),
+      kind: fc.constantFrom('A', 'B'),
+      metadata: fc.record(
+        { name: fc.string({ minLength: 1 }), namespace: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }) },
+        { requiredKeys: ['name'] },
+      ),
+    });
+    const objects = fc.uniqueArray(identity, {
+      selector: (o) => `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`,
+      maxLength: 10,
+    });
+    const withPermutation = objects.chain((o) =>
+      fc.tuple(fc.constant(o), fc.shuffledSubarray(o, { minLength: o.length, maxLength: o.length })),
+    );
+    fc.assert(
+      fc.property(withPermutation, ([a, b]) => {
+        expect(sortObjects(b)).toEqual(sortObjects(a));
+      }),
+      { numRuns: 300, seed: 11 },
+    );
   });
 
   it('compareObjects is zero only for the same identity', () => {

@@ -58,14 +58,20 @@ describe('parseQuantity', () => {
   });
 
   it('reads back every quantity formatDecimalQuantity writes', () => {
-    fc.assert(fc.property(fc.integer({ min: -(2 ** 50), max: 2 ** 50 }), (n) => {
-      expect(parseQuantity(formatDecimalQuantity(n))).toBe(n);
-    }), { numRuns: 300, seed: 7 });
+    fc.assert(
+      fc.property(fc.integer({ min: -(2 ** 50), max: 2 ** 50 }), (n) => {
+        expect(parseQuantity(formatDecimalQuantity(n))).toBe(n);
+      }),
+      { numRuns: 300, seed: 7 },
+    );
   });
 
   it('formats multiples of the credit unit with a whole mantissa', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 100_000 }), (cards) => {
-      expect(formatDecimalQuantity(cards * 1_600_000)).toMatch(/^(0|[1-9]\d*[kMGTPE]?)$/);
-    }), { numRuns: 300, seed: 7 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 100_000 }), (cards) => {
+        expect(formatDecimalQuantity(cards * 1_600_000)).toMatch(/^(0|[1-9]\d*[kMGTPE]?)$/);
+      }),
+      { numRuns: 300, seed: 7 },
+    );
   });
 });

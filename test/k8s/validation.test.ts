@@ -20,10 +20,22 @@ describe('isLabelValue', () => {
 
 describe('isLabelKey', () => {
   it.each([
-    { name: 'accepts a prefixed key', input: 'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count', want: true },
+    {
+      name: 'accepts a prefixed key',
+      input: 'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count',
+      want: true,
+    },
     { name: 'accepts a key without prefix', input: 'team', want: true },
-    { name: 'accepts a 63-character name part', input: `general.feature.gpustack.ai/${'a'.repeat(54)}.capacity`, want: true },
-    { name: 'rejects a 64-character name part', input: `general.feature.gpustack.ai/${'a'.repeat(55)}.capacity`, want: false },
+    {
+      name: 'accepts a 63-character name part',
+      input: `general.feature.gpustack.ai/${'a'.repeat(54)}.capacity`,
+      want: true,
+    },
+    {
+      name: 'rejects a 64-character name part',
+      input: `general.feature.gpustack.ai/${'a'.repeat(55)}.capacity`,
+      want: false,
+    },
     { name: 'rejects an empty name part', input: 'gpustack.ai/', want: false },
     { name: 'rejects an upper-case prefix', input: 'GPUSTACK.ai/x', want: false },
     { name: 'rejects an empty prefix', input: '/x', want: false },
@@ -36,9 +48,19 @@ describe('isLabelKey', () => {
 
 describe('isDnsSubdomain and isDnsLabel', () => {
   it.each([
-    { name: 'a 95-character flavor name is a subdomain', input: 'gpustack--intel-xeon-platinum-8480--nvidia-h100-80gb-hbm3-linux-amd64-8d-fnv64-87bf574bea2a4f23', subdomain: true, label: false },
+    {
+      name: 'a 95-character flavor name is a subdomain',
+      input: 'gpustack--intel-xeon-platinum-8480--nvidia-h100-80gb-hbm3-linux-amd64-8d-fnv64-87bf574bea2a4f23',
+      subdomain: true,
+      label: false,
+    },
     { name: 'a LocalQueue name is both', input: 'gpustack-fnv64-c4680bb149644f1c', subdomain: true, label: true },
-    { name: 'a dotted name is only a subdomain', input: 'gpustack-nvidia-model-1.5-linux-amd64', subdomain: true, label: false },
+    {
+      name: 'a dotted name is only a subdomain',
+      input: 'gpustack-nvidia-model-1.5-linux-amd64',
+      subdomain: true,
+      label: false,
+    },
     { name: '253 characters are a subdomain', input: 'a'.repeat(253), subdomain: true, label: false },
     { name: '254 characters are not', input: 'a'.repeat(254), subdomain: false, label: false },
     { name: 'an underscore is neither', input: 'gpustack-hygon-k100_ai', subdomain: false, label: false },

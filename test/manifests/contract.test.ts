@@ -2,7 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { NODES, PODS, RESOURCE_FLAVORS, SCHEDULING_CHAINS, WORKLOADS, workloadStatusPath } from '../../src/admission/index.js';
+import {
+  NODES,
+  PODS,
+  RESOURCE_FLAVORS,
+  SCHEDULING_CHAINS,
+  WORKLOADS,
+  workloadStatusPath,
+} from '../../src/admission/index.js';
 import { ADMISSION_FLAGS } from '../../src/cli-admission-flags.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { hookRoutes } from '../../src/server/index.js';
@@ -19,35 +26,52 @@ interface ControllerManifest {
 }
 
 const DIR = 'manifests/compositecontrollers';
-const controllers = readdirSync(DIR).filter((f) => f.endsWith('.yaml'))
+const controllers = readdirSync(DIR)
+  .filter((f) => f.endsWith('.yaml'))
   .map((f) => parse(readFileSync(join(DIR, f), 'utf8')) as ControllerManifest);
 const byName = new Map(controllers.map((c) => [c.metadata.name, c]));
 
 // Plural resource names of the kinds we emit.
 const RESOURCE_OF_KIND: Record<string, string> = {
-  ResourceFlavor: 'resourceflavors', InstanceType: 'instancetypes', AdmissionCheck: 'admissionchecks',
-  ClusterQueue: 'clusterqueues', LocalQueue: 'localqueues',
+  ResourceFlavor: 'resourceflavors',
+  InstanceType: 'instancetypes',
+  AdmissionCheck: 'admissionchecks',
+  ClusterQueue: 'clusterqueues',
+  LocalQueue: 'localqueues',
 };
 const EMITTED_BY: Record<string, string> = {
-  ResourceFlavor: 'gpustack-scheduling-chain', InstanceType: 'gpustack-scheduling-chain', AdmissionCheck: 'gpustack-scheduling-chain',
-  ClusterQueue: 'gpustack-instance-type', LocalQueue: 'gpustack-instance-type',
+  ResourceFlavor: 'gpustack-scheduling-chain',
+  InstanceType: 'gpustack-scheduling-chain',
+  AdmissionCheck: 'gpustack-scheduling-chain',
+  ClusterQueue: 'gpustack-instance-type',
+  LocalQueue: 'gpustack-instance-type',
 };
 
 describe('controller manifests ↔ server contract', () => {
   it('declares the four controllers of DESIGN §4', () => {
-    expect([...byName.keys()].sort()).toEqual(['gpustack-instance-type', 'gpustack-node-devices-check', 'gpustack-node-profile', 'gpustack-scheduling-chain']);
+    expect([...byName.keys()].sort()).toEqual([
+      'gpustack-instance-type',
+      'gpustack-node-devices-check',
+      'gpustack-node-profile',
+      'gpustack-scheduling-chain',
+    ]);
   });
 
-  it.each(controllers.flatMap((c) => Object.entries(c.spec.hooks).map(([hook, def]) => [c.metadata.name, hook, def] as const)))(
-    '%s %s hook is a v2 hook whose URL resolves to a server route', (_name, hook, def) => {
-      const path = new URL(def.webhook.url).pathname;
-      expect(def.version).toBe('v2');
-      expect(hookRoutes()).toContain(path);
-      expect(path.endsWith(`/${hook}`)).toBe(true);
-    });
+  it.each(
+    controllers.flatMap((c) =>
+      Object.entries(c.spec.hooks).map(([hook, def]) => [c.metadata.name, hook, def] as const),
+    ),
+  )('%s %s hook is a v2 hook whose URL resolves to a server route', (_name, hook, def) => {
+    const path = new URL(def.webhook.url).pathname;
+    expect(def.version).toBe('v2');
+    expect(hookRoutes()).toContain(path);
+    expect(path.endsWith(`/${hook}`)).toBe(true);
+  });
 
   it('every kind the sync functions emit is a declared child of its controller at the same apiVersion', () => {
-    const nodes = (parse(readFileSync('examples/clusters/mixed.json', 'utf8')) as { items: unknown[] }).items.map((n) => NodeSchema.parse(n));
+    const nodes = (parse(readFileSync('examples/clusters/mixed.json', 'utf8')) as { items: unknown[] }).items.map((n) =>
+      NodeSchema.parse(n),
+    );
     const result = renderChain({ nodes, namespaces: ['default', 'team-a'] }, { now: '2026-01-01T00:00:00Z' });
     if (!result.ok) throw new Error(result.error.message);
     const kinds = new Set(result.objects.map((o) => `${o.apiVersion} ${o.kind}`));
@@ -55,34 +79,58 @@ describe('controller manifests ↔ server contract', () => {
     for (const object of result.objects) {
       const controller = byName.get(EMITTED_BY[object.kind] ?? '');
       expect(controller?.spec.childResources, `${object.kind} has an emitting controller`).toBeDefined();
-      expect(controller?.spec.childResources).toContainEqual(expect.objectContaining({ apiVersion: object.apiVersion, resource: RESOURCE_OF_KIND[object.kind] }));
+      expect(controller?.spec.childResources).toContainEqual(
+        expect.objectContaining({ apiVersion: object.apiVersion, resource: RESOURCE_OF_KIND[object.kind] }),
+      );
     }
   });
 
   it('kustomization lists every manifest file (except the Kueue configuration, which is merged into Kueue)', () => {
     const kustomization = parse(readFileSync('manifests/kustomization.yaml', 'utf8')) as { resources: string[] };
-    const files = readdirSync('manifests', { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && !f.startsWith('kueue/'));
+    const files = readdirSync('manifests', { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && !f.startsWith('kueue/'),
+    );
     expect([...kustomization.resources].sort()).toEqual(files.sort());
     for (const file of files) {
-      for (const doc of parseAllDocuments(readFileSync(join('manifests', file), 'utf8'))) expect(doc.errors).toEqual([]);
+      for (const doc of parseAllDocuments(readFileSync(join('manifests', file), 'utf8')))
+        expect(doc.errors).toEqual([]);
     }
   });
 });
 
-interface PolicyRule { apiGroups: string[]; resources: string[]; verbs: string[] }
-interface Probe { httpGet: { path: string; port: string | number } }
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+interface Probe {
+  httpGet: { path: string; port: string | number };
+}
 interface Container {
-  name: string; args: string[]; ports: { name: string; containerPort: number }[];
-  livenessProbe?: Probe; readinessProbe?: Probe; startupProbe?: Probe;
+  name: string;
+  args: string[];
+  ports: { name: string; containerPort: number }[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
   resources: { limits?: Record<string, string> };
   securityContext: { allowPrivilegeEscalation: boolean; readOnlyRootFilesystem: boolean };
 }
-interface Deployment { spec: { replicas: number; template: { spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean }; containers: Container[] } } } }
+interface Deployment {
+  spec: {
+    replicas: number;
+    template: {
+      spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean }; containers: Container[] };
+    };
+  };
+}
 
 describe('admission checker manifests ↔ the checker', () => {
-  const docs = ['manifests/admission/rbac.yaml', 'manifests/admission/deployment.yaml']
-    .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>));
+  const docs = ['manifests/admission/rbac.yaml', 'manifests/admission/deployment.yaml'].flatMap((f) =>
+    parseAllDocuments(readFileSync(f, 'utf8')).map(
+      (d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>,
+    ),
+  );
   const ofKind = (kind: string) => docs.filter((d) => d.kind === kind);
   const rules = (ofKind('ClusterRole')[0]?.['rules'] ?? []) as PolicyRule[];
   const deployment = ofKind('Deployment')[0] as unknown as Deployment;
@@ -98,25 +146,47 @@ describe('admission checker manifests ↔ the checker', () => {
     return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
   }
 
-  it.each([WORKLOADS, RESOURCE_FLAVORS, NODES, PODS, SCHEDULING_CHAINS].map((r) => [r.name, r.path] as const))('RBAC lets it list and watch %s (%s)', (_name, path) => {
-    const [group, resource] = groupResource(path);
-    for (const verb of ['get', 'list', 'watch']) expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
-  });
+  it.each([WORKLOADS, RESOURCE_FLAVORS, NODES, PODS, SCHEDULING_CHAINS].map((r) => [r.name, r.path] as const))(
+    'RBAC lets it list and watch %s (%s)',
+    (_name, path) => {
+      const [group, resource] = groupResource(path);
+      for (const verb of ['get', 'list', 'watch'])
+        expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+    },
+  );
 
   it('RBAC lets it patch the Workload status subresource it writes, and nothing else of the Workload', () => {
     // apis / <group> / <version> / namespaces / ns / <resource> / w / <subresource>
-    const parts = workloadStatusPath({ namespace: 'ns', name: 'w' }, 'gpustack-node-devices').split('?')[0]?.split('/').filter(Boolean) ?? [];
+    const parts =
+      workloadStatusPath({ namespace: 'ns', name: 'w' }, 'gpustack-node-devices')
+        .split('?')[0]
+        ?.split('/')
+        .filter(Boolean) ?? [];
     const [group, resource] = [parts[1] ?? '', `${parts[5]}/${parts[7]}`];
     expect([group, resource]).toEqual(['kueue.x-k8s.io', 'workloads/status']);
     expect(allows(group, resource, 'patch')).toBe(true);
-    expect(rules.flatMap((r) => r.verbs).filter((v) => !['get', 'list', 'watch'].includes(v)).sort()).toEqual(['patch', 'update']);
+    expect(
+      rules
+        .flatMap((r) => r.verbs)
+        .filter((v) => !['get', 'list', 'watch'].includes(v))
+        .sort(),
+    ).toEqual(['patch', 'update']);
   });
 
   it('the ServiceAccount the Deployment runs as is the one the ClusterRoleBinding binds', () => {
-    const binding = ofKind('ClusterRoleBinding')[0] as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
+    const binding = ofKind('ClusterRoleBinding')[0] as unknown as {
+      roleRef: { name: string };
+      subjects: { name: string; namespace: string }[];
+    };
     const account = ofKind('ServiceAccount')[0];
     expect(binding.roleRef.name).toBe(ofKind('ClusterRole')[0]?.metadata.name);
-    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: deployment.spec.template.spec.serviceAccountName, namespace: account?.metadata.namespace }]);
+    expect(binding.subjects).toEqual([
+      {
+        kind: 'ServiceAccount',
+        name: deployment.spec.template.spec.serviceAccountName,
+        namespace: account?.metadata.namespace,
+      },
+    ]);
     expect(account?.metadata.name).toBe(deployment.spec.template.spec.serviceAccountName);
   });
 
@@ -128,7 +198,9 @@ describe('admission checker manifests ↔ the checker', () => {
   });
 
   it('writes the entry of the AdmissionCheck the chain emits', () => {
-    const nodes = (parse(readFileSync('examples/clusters/mixed.json', 'utf8')) as { items: unknown[] }).items.map((n) => NodeSchema.parse(n));
+    const nodes = (parse(readFileSync('examples/clusters/mixed.json', 'utf8')) as { items: unknown[] }).items.map((n) =>
+      NodeSchema.parse(n),
+    );
     const result = renderChain({ nodes, namespaces: ['default'] }, { now: '2026-01-01T00:00:00Z' });
     if (!result.ok) throw new Error(result.error.message);
     const checks = result.objects.filter((o) => o.kind === 'AdmissionCheck').map((o) => o.metadata.name);

@@ -7,13 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const dockerfile = readFileSync('Dockerfile', 'utf8');
 // Continuation lines joined, comments dropped: one instruction per entry.
-const instructions = dockerfile.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-const copies = instructions.filter((l) => l.startsWith('COPY ')).map((l) => {
-  const parts = l.split(/\s+/).slice(1);
-  const from = parts[0]?.startsWith('--from=') ? parts.shift()?.slice('--from='.length) : undefined;
-  return { from, sources: parts.slice(0, -1), target: parts.at(-1) as string };
-});
-const dockerignore = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+const instructions = dockerfile
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
+const copies = instructions
+  .filter((l) => l.startsWith('COPY '))
+  .map((l) => {
+    const parts = l.split(/\s+/).slice(1);
+    const from = parts[0]?.startsWith('--from=') ? parts.shift()?.slice('--from='.length) : undefined;
+    return { from, sources: parts.slice(0, -1), target: parts.at(-1) as string };
+  });
+const dockerignore = readFileSync('.dockerignore', 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter(Boolean);
 
 describe('Dockerfile', () => {
   let buildOut: string;
@@ -53,7 +62,9 @@ describe('Dockerfile', () => {
   });
 
   it('starts the CLI that package.json publishes, serving by default as a non-root user', () => {
-    const bin = (JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin['gpustack-operator'];
+    const bin = (JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin[
+      'gpustack-operator'
+    ];
     expect(instructions).toContain(`ENTRYPOINT ["node", "/app/${bin}"]`);
     expect(existsSync(join(buildOut, bin as string))).toBe(true);
     expect(instructions).toContain('CMD ["serve"]');

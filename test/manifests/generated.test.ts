@@ -9,16 +9,21 @@ import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 const readYaml = (path: string): unknown => parse(readFileSync(path, 'utf8'));
 
 describe('generated manifests', () => {
-  it.each(buildCrds().map((crd) => [crdFileName(crd), crd] as const))('%s matches the zod schemas (run `npm run generate:manifests`)', (file, crd) => {
-    expect(readYaml(join('manifests', 'crds', file))).toEqual(crd);
-  });
+  it.each(buildCrds().map((crd) => [crdFileName(crd), crd] as const))(
+    '%s matches the zod schemas (run `npm run generate:manifests`)',
+    (file, crd) => {
+      expect(readYaml(join('manifests', 'crds', file))).toEqual(crd);
+    },
+  );
 
   it('the Kueue configuration matches the manufacturer table (run `npm run generate:manifests`)', () => {
     expect(readYaml(KUEUE_CONFIG_PATH)).toEqual(buildKueueConfig());
   });
 
   it('folds whole cards, shares and slice units of all nine manufacturers into credits', () => {
-    const config = buildKueueConfig() as { resources: { transformations: { input: string; outputs: Record<string, string> }[] } };
+    const config = buildKueueConfig() as {
+      resources: { transformations: { input: string; outputs: Record<string, string> }[] };
+    };
     const byInput = new Map(config.resources.transformations.map((t) => [t.input, t.outputs]));
     expect(byInput.get('nvidia.com/gpu')).toEqual({ 'credits.gpustack.ai/nvidia': '1600000' });
     expect(byInput.get('nvidia.com/gpu.shared')).toEqual({ 'credits.gpustack.ai/nvidia': '160000' });
@@ -27,7 +32,23 @@ describe('generated manifests', () => {
   });
 
   it('InstanceType status admits what the sync writes plus observedGeneration, and the CRD requires acceleratorGroup for device types', () => {
-    const [, instanceTypes] = buildCrds() as [unknown, { spec: { versions: { schema: { openAPIV3Schema: { properties: Record<string, { properties?: Record<string, unknown>; 'x-kubernetes-validations'?: unknown[] }> } } }[] } }];
+    const [, instanceTypes] = buildCrds() as [
+      unknown,
+      {
+        spec: {
+          versions: {
+            schema: {
+              openAPIV3Schema: {
+                properties: Record<
+                  string,
+                  { properties?: Record<string, unknown>; 'x-kubernetes-validations'?: unknown[] }
+                >;
+              };
+            };
+          }[];
+        };
+      },
+    ];
     const schema = instanceTypes.spec.versions[0]?.schema.openAPIV3Schema;
     expect(Object.keys(schema?.properties['status']?.properties ?? {})).toEqual(
       expect.arrayContaining(['phase', 'entrance', 'flavors', 'capacity', 'conditions', 'observedGeneration']),

@@ -102,7 +102,8 @@ export async function detectOn(machine: FakeMachine, run: FakeRun): Promise<Dete
     GPUSTACK_FAKE_TRACE: traceFile,
     GPUSTACK_SYSFS_ROOT: fakeSysfs(directory, run.sysfsNumaNodes ?? {}),
   };
-  for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = run.libraries[mfr] ?? path.join(directory, `missing-${mfr}.so`);
+  for (const mfr of MANUFACTURERS)
+    env[libraryVariable(mfr)] = run.libraries[mfr] ?? path.join(directory, `missing-${mfr}.so`);
   Object.assign(env, run.env);
   const manufacturers = run.manufacturers ?? (Object.keys(run.libraries) as Manufacturer[]);
   try {

@@ -22,16 +22,86 @@ const megabytes = (mib: bigint) => mib;
 const kibibytes = (mib: bigint) => mib * 1024n;
 
 const VENDORS: readonly Vendor[] = [
-  { title: 'NVML', manufacturer: 'nvidia', library: FAKE_LIBRARIES.nvidia, device: { name: 'NVIDIA H100 80GB HBM3', uuid: 'GPU-a' }, memory: bytes, hugeCount: 4294967295 },
-  { title: 'IXML', manufacturer: 'iluvatar', library: FAKE_LIBRARIES.iluvatar, device: { name: 'Iluvatar BI-V150', uuid: 'GPU-b' }, memory: bytes, hugeCount: 4294967295 },
-  { title: 'HGML', manufacturer: 'thead', library: FAKE_LIBRARIES.thead, device: { name: 'PPU-ZW810E', uuid: 'GPU-c' }, memory: bytes, hugeCount: 4294967295 },
-  { title: 'AMD SMI', manufacturer: 'amd', library: FAKE_LIBRARIES.amd, device: { name: 'AMD Instinct MI300X OAM', uuid: 'd' }, memory: bytes, hugeCount: 5000 },
-  { title: 'ROCm SMI (AMD)', manufacturer: 'amd', library: FAKE_LIBRARIES.amdRocmSmi, device: { name: 'AMD Instinct MI210' }, memory: bytes, hugeCount: 4294967295 },
-  { title: 'ROCm SMI (Hygon)', manufacturer: 'hygon', library: FAKE_LIBRARIES.hygon, device: { name: 'K100_AI' }, memory: bytes, hugeCount: 4294967295 },
-  { title: 'DCMI', manufacturer: 'ascend', library: FAKE_LIBRARIES.ascend, device: { name: '910B2', cores: 24 }, memory: megabytes, hugeCount: -1 },
-  { title: 'CNDev', manufacturer: 'cambricon', library: FAKE_LIBRARIES.cambricon, device: { name: 'MLU370-X8', uuid: 'e' }, memory: megabytes, hugeCount: 4294967295 },
-  { title: 'MXSML', manufacturer: 'metax', library: FAKE_LIBRARIES.metax, device: { name: 'MXC500', uuid: 'GPU-f' }, memory: kibibytes, hugeCount: 4294967295 },
-  { title: 'MTML', manufacturer: 'mthreads', library: FAKE_LIBRARIES.mthreads, device: { name: 'MTT S4000', uuid: 'g' }, memory: bytes, hugeCount: 4294967295 },
+  {
+    title: 'NVML',
+    manufacturer: 'nvidia',
+    library: FAKE_LIBRARIES.nvidia,
+    device: { name: 'NVIDIA H100 80GB HBM3', uuid: 'GPU-a' },
+    memory: bytes,
+    hugeCount: 4294967295,
+  },
+  {
+    title: 'IXML',
+    manufacturer: 'iluvatar',
+    library: FAKE_LIBRARIES.iluvatar,
+    device: { name: 'Iluvatar BI-V150', uuid: 'GPU-b' },
+    memory: bytes,
+    hugeCount: 4294967295,
+  },
+  {
+    title: 'HGML',
+    manufacturer: 'thead',
+    library: FAKE_LIBRARIES.thead,
+    device: { name: 'PPU-ZW810E', uuid: 'GPU-c' },
+    memory: bytes,
+    hugeCount: 4294967295,
+  },
+  {
+    title: 'AMD SMI',
+    manufacturer: 'amd',
+    library: FAKE_LIBRARIES.amd,
+    device: { name: 'AMD Instinct MI300X OAM', uuid: 'd' },
+    memory: bytes,
+    hugeCount: 5000,
+  },
+  {
+    title: 'ROCm SMI (AMD)',
+    manufacturer: 'amd',
+    library: FAKE_LIBRARIES.amdRocmSmi,
+    device: { name: 'AMD Instinct MI210' },
+    memory: bytes,
+    hugeCount: 4294967295,
+  },
+  {
+    title: 'ROCm SMI (Hygon)',
+    manufacturer: 'hygon',
+    library: FAKE_LIBRARIES.hygon,
+    device: { name: 'K100_AI' },
+    memory: bytes,
+    hugeCount: 4294967295,
+  },
+  {
+    title: 'DCMI',
+    manufacturer: 'ascend',
+    library: FAKE_LIBRARIES.ascend,
+    device: { name: '910B2', cores: 24 },
+    memory: megabytes,
+    hugeCount: -1,
+  },
+  {
+    title: 'CNDev',
+    manufacturer: 'cambricon',
+    library: FAKE_LIBRARIES.cambricon,
+    device: { name: 'MLU370-X8', uuid: 'e' },
+    memory: megabytes,
+    hugeCount: 4294967295,
+  },
+  {
+    title: 'MXSML',
+    manufacturer: 'metax',
+    library: FAKE_LIBRARIES.metax,
+    device: { name: 'MXC500', uuid: 'GPU-f' },
+    memory: kibibytes,
+    hugeCount: 4294967295,
+  },
+  {
+    title: 'MTML',
+    manufacturer: 'mthreads',
+    library: FAKE_LIBRARIES.mthreads,
+    device: { name: 'MTT S4000', uuid: 'g' },
+    memory: bytes,
+    hugeCount: 4294967295,
+  },
 ];
 
 const SIXTEEN_TIB_MIB = 16n << 20n;
@@ -44,7 +114,11 @@ function run(vendor: Vendor, devices: readonly FakeFields[], lib: FakeFields = {
 }
 
 describe.each(VENDORS)('$title answering nonsense', (vendor) => {
-  const card = (mib: bigint, extra: FakeFields = {}): FakeFields => ({ ...vendor.device, memory: vendor.memory(mib), ...extra });
+  const card = (mib: bigint, extra: FakeFields = {}): FakeFields => ({
+    ...vendor.device,
+    memory: vendor.memory(mib),
+    ...extra,
+  });
 
   it('turns an implausible device count into one CallFailed entry', async () => {
     const { devices, errors } = await run(vendor, [card(1024n)], { count: vendor.hugeCount });
@@ -61,7 +135,11 @@ describe.each(VENDORS)('$title answering nonsense', (vendor) => {
     expect(devices.map((d) => d.index)).toEqual([0, 2]);
     expect(devices.every((d) => !d.product.includes('XXXX'))).toBe(true);
     expect(errors).toEqual([
-      { manufacturer: vendor.manufacturer, code: 'CallFailed', message: expect.stringMatching(/^device 1: .*NUL-terminated/) },
+      {
+        manufacturer: vendor.manufacturer,
+        code: 'CallFailed',
+        message: expect.stringMatching(/^device 1: .*NUL-terminated/),
+      },
     ]);
   });
 
@@ -96,7 +174,10 @@ describe('signed memory fields', () => {
 describe('counts larger than the devices behind them', () => {
   it('reports each index the library cannot hand out and keeps the real device', async () => {
     const { devices, errors } = await detectOn(
-      { lib: { nvidia: { count: 3 } }, devices: { nvidia: [{ name: 'NVIDIA H200', uuid: 'GPU-h', memory: bytes(143771n) }] } },
+      {
+        lib: { nvidia: { count: 3 } },
+        devices: { nvidia: [{ name: 'NVIDIA H200', uuid: 'GPU-h', memory: bytes(143771n) }] },
+      },
       { libraries: { nvidia: FAKE_LIBRARIES.nvidia } },
     );
 

@@ -24,8 +24,18 @@ describe('detect() arguments', () => {
     ['null', null, TypeError, /^options must be an object/],
     ['a misspelt option', { manufacturer: ['nvidia'] }, TypeError, /unknown option "manufacturer"/],
     ['a non-array list', { manufacturers: 'nvidia' }, TypeError, /^options\.manufacturers must be an array/],
-    ['a non-string entry', { manufacturers: ['nvidia', 7] }, TypeError, /^options\.manufacturers\[1\] must be a string/],
-    ['an unknown manufacturer', { manufacturers: ['intel'] }, RangeError, /^options\.manufacturers\[0\] is "intel", expected one of amd, /],
+    [
+      'a non-string entry',
+      { manufacturers: ['nvidia', 7] },
+      TypeError,
+      /^options\.manufacturers\[1\] must be a string/,
+    ],
+    [
+      'an unknown manufacturer',
+      { manufacturers: ['intel'] },
+      RangeError,
+      /^options\.manufacturers\[0\] is "intel", expected one of amd, /,
+    ],
   ])('rejects %s, naming the option', async (_name, options, type, message) => {
     const call = detect(options as DetectOptions);
 
@@ -89,7 +99,10 @@ describe('addon loading', () => {
 
     expect(thrown).toBeInstanceOf(AddonLoadError);
     const error = thrown as AddonLoadError;
-    expect(error.attempts).toEqual([`${missing}: not found`, expect.stringMatching(/^.*not-an-addon\.node: .*(ELF|header|short)/i)]);
+    expect(error.attempts).toEqual([
+      `${missing}: not found`,
+      expect.stringMatching(/^.*not-an-addon\.node: .*(ELF|header|short)/i),
+    ]);
     expect(error.message).toContain(missing);
     expect(error.message).toContain('npm run build:native');
   });

@@ -151,7 +151,7 @@ describe('NVIDIA (NVML)', () => {
     ]);
   });
 
-  it('keeps Iluvatar\'s nvml* exports apart from NVIDIA\'s in one process', async () => {
+  it("keeps Iluvatar's nvml* exports apart from NVIDIA's in one process", async () => {
     const machine = {
       devices: {
         nvidia: [h100(0)],

@@ -53,11 +53,20 @@ describe('AMD', () => {
   });
 
   it('falls back to ROCm SMI under $ROCM_PATH when AMD SMI is absent', async () => {
-    const cards = fleet(2, (i) => ({ name: 'AMD Instinct MI210', uniqueId: 0xabc0 + i, memory: 65520n * MiB, gfx: 910 }));
+    const cards = fleet(2, (i) => ({
+      name: 'AMD Instinct MI210',
+      uniqueId: 0xabc0 + i,
+      memory: 65520n * MiB,
+      gfx: 910,
+    }));
     const { devices, errors, trace } = await detectOn(
       { devices: { amd: cards } },
       // No override: the search plan must find ROCM_PATH/lib/librocm_smi64.so by itself.
-      { libraries: {}, manufacturers: ['amd'], env: { GPUSTACK_AMD_LIBRARY: '', ROCM_PATH: FAKE_LIBRARIES.amdRocmRoot } },
+      {
+        libraries: {},
+        manufacturers: ['amd'],
+        env: { GPUSTACK_AMD_LIBRARY: '', ROCM_PATH: FAKE_LIBRARIES.amdRocmRoot },
+      },
     );
 
     expect(errors).toEqual([]);
@@ -79,7 +88,14 @@ describe('AMD', () => {
 
 describe('Hygon (ROCm SMI, hyhal build)', () => {
   it('reports a K100_AI with its gfx target', async () => {
-    const card = { name: 'K100_AI', uniqueId: '0x1d94aa0011', memory: 65520n * MiB, gfx: 928, bus: '0000:3d:00.0', numa: 0 };
+    const card = {
+      name: 'K100_AI',
+      uniqueId: '0x1d94aa0011',
+      memory: 65520n * MiB,
+      gfx: 928,
+      bus: '0000:3d:00.0',
+      numa: 0,
+    };
     const { devices, errors } = await detectOn(
       { lib: { hygon: { driver: '6.3.11-V1.5.2' } }, devices: { hygon: [card] } },
       { libraries: { hygon: FAKE_LIBRARIES.hygon } },
@@ -165,7 +181,13 @@ describe('Ascend (DCMI)', () => {
 
 describe('Cambricon (CNDev)', () => {
   it('reports an MLU370-X8 from MB with handle-addressed calls', async () => {
-    const card = { name: 'MLU370-X8', uuid: '5f3ca1d2e7b64c8f9a0b1c2d3e4f5a6b7c8', memory: 49152, bus: '0000:4f:00.0', numa: 1 };
+    const card = {
+      name: 'MLU370-X8',
+      uuid: '5f3ca1d2e7b64c8f9a0b1c2d3e4f5a6b7c8',
+      memory: 49152,
+      bus: '0000:4f:00.0',
+      numa: 1,
+    };
     const { devices, errors } = await detectOn(
       { lib: { cambricon: { driver: '5.10.22' } }, devices: { cambricon: [card] } },
       { libraries: { cambricon: FAKE_LIBRARIES.cambricon } },
@@ -231,7 +253,13 @@ describe('MetaX (MXSML)', () => {
 
 describe('Moore Threads (MTML)', () => {
   it('reports an MTT S4000 through the library/device/memory objects', async () => {
-    const card = { name: 'MTT S4000', uuid: 'c1e5f0aa-0000-4000-9000-000000000001', memory: 49152n * MiB, cores: 8192, bus: '0000:2b:00.0' };
+    const card = {
+      name: 'MTT S4000',
+      uuid: 'c1e5f0aa-0000-4000-9000-000000000001',
+      memory: 49152n * MiB,
+      cores: 8192,
+      bus: '0000:2b:00.0',
+    };
     const { devices, errors, trace } = await detectOn(
       { lib: { mthreads: { driver: '2.7.0' } }, devices: { mthreads: [card] } },
       { libraries: { mthreads: FAKE_LIBRARIES.mthreads } },
@@ -251,7 +279,14 @@ describe('Moore Threads (MTML)', () => {
       },
     ]);
     // Every object the addon asked for is released again.
-    expect(trace).toEqual(expect.arrayContaining(['mtmlDeviceFreeMemory', 'mtmlLibraryFreeDevice', 'mtmlLibraryFreeSystem', 'mtmlLibraryShutDown']));
+    expect(trace).toEqual(
+      expect.arrayContaining([
+        'mtmlDeviceFreeMemory',
+        'mtmlLibraryFreeDevice',
+        'mtmlLibraryFreeSystem',
+        'mtmlLibraryShutDown',
+      ]),
+    );
   });
 
   it('reports DRIVER_TOO_OLD at init as DriverMismatch', async () => {
@@ -313,7 +348,7 @@ describe('NUMA node from sysfs', () => {
     expect(devices[0]?.numaNode).toBe(expected);
   });
 
-  it('prefers the library\'s answer', async () => {
+  it("prefers the library's answer", async () => {
     const { devices } = await detectOn(
       { devices: { iluvatar: [{ ...card, numa: 3 }] } },
       { libraries: { iluvatar: FAKE_LIBRARIES.iluvatar }, sysfsNumaNodes: { '0000:5e:00.0': '1' } },
@@ -324,8 +359,15 @@ describe('NUMA node from sysfs', () => {
 });
 
 describe('Iluvatar (IXML)', () => {
-  it('reports CoreX cards through libixml\'s nvml* names, without an NVIDIA family', async () => {
-    const card = { name: 'Iluvatar BI-V150', uuid: 'GPU-ix-150', memory: 65536n * MiB, cores: 64, cc: '8.0', bus: '0000:5e:00.0' };
+  it("reports CoreX cards through libixml's nvml* names, without an NVIDIA family", async () => {
+    const card = {
+      name: 'Iluvatar BI-V150',
+      uuid: 'GPU-ix-150',
+      memory: 65536n * MiB,
+      cores: 64,
+      cc: '8.0',
+      bus: '0000:5e:00.0',
+    };
     const { devices, errors } = await detectOn(
       { lib: { iluvatar: { driver: '4.2.0', runtime: 10020 } }, devices: { iluvatar: [card] } },
       { libraries: { iluvatar: FAKE_LIBRARIES.iluvatar } },

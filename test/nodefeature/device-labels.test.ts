@@ -6,8 +6,15 @@ const A = 'acceleratable.feature.gpustack.ai/';
 
 function h100(overrides: Partial<DeviceFacts> = {}): DeviceFacts {
   return {
-    manufacturer: 'nvidia', product: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559, cores: 16896, family: 'Hopper',
-    computeCapability: '9.0', driverVersion: '570.124.06', runtimeVersion: '12.8', ...overrides,
+    manufacturer: 'nvidia',
+    product: 'NVIDIA H100 80GB HBM3',
+    memoryMiB: 81559,
+    cores: 16896,
+    family: 'Hopper',
+    computeCapability: '9.0',
+    driverVersion: '570.124.06',
+    runtimeVersion: '12.8',
+    ...overrides,
   };
 }
 
@@ -159,8 +166,14 @@ describe('constructDeviceLabels', () => {
   });
 
   it.each([
-    { name: 'in enumeration order', input: [h100({ cores: undefined, family: undefined, driverVersion: undefined }), h100()] },
-    { name: 'in reverse order', input: [h100(), h100({ cores: undefined, family: undefined, driverVersion: undefined })] },
+    {
+      name: 'in enumeration order',
+      input: [h100({ cores: undefined, family: undefined, driverVersion: undefined }), h100()],
+    },
+    {
+      name: 'in reverse order',
+      input: [h100(), h100({ cores: undefined, family: undefined, driverVersion: undefined })],
+    },
   ])('takes the details one card of a model fails to report from another card, $name', ({ input }) => {
     const got = constructDeviceLabels(input);
     expect(got[`${A}nvidia-h100-80gb-hbm3.cores`]).toBe('16896');
@@ -182,7 +195,15 @@ describe('constructDeviceLabels', () => {
     },
     {
       name: 'non-ASCII versions, families and capabilities are sanitised or omitted',
-      input: { manufacturer: 'mthreads', product: 'MTT S4000', memoryMiB: 49152, family: '春晓', computeCapability: 'v2.1 β', driverVersion: ' 2.7.0 (稳定) ', runtimeVersion: '★' },
+      input: {
+        manufacturer: 'mthreads',
+        product: 'MTT S4000',
+        memoryMiB: 49152,
+        family: '春晓',
+        computeCapability: 'v2.1 β',
+        driverVersion: ' 2.7.0 (稳定) ',
+        runtimeVersion: '★',
+      },
       check: (labels) => {
         expect(labels[`${A}mthreads-mtt-s4000.family`]).toBeUndefined();
         expect(labels[`${A}mthreads-mtt-s4000.comcap`]).toBe('v2.1');

@@ -27,19 +27,59 @@ describe('fnv1a64Hex', () => {
 describe('localQueueName', () => {
   // reference §4.4 (every verified vector) and §11
   it.each([
-    { name: 'RTX 4090 queue (upstream test vector)', input: 'gpustack--nvidia-geforce-rtx-4090-linux-amd64', want: 'gpustack-fnv64-1a7145d0a5248d55' },
+    {
+      name: 'RTX 4090 queue (upstream test vector)',
+      input: 'gpustack--nvidia-geforce-rtx-4090-linux-amd64',
+      want: 'gpustack-fnv64-1a7145d0a5248d55',
+    },
     { name: 'A10G queue', input: 'gpustack--nvidia-a10g-linux-amd64', want: 'gpustack-fnv64-c4680bb149644f1c' },
     { name: 'generic amd64 queue', input: 'gpustack--generic-linux-amd64', want: 'gpustack-fnv64-3b93966fd73eb9ec' },
     { name: 'Tesla T4 queue', input: 'gpustack--nvidia-tesla-t4-linux-amd64', want: 'gpustack-fnv64-6b371caa2da0b799' },
-    { name: 'H100 queue', input: 'gpustack--nvidia-h100-80gb-hbm3-linux-amd64', want: 'gpustack-fnv64-e4768a65ca0ce96b' },
-    { name: 'EPYC 7R13 CPU queue', input: 'gpustack--amd-epyc-7r13-linux-amd64', want: 'gpustack-fnv64-8dde992f64a17a2f' },
-    { name: 'CPU-aware A10G queue', input: 'gpustack--amd-epyc-7r32--nvidia-a10g-linux-amd64', want: 'gpustack-fnv64-029fd9550e0c70bd' },
-    { name: 'Xeon 8259CL CPU queue', input: 'gpustack--intel-xeon-platinum-8259cl-linux-amd64', want: 'gpustack-fnv64-c6aee2b7b5c4dc6b' },
-    { name: 'CPU-aware H100 queue (§11.1)', input: 'gpustack--intel-xeon-platinum-8480--nvidia-h100-80gb-hbm3-linux-amd64', want: 'gpustack-fnv64-0cf610a1ef8b8974' },
-    { name: 'Xeon 8480 CPU queue (§11.1)', input: 'gpustack--intel-xeon-platinum-8480-linux-amd64', want: 'gpustack-fnv64-0749cbc29f1f0e90' },
-    { name: 'EPYC 7763 CPU queue (§11.3)', input: 'gpustack--amd-epyc-7763-linux-amd64', want: 'gpustack-fnv64-f185b7b11c7b3eb3' },
-    { name: 'Ascend 910B2 queue (§11.4)', input: 'gpustack--ascend-910b2-linux-arm64', want: 'gpustack-fnv64-d63887c050d9dbde' },
-    { name: 'generic arm64 queue (§11.4)', input: 'gpustack--generic-linux-arm64', want: 'gpustack-fnv64-80be98524a2c0f44' },
+    {
+      name: 'H100 queue',
+      input: 'gpustack--nvidia-h100-80gb-hbm3-linux-amd64',
+      want: 'gpustack-fnv64-e4768a65ca0ce96b',
+    },
+    {
+      name: 'EPYC 7R13 CPU queue',
+      input: 'gpustack--amd-epyc-7r13-linux-amd64',
+      want: 'gpustack-fnv64-8dde992f64a17a2f',
+    },
+    {
+      name: 'CPU-aware A10G queue',
+      input: 'gpustack--amd-epyc-7r32--nvidia-a10g-linux-amd64',
+      want: 'gpustack-fnv64-029fd9550e0c70bd',
+    },
+    {
+      name: 'Xeon 8259CL CPU queue',
+      input: 'gpustack--intel-xeon-platinum-8259cl-linux-amd64',
+      want: 'gpustack-fnv64-c6aee2b7b5c4dc6b',
+    },
+    {
+      name: 'CPU-aware H100 queue (§11.1)',
+      input: 'gpustack--intel-xeon-platinum-8480--nvidia-h100-80gb-hbm3-linux-amd64',
+      want: 'gpustack-fnv64-0cf610a1ef8b8974',
+    },
+    {
+      name: 'Xeon 8480 CPU queue (§11.1)',
+      input: 'gpustack--intel-xeon-platinum-8480-linux-amd64',
+      want: 'gpustack-fnv64-0749cbc29f1f0e90',
+    },
+    {
+      name: 'EPYC 7763 CPU queue (§11.3)',
+      input: 'gpustack--amd-epyc-7763-linux-amd64',
+      want: 'gpustack-fnv64-f185b7b11c7b3eb3',
+    },
+    {
+      name: 'Ascend 910B2 queue (§11.4)',
+      input: 'gpustack--ascend-910b2-linux-arm64',
+      want: 'gpustack-fnv64-d63887c050d9dbde',
+    },
+    {
+      name: 'generic arm64 queue (§11.4)',
+      input: 'gpustack--generic-linux-arm64',
+      want: 'gpustack-fnv64-80be98524a2c0f44',
+    },
   ])('$name', ({ input, want }) => {
     const got = localQueueName(input);
     expect(got).toBe(want);

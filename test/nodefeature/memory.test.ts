@@ -44,10 +44,13 @@ describe('parseMemoryLabel', () => {
     expect(parseMemoryLabel(input)).toBe(want);
   });
 
-  it.each([1, 1023, 1024, 24576, 81559, 143771, 1024 * 1024 * 3])('round-trips %i MiB through the label to its rounded value', (mib) => {
-    const label = formatMemoryMiB(mib);
-    const back = parseMemoryLabel(label);
-    expect(back).toBeDefined();
-    expect(formatMemoryMiB(back as number)).toBe(label);
-  });
+  it.each([1, 1023, 1024, 24576, 81559, 143771, 1024 * 1024 * 3])(
+    'round-trips %i MiB through the label to its rounded value',
+    (mib) => {
+      const label = formatMemoryMiB(mib);
+      const back = parseMemoryLabel(label);
+      expect(back).toBeDefined();
+      expect(formatMemoryMiB(back as number)).toBe(label);
+    },
+  );
 });

@@ -28,7 +28,7 @@ describe('unitResourcesFor (reference §9.2)', () => {
     { name: 'Ascend 910B4 is medium by token prefix', input: ['ascend', 'Ascend 910B4'], want: MEDIUM },
     { name: 'AMD MI300X is xlarge', input: ['amd', 'AMD Instinct MI300X OAM'], want: XLARGE },
     { name: 'a partial token does not match (H1000)', input: ['nvidia', 'NVIDIA H1000'], want: FALLBACK },
-    { name: 'another manufacturer\'s table is not consulted', input: ['amd', 'NVIDIA H100'], want: FALLBACK },
+    { name: "another manufacturer's table is not consulted", input: ['amd', 'NVIDIA H100'], want: FALLBACK },
     { name: 'unknown product falls back to 4/16Gi', input: ['nvidia', 'NVIDIA RTX A6000'], want: FALLBACK },
     { name: 'manufacturer without a table falls back', input: ['hygon', 'K100_AI'], want: FALLBACK },
     { name: 'empty product falls back', input: ['nvidia', ''], want: FALLBACK },

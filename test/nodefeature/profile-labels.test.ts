@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { ManufacturerName } from '../../src/k8s/index.js';
 import { isLabelKey, isLabelValue, MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import {
-  constructDeviceLabels, constructProfileLabels, type DeviceFacts, isProfileOwnedLabel, type ProfileNodeInput, type ProfileOptions,
+  constructDeviceLabels,
+  constructProfileLabels,
+  type DeviceFacts,
+  isProfileOwnedLabel,
+  type ProfileNodeInput,
+  type ProfileOptions,
 } from '../../src/nodefeature/index.js';
 
 const A = 'acceleratable.feature.gpustack.ai/';
@@ -14,7 +19,10 @@ const OS_ARCH = { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' };
 const INTEL_8480 = 'Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz';
 
 const DEFAULTS: ProfileOptions = {
-  nodeManagement: 'Automatic', generalKey: 'Generic', mixedOnNode: true, manufacturers: new Set(MANUFACTURER_NAMES),
+  nodeManagement: 'Automatic',
+  generalKey: 'Generic',
+  mixedOnNode: true,
+  manufacturers: new Set(MANUFACTURER_NAMES),
 };
 
 function options(overrides: Partial<ProfileOptions> = {}): ProfileOptions {
@@ -25,10 +33,23 @@ function devices(n: number, device: DeviceFacts): DeviceFacts[] {
   return Array.from({ length: n }, () => device);
 }
 
-const H100_DEVICE: DeviceFacts = { manufacturer: 'nvidia', product: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559, cores: 16896, family: 'Hopper', computeCapability: '9.0' };
+const H100_DEVICE: DeviceFacts = {
+  manufacturer: 'nvidia',
+  product: 'NVIDIA H100 80GB HBM3',
+  memoryMiB: 81559,
+  cores: 16896,
+  family: 'Hopper',
+  computeCapability: '9.0',
+};
 const H100_LABELS = { ...OS_ARCH, ...constructDeviceLabels(devices(8, H100_DEVICE)) };
-const ASCEND_LABELS = { ...OS_ARCH, ...constructDeviceLabels(devices(8, { manufacturer: 'ascend', product: 'Ascend910B2', memoryMiB: 65536 })) };
-const HYGON_LABELS = { ...OS_ARCH, ...constructDeviceLabels(devices(4, { manufacturer: 'hygon', product: 'K100_AI', memoryMiB: 65536 })) };
+const ASCEND_LABELS = {
+  ...OS_ARCH,
+  ...constructDeviceLabels(devices(8, { manufacturer: 'ascend', product: 'Ascend910B2', memoryMiB: 65536 })),
+};
+const HYGON_LABELS = {
+  ...OS_ARCH,
+  ...constructDeviceLabels(devices(4, { manufacturer: 'hygon', product: 'K100_AI', memoryMiB: 65536 })),
+};
 const CPU_LABELS = { ...OS_ARCH, 'feature.gpustack.ai/acceleratable': 'false' };
 
 function sliced(aKey: string, cores: string, mib?: string): Record<string, string> {
@@ -50,16 +71,28 @@ const cases: Case[] = [
   {
     name: 'injects managed, the generic key and per-card sliced labels on an 8 × H100 node',
     input: { node: { labels: H100_LABELS, cpuCapacity: '224' } },
-    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800', '81920') },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '81920'),
+    },
   },
   {
     name: 'CPUModel mode writes the CPU key and its manufacturer (reference §11.1)',
     input: {
-      node: { labels: { ...H100_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': 'Intel' }, annotations: { 'feature.gpustack.ai/cpu-name': INTEL_8480 }, cpuCapacity: '224' },
+      node: {
+        labels: { ...H100_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': 'Intel' },
+        annotations: { 'feature.gpustack.ai/cpu-name': INTEL_8480 },
+        cpuCapacity: '224',
+      },
       options: { generalKey: 'CPUModel' },
     },
     want: {
-      [MANAGED]: 'true', [`${G}intel`]: 'true', [`${G}intel-xeon-platinum-8480`]: 'true', [`${G}intel-xeon-platinum-8480.count`]: '224',
+      [MANAGED]: 'true',
+      [`${G}intel`]: 'true',
+      [`${G}intel-xeon-platinum-8480`]: 'true',
+      [`${G}intel-xeon-platinum-8480.count`]: '224',
       ...sliced(H100, '12800', '81920'),
     },
   },
@@ -71,7 +104,15 @@ const cases: Case[] = [
   {
     name: 'CPUModel mode with an empty vendor label writes no general key and removes the old one',
     input: {
-      node: { labels: { ...CPU_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': '', [`${G}generic`]: 'true', [`${G}generic.count`]: '8' }, cpuCapacity: 8 },
+      node: {
+        labels: {
+          ...CPU_LABELS,
+          'feature.node.kubernetes.io/cpu-model.vendor_id': '',
+          [`${G}generic`]: 'true',
+          [`${G}generic.count`]: '8',
+        },
+        cpuCapacity: 8,
+      },
       options: { generalKey: 'CPUModel' },
     },
     want: { [MANAGED]: 'true', [`${G}generic`]: null, [`${G}generic.count`]: null },
@@ -79,12 +120,22 @@ const cases: Case[] = [
   {
     name: 'ascend cards get 6300 cores-percentage and 64Gi → 65536 MiB',
     input: { node: { labels: ASCEND_LABELS, cpuCapacity: '192' } },
-    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '192', ...sliced('ascend-910b2', '6300', '65536') },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '192',
+      ...sliced('ascend-910b2', '6300', '65536'),
+    },
   },
   {
     name: 'other manufacturers get 100 cores-percentage',
     input: { node: { labels: HYGON_LABELS, cpuCapacity: '64' } },
-    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '64', ...sliced('hygon-k100_ai', '100', '65536') },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '64',
+      ...sliced('hygon-k100_ai', '100', '65536'),
+    },
   },
   {
     name: 'Manual mode does not inject managed and so writes nothing',
@@ -93,20 +144,49 @@ const cases: Case[] = [
   },
   {
     name: 'Manual mode removes owned labels of a node that is not managed',
-    input: { node: { labels: { ...H100_LABELS, [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800', '81920') }, cpuCapacity: '224' }, options: { nodeManagement: 'Manual' } },
+    input: {
+      node: {
+        labels: {
+          ...H100_LABELS,
+          [`${G}generic`]: 'true',
+          [`${G}generic.count`]: '224',
+          ...sliced(H100, '12800', '81920'),
+        },
+        cpuCapacity: '224',
+      },
+      options: { nodeManagement: 'Manual' },
+    },
     want: { [`${G}generic`]: null, [`${G}generic.count`]: null, ...nulls(sliced(H100, '12800', '81920')) },
   },
   {
     name: 'Manual mode labels a node an admin marked managed, without mentioning managed',
-    input: { node: { labels: { ...H100_LABELS, [MANAGED]: 'true' }, cpuCapacity: '224' }, options: { nodeManagement: 'Manual' } },
+    input: {
+      node: { labels: { ...H100_LABELS, [MANAGED]: 'true' }, cpuCapacity: '224' },
+      options: { nodeManagement: 'Manual' },
+    },
     want: { [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800', '81920') },
   },
   {
     name: 'an admin managed=false is never overwritten and owned labels get null',
     input: {
-      node: { labels: { ...H100_LABELS, [MANAGED]: 'false', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', [CPU_ONLY]: 'true', ...sliced(H100, '12800', '81920') }, cpuCapacity: '224' },
+      node: {
+        labels: {
+          ...H100_LABELS,
+          [MANAGED]: 'false',
+          [`${G}generic`]: 'true',
+          [`${G}generic.count`]: '224',
+          [CPU_ONLY]: 'true',
+          ...sliced(H100, '12800', '81920'),
+        },
+        cpuCapacity: '224',
+      },
     },
-    want: { [`${G}generic`]: null, [`${G}generic.count`]: null, [CPU_ONLY]: null, ...nulls(sliced(H100, '12800', '81920')) },
+    want: {
+      [`${G}generic`]: null,
+      [`${G}generic.count`]: null,
+      [CPU_ONLY]: null,
+      ...nulls(sliced(H100, '12800', '81920')),
+    },
   },
   {
     name: 'an admin managed value other than true counts as not managed',
@@ -117,13 +197,25 @@ const cases: Case[] = [
     name: 'stale keys of an old CPU key and a removed card model are removed',
     input: {
       node: {
-        labels: { ...H100_LABELS, [MANAGED]: 'true', [`${G}amd`]: 'true', [`${G}amd-epyc-7763`]: 'true', [`${G}amd-epyc-7763.count`]: '128', ...sliced('nvidia-a100', '12800', '81920') },
+        labels: {
+          ...H100_LABELS,
+          [MANAGED]: 'true',
+          [`${G}amd`]: 'true',
+          [`${G}amd-epyc-7763`]: 'true',
+          [`${G}amd-epyc-7763.count`]: '128',
+          ...sliced('nvidia-a100', '12800', '81920'),
+        },
         cpuCapacity: '224',
       },
     },
     want: {
-      [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800', '81920'),
-      [`${G}amd`]: null, [`${G}amd-epyc-7763`]: null, [`${G}amd-epyc-7763.count`]: null, ...nulls(sliced('nvidia-a100', '12800', '81920')),
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '81920'),
+      [`${G}amd`]: null,
+      [`${G}amd-epyc-7763`]: null,
+      [`${G}amd-epyc-7763.count`]: null,
+      ...nulls(sliced('nvidia-a100', '12800', '81920')),
     },
   },
   {
@@ -131,8 +223,12 @@ const cases: Case[] = [
     input: {
       node: {
         labels: {
-          ...CPU_LABELS, 'team': 'a', 'feature.gpustack.ai/rdma.capable': 'true', [`${A}nvidia.driver-version`]: '1',
-          [`${A}intel-arc.sliced.units`]: '1', 'topology.gpustack.ai/profile': 'fnv64-87bf574bea2a4f23',
+          ...CPU_LABELS,
+          team: 'a',
+          'feature.gpustack.ai/rdma.capable': 'true',
+          [`${A}nvidia.driver-version`]: '1',
+          [`${A}intel-arc.sliced.units`]: '1',
+          'topology.gpustack.ai/profile': 'fnv64-87bf574bea2a4f23',
         },
         cpuCapacity: '8',
       },
@@ -146,12 +242,24 @@ const cases: Case[] = [
   },
   {
     name: 'cpu-only is not written on an accelerated node and a stale one is removed',
-    input: { node: { labels: { ...H100_LABELS, [CPU_ONLY]: 'true' }, cpuCapacity: '224' }, options: { mixedOnNode: false } },
-    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800', '81920'), [CPU_ONLY]: null },
+    input: {
+      node: { labels: { ...H100_LABELS, [CPU_ONLY]: 'true' }, cpuCapacity: '224' },
+      options: { mixedOnNode: false },
+    },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '81920'),
+      [CPU_ONLY]: null,
+    },
   },
   {
     name: 'cpu-only is not written while acceleratable=true even without model labels yet',
-    input: { node: { labels: { ...OS_ARCH, 'feature.gpustack.ai/acceleratable': 'true' }, cpuCapacity: '8' }, options: { mixedOnNode: false } },
+    input: {
+      node: { labels: { ...OS_ARCH, 'feature.gpustack.ai/acceleratable': 'true' }, cpuCapacity: '8' },
+      options: { mixedOnNode: false },
+    },
     want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '8' },
   },
   {
@@ -195,20 +303,39 @@ const cases: Case[] = [
     want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224' },
   },
   {
-    name: 'a model key beyond the 38-character budget (an older agent\'s) gets no sliced labels, which would be invalid keys',
+    name: "a model key beyond the 38-character budget (an older agent's) gets no sliced labels, which would be invalid keys",
     input: {
       node: {
-        labels: { ...OS_ARCH, [`${A}nvidia-${'x'.repeat(45)}`]: 'true', [`${A}nvidia-${'x'.repeat(45)}.count`]: '8', [`${A}nvidia-${'x'.repeat(45)}.memory`]: '80Gi', ...H100_LABELS },
+        labels: {
+          ...OS_ARCH,
+          [`${A}nvidia-${'x'.repeat(45)}`]: 'true',
+          [`${A}nvidia-${'x'.repeat(45)}.count`]: '8',
+          [`${A}nvidia-${'x'.repeat(45)}.memory`]: '80Gi',
+          ...H100_LABELS,
+        },
         cpuCapacity: '224',
       },
       options: { mixedOnNode: false },
     },
-    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800', '81920') },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '81920'),
+    },
   },
   {
     name: 'a disabled manufacturer gets no sliced labels and its old ones are removed',
-    input: { node: { labels: { ...HYGON_LABELS, ...sliced('hygon-k100_ai', '100', '65536') }, cpuCapacity: '64' }, options: { manufacturers: new Set<ManufacturerName>(['nvidia']) } },
-    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '64', ...nulls(sliced('hygon-k100_ai', '100', '65536')) },
+    input: {
+      node: { labels: { ...HYGON_LABELS, ...sliced('hygon-k100_ai', '100', '65536') }, cpuCapacity: '64' },
+      options: { manufacturers: new Set<ManufacturerName>(['nvidia']) },
+    },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '64',
+      ...nulls(sliced('hygon-k100_ai', '100', '65536')),
+    },
   },
 ];
 
@@ -227,7 +354,11 @@ describe('constructProfileLabels', () => {
   });
 
   it('is a fixed point: applying its answer and asking again changes nothing', () => {
-    const node = { labels: { ...H100_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': 'Intel' }, annotations: { 'feature.gpustack.ai/cpu-name': INTEL_8480 }, cpuCapacity: '224' };
+    const node = {
+      labels: { ...H100_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': 'Intel' },
+      annotations: { 'feature.gpustack.ai/cpu-name': INTEL_8480 },
+      cpuCapacity: '224',
+    };
     const opts = options({ generalKey: 'CPUModel' });
     const first = constructProfileLabels(node, opts);
     const applied: Record<string, string> = { ...node.labels };
@@ -248,9 +379,13 @@ describe('isProfileOwnedLabel', () => {
     { name: 'owns a general count', input: `${G}amd-epyc-7763.count`, want: true },
     { name: 'owns cpu-only', input: CPU_ONLY, want: true },
     { name: 'owns a sliced label of a known manufacturer', input: `${A}${H100}.sliced.memory-mib`, want: true },
-    { name: 'does not own the agent\'s count', input: `${A}${H100}.count`, want: false },
-    { name: 'does not own the agent\'s model label', input: `${A}${H100}`, want: false },
-    { name: 'does not own a sliced label of an unknown manufacturer', input: `${A}intel-arc.sliced.units`, want: false },
+    { name: "does not own the agent's count", input: `${A}${H100}.count`, want: false },
+    { name: "does not own the agent's model label", input: `${A}${H100}`, want: false },
+    {
+      name: 'does not own a sliced label of an unknown manufacturer',
+      input: `${A}intel-arc.sliced.units`,
+      want: false,
+    },
     { name: 'does not own an unknown sliced suffix', input: `${A}${H100}.sliced.partitions`, want: false },
     { name: 'does not own managed', input: MANAGED, want: false },
     { name: 'does not own acceleratable', input: 'feature.gpustack.ai/acceleratable', want: false },

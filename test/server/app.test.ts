@@ -5,7 +5,16 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApp, createMetrics, type HookLogger, type HookMetrics } from '../../src/server/index.js';
-import { EXAMPLE_ROUTES, exampleBody, exampleText, nullPaths, post, read, unsortedKeyPaths, type InMemoryApp } from './helpers.js';
+import {
+  EXAMPLE_ROUTES,
+  exampleBody,
+  exampleText,
+  nullPaths,
+  post,
+  read,
+  unsortedKeyPaths,
+  type InMemoryApp,
+} from './helpers.js';
 
 describe('hook server', () => {
   let app: InMemoryApp;
@@ -33,7 +42,9 @@ describe('hook server', () => {
     });
 
     it('counts calls by code, times them and counts children by kind', async () => {
-      expect((await post(app, '/hooks/scheduling-chain/sync', exampleText('scheduling-chain.sync.json'))).status).toBe(200);
+      expect((await post(app, '/hooks/scheduling-chain/sync', exampleText('scheduling-chain.sync.json'))).status).toBe(
+        200,
+      );
       expect((await post(app, '/hooks/scheduling-chain/sync', '{')).status).toBe(400);
 
       const answer = await read(await app.request('/metrics'));
@@ -83,24 +94,30 @@ describe('hook server', () => {
       ]);
     });
 
-    it.each(EXAMPLE_ROUTES.filter((e) => e.kind === 'composite'))('never puts null in a composite answer ($route)', async ({ route, file }) => {
-      const answer = await post(app, route, exampleText(file));
+    it.each(EXAMPLE_ROUTES.filter((e) => e.kind === 'composite'))(
+      'never puts null in a composite answer ($route)',
+      async ({ route, file }) => {
+        const answer = await post(app, route, exampleText(file));
 
-      expect(answer.status).toBe(200);
-      expect(nullPaths(answer.json)).toEqual([]);
-      expect(answer.text).not.toContain('null');
-    });
+        expect(answer.status).toBe(200);
+        expect(nullPaths(answer.json)).toEqual([]);
+        expect(answer.text).not.toContain('null');
+      },
+    );
 
-    it.each(EXAMPLE_ROUTES)('sorts every object key and answers byte-identically twice ($route)', async ({ route, file }) => {
-      app = createApp({ clock: () => new Date('2026-01-01T00:00:00Z') });
+    it.each(EXAMPLE_ROUTES)(
+      'sorts every object key and answers byte-identically twice ($route)',
+      async ({ route, file }) => {
+        app = createApp({ clock: () => new Date('2026-01-01T00:00:00Z') });
 
-      const first = await post(app, route, exampleText(file));
-      const second = await post(app, route, exampleText(file));
+        const first = await post(app, route, exampleText(file));
+        const second = await post(app, route, exampleText(file));
 
-      expect(first.status).toBe(200);
-      expect(unsortedKeyPaths(first.json)).toEqual([]);
-      expect(second.text).toBe(first.text);
-    });
+        expect(first.status).toBe(200);
+        expect(unsortedKeyPaths(first.json)).toEqual([]);
+        expect(second.text).toBe(first.text);
+      },
+    );
 
     it('answers the same bytes whatever order the related objects arrive in', async () => {
       app = createApp({ clock: () => new Date('2026-01-01T00:00:00Z') });
@@ -123,7 +140,9 @@ describe('hook server', () => {
       const answer = await post(app, '/hooks/node-devices-check/sync', exampleText('node-devices-check.sync.json'));
 
       expect(answer.status).toBe(200);
-      expect(answer.json).toMatchObject({ status: { conditions: [{ type: 'Active', status: 'True', lastTransitionTime: '2026-03-04T05:06:07Z' }] } });
+      expect(answer.json).toMatchObject({
+        status: { conditions: [{ type: 'Active', status: 'True', lastTransitionTime: '2026-03-04T05:06:07Z' }] },
+      });
     });
 
     it('stamps every condition of a composite status', async () => {
@@ -131,7 +150,8 @@ describe('hook server', () => {
 
       const answer = await post(app, '/hooks/scheduling-chain/sync', exampleText('scheduling-chain.sync.json'));
 
-      const conditions = (answer.json as { status: { conditions: { lastTransitionTime: string }[] } }).status.conditions;
+      const conditions = (answer.json as { status: { conditions: { lastTransitionTime: string }[] } }).status
+        .conditions;
       expect(conditions.length).toBeGreaterThan(0);
       expect(conditions.map((c) => c.lastTransitionTime)).toEqual(conditions.map(() => '2026-03-04T05:06:07Z'));
     });
@@ -140,30 +160,49 @@ describe('hook server', () => {
       app = createApp({ clock: () => new Date('2026-03-04T05:06:07Z') });
       const body = exampleBody('node-devices-check.sync.json') as { parent: Record<string, unknown> };
       body.parent['status'] = {
-        conditions: [{
-          type: 'Active', status: 'True', reason: 'Ready', message: 'the gpustack-node-devices checker answers for this check',
-          lastTransitionTime: '2025-06-12T08:45:02Z',
-        }],
+        conditions: [
+          {
+            type: 'Active',
+            status: 'True',
+            reason: 'Ready',
+            message: 'the gpustack-node-devices checker answers for this check',
+            lastTransitionTime: '2025-06-12T08:45:02Z',
+          },
+        ],
       };
 
       const answer = await post(app, '/hooks/node-devices-check/sync', body);
 
-      expect(answer.json).toMatchObject({ status: { conditions: [{ type: 'Active', lastTransitionTime: '2025-06-12T08:45:02Z' }] } });
+      expect(answer.json).toMatchObject({
+        status: { conditions: [{ type: 'Active', lastTransitionTime: '2025-06-12T08:45:02Z' }] },
+      });
     });
   });
 
   describe('the logger option', () => {
     it('logs one line per hook call with the parent name, status and children', async () => {
       const logged: { fields: Record<string, unknown>; message: string }[] = [];
-      const logger: HookLogger = { info: (fields, message) => logged.push({ fields: fields as Record<string, unknown>, message }), error: () => {} };
+      const logger: HookLogger = {
+        info: (fields, message) => logged.push({ fields: fields as Record<string, unknown>, message }),
+        error: () => {},
+      };
       app = createApp({ logger });
 
       await post(app, '/hooks/scheduling-chain/sync', exampleText('scheduling-chain.sync.json'));
 
-      expect(logged).toEqual([{
-        message: 'hook',
-        fields: { controller: 'scheduling-chain', hook: 'sync', parent: 'default', children: 10, status: 200, durationMs: expect.any(Number) },
-      }]);
+      expect(logged).toEqual([
+        {
+          message: 'hook',
+          fields: {
+            controller: 'scheduling-chain',
+            hook: 'sync',
+            parent: 'default',
+            children: 10,
+            status: 200,
+            durationMs: expect.any(Number),
+          },
+        },
+      ]);
     });
   });
 });

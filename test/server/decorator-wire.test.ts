@@ -17,15 +17,24 @@ const CHECK = {
 const NODE = {
   apiVersion: 'v1',
   kind: 'Node',
-  metadata: { name: 'cpu-01', uid: '2a3a5b7e-265a-42b5-afdc-d956960bf3ef', labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } },
+  metadata: {
+    name: 'cpu-01',
+    uid: '2a3a5b7e-265a-42b5-afdc-d956960bf3ef',
+    labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
+  },
   status: { capacity: { cpu: '16' } },
 };
 const ACTIVE = {
   status: {
-    conditions: [{
-      type: 'Active', status: 'True', reason: 'Ready', lastTransitionTime: '2026-01-01T00:00:00Z',
-      message: 'the gpustack-node-devices checker answers for this check',
-    }],
+    conditions: [
+      {
+        type: 'Active',
+        status: 'True',
+        reason: 'Ready',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        message: 'the gpustack-node-devices checker answers for this check',
+      },
+    ],
   },
 };
 const CONTROLLER = { metadata: { name: 'gpustack-node-devices-check' } };
@@ -38,28 +47,46 @@ describe('decorator hook bodies', () => {
 
   describe('POST /hooks/node-devices-check/sync', () => {
     it('takes the v2 form: parent and children', async () => {
-      const answer = await post(app, '/hooks/node-devices-check/sync', { controller: CONTROLLER, parent: CHECK, children: {}, related: {}, finalizing: false });
+      const answer = await post(app, '/hooks/node-devices-check/sync', {
+        controller: CONTROLLER,
+        parent: CHECK,
+        children: {},
+        related: {},
+        finalizing: false,
+      });
 
       expect(answer.status).toBe(200);
       expect(answer.json).toEqual(ACTIVE);
     });
 
     it('takes the v1 form: object and attachments', async () => {
-      const answer = await post(app, '/hooks/node-devices-check/sync', { controller: CONTROLLER, object: CHECK, attachments: {}, related: {}, finalizing: false });
+      const answer = await post(app, '/hooks/node-devices-check/sync', {
+        controller: CONTROLLER,
+        object: CHECK,
+        attachments: {},
+        related: {},
+        finalizing: false,
+      });
 
       expect(answer.status).toBe(200);
       expect(answer.json).toEqual(ACTIVE);
     });
 
     it('names a missing target parent', async () => {
-      const answer = await post(app, '/hooks/node-devices-check/sync', { controller: CONTROLLER, related: {}, finalizing: false });
+      const answer = await post(app, '/hooks/node-devices-check/sync', {
+        controller: CONTROLLER,
+        related: {},
+        finalizing: false,
+      });
 
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual({
         error: {
           code: 'BadHookRequest',
           message: 'parent: Invalid input: expected object, received undefined',
-          issues: [{ path: 'parent', code: 'invalid_type', message: 'Invalid input: expected object, received undefined' }],
+          issues: [
+            { path: 'parent', code: 'invalid_type', message: 'Invalid input: expected object, received undefined' },
+          ],
         },
       });
     });
@@ -67,24 +94,51 @@ describe('decorator hook bodies', () => {
 
   describe('POST /hooks/node-profile/sync', () => {
     it('answers the v2 and the v1 form of one request byte-identically', async () => {
-      const v2 = await post(app, '/hooks/node-profile/sync', { controller: CONTROLLER, parent: NODE, children: {}, related: {}, finalizing: false });
-      const v1 = await post(app, '/hooks/node-profile/sync', { controller: CONTROLLER, object: NODE, attachments: {}, related: {}, finalizing: false });
+      const v2 = await post(app, '/hooks/node-profile/sync', {
+        controller: CONTROLLER,
+        parent: NODE,
+        children: {},
+        related: {},
+        finalizing: false,
+      });
+      const v1 = await post(app, '/hooks/node-profile/sync', {
+        controller: CONTROLLER,
+        object: NODE,
+        attachments: {},
+        related: {},
+        finalizing: false,
+      });
 
       expect(v2.status).toBe(200);
-      expect(v2.json).toEqual({ labels: { 'general.feature.gpustack.ai/generic': 'true', 'general.feature.gpustack.ai/generic.count': '16', 'gpustack.ai/managed': 'true' } });
+      expect(v2.json).toEqual({
+        labels: {
+          'general.feature.gpustack.ai/generic': 'true',
+          'general.feature.gpustack.ai/generic.count': '16',
+          'gpustack.ai/managed': 'true',
+        },
+      });
       expect(v1.text).toBe(v2.text);
     });
 
     it('names a label value that is not a string by its path under parent', async () => {
       const target = 'parent';
-      const answer = await post(app, '/hooks/node-profile/sync', { parent: { ...NODE, metadata: { ...NODE.metadata, labels: { foo: 1 } } }, children: {} });
+      const answer = await post(app, '/hooks/node-profile/sync', {
+        parent: { ...NODE, metadata: { ...NODE.metadata, labels: { foo: 1 } } },
+        children: {},
+      });
 
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual({
         error: {
           code: 'BadHookRequest',
           message: `${target}.metadata.labels.foo: Invalid input: expected string, received number`,
-          issues: [{ path: `${target}.metadata.labels.foo`, code: 'invalid_type', message: 'Invalid input: expected string, received number' }],
+          issues: [
+            {
+              path: `${target}.metadata.labels.foo`,
+              code: 'invalid_type',
+              message: 'Invalid input: expected string, received number',
+            },
+          ],
         },
       });
     });

@@ -35,7 +35,9 @@ describe('hook server errors', () => {
       const answer = await post(app, '/hooks/scheduling-chain/sync', body);
 
       expect(answer.status).toBe(400);
-      expect(answer.json).toEqual({ error: { code: 'MalformedJson', message: expect.stringMatching(/^request body is not JSON: /) } });
+      expect(answer.json).toEqual({
+        error: { code: 'MalformedJson', message: expect.stringMatching(/^request body is not JSON: /) },
+      });
     });
   });
 
@@ -50,7 +52,9 @@ describe('hook server errors', () => {
     });
 
     it('a customize body without parent', async () => {
-      const answer = await post(app, '/hooks/instance-type/customize', { controller: { metadata: { name: 'gpustack-instance-type' } } });
+      const answer = await post(app, '/hooks/instance-type/customize', {
+        controller: { metadata: { name: 'gpustack-instance-type' } },
+      });
 
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual(badRequestNaming('parent'));
@@ -76,7 +80,10 @@ describe('hook server errors', () => {
 
     it('a label value that is not a string', async () => {
       const target = 'parent';
-      const { parent, children, ...rest } = exampleBody('node-profile.sync.json') as { parent: { metadata: { labels: Record<string, unknown> } }; children: unknown };
+      const { parent, children, ...rest } = exampleBody('node-profile.sync.json') as {
+        parent: { metadata: { labels: Record<string, unknown> } };
+        children: unknown;
+      };
       parent.metadata.labels['foo'] = 1;
       const body = { ...rest, parent, children };
 
@@ -87,13 +94,21 @@ describe('hook server errors', () => {
         error: {
           code: 'BadHookRequest',
           message: `${target}.metadata.labels.foo: Invalid input: expected string, received number`,
-          issues: [{ path: `${target}.metadata.labels.foo`, code: 'invalid_type', message: 'Invalid input: expected string, received number' }],
+          issues: [
+            {
+              path: `${target}.metadata.labels.foo`,
+              code: 'invalid_type',
+              message: 'Invalid input: expected string, received number',
+            },
+          ],
         },
       });
     });
 
     it('a related Node without metadata.name', async () => {
-      const body = exampleBody('scheduling-chain.sync.json') as { related: Record<string, Record<string, { metadata: Record<string, unknown> }>> };
+      const body = exampleBody('scheduling-chain.sync.json') as {
+        related: Record<string, Record<string, { metadata: Record<string, unknown> }>>;
+      };
       delete body.related['Node.v1']?.['node-cpu']?.metadata['name'];
 
       const answer = await post(app, '/hooks/scheduling-chain/sync', body);
@@ -133,20 +148,28 @@ describe('hook server errors', () => {
       const answer = await post(app, '/hooks/scheduling-chain/sync', body);
 
       expect(answer.status).toBe(413);
-      expect(answer.json).toEqual({ error: { code: 'PayloadTooLarge', message: 'request body exceeds 1024 bytes (--max-body)' } });
+      expect(answer.json).toEqual({
+        error: { code: 'PayloadTooLarge', message: 'request body exceeds 1024 bytes (--max-body)' },
+      });
     });
 
     it('refuses by the declared Content-Length too', async () => {
       const body = exampleText('scheduling-chain.sync.json');
 
-      const answer = await post(app, '/hooks/scheduling-chain/sync', body, { 'content-length': String(Buffer.byteLength(body)) });
+      const answer = await post(app, '/hooks/scheduling-chain/sync', body, {
+        'content-length': String(Buffer.byteLength(body)),
+      });
 
       expect(answer.status).toBe(413);
-      expect(answer.json).toEqual({ error: { code: 'PayloadTooLarge', message: 'request body exceeds 1024 bytes (--max-body)' } });
+      expect(answer.json).toEqual({
+        error: { code: 'PayloadTooLarge', message: 'request body exceeds 1024 bytes (--max-body)' },
+      });
     });
 
     it('still answers a body under the limit', async () => {
-      const answer = await post(app, '/hooks/node-devices-check/sync', { parent: { metadata: { name: 'someone-elses-check' } } });
+      const answer = await post(app, '/hooks/node-devices-check/sync', {
+        parent: { metadata: { name: 'someone-elses-check' } },
+      });
 
       expect(answer.status).toBe(200);
       expect(answer.text).toBe('{}');
@@ -162,11 +185,18 @@ describe('hook server errors', () => {
 
       expect(answer.status).toBe(429);
       expect(answer.headers.get('retry-after')).toBe('30');
-      expect(answer.json).toEqual({ error: { code: 'MissingRelated', message: 'related Node.v1 is missing: the customize hook has not been applied yet' } });
+      expect(answer.json).toEqual({
+        error: {
+          code: 'MissingRelated',
+          message: 'related Node.v1 is missing: the customize hook has not been applied yet',
+        },
+      });
     });
 
     it('instance-type sync with an invalid related SchedulingChain', async () => {
-      const body = exampleBody('instance-type.sync.json') as { related: Record<string, Record<string, { spec: Record<string, unknown> }>> };
+      const body = exampleBody('instance-type.sync.json') as {
+        related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
+      };
       const chain = body.related[SCHEDULING_CHAIN_KEY]?.['default'];
       if (chain === undefined) throw new Error('example relates no SchedulingChain default');
       chain.spec['generalKey'] = 'Bogus';
@@ -175,11 +205,18 @@ describe('hook server errors', () => {
 
       expect(answer.status).toBe(429);
       expect(answer.headers.get('retry-after')).toBe('30');
-      expect(answer.json).toEqual({ error: { code: 'InvalidSettings', message: expect.stringMatching(/^SchedulingChain default: spec\.generalKey: /) } });
+      expect(answer.json).toEqual({
+        error: {
+          code: 'InvalidSettings',
+          message: expect.stringMatching(/^SchedulingChain default: spec\.generalKey: /),
+        },
+      });
     });
 
     it('node-profile sync with an invalid related SchedulingChain', async () => {
-      const body = exampleBody('node-profile.sync.json') as { related: Record<string, Record<string, { spec: Record<string, unknown> }>> };
+      const body = exampleBody('node-profile.sync.json') as {
+        related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
+      };
       const chain = body.related[SCHEDULING_CHAIN_KEY]?.['default'];
       if (chain === undefined) throw new Error('example relates no SchedulingChain default');
       chain.spec['mixedOnNode'] = 'yes';
@@ -188,7 +225,12 @@ describe('hook server errors', () => {
 
       expect(answer.status).toBe(429);
       expect(answer.headers.get('retry-after')).toBe('30');
-      expect(answer.json).toEqual({ error: { code: 'InvalidSettings', message: expect.stringMatching(/^SchedulingChain default: spec\.mixedOnNode: /) } });
+      expect(answer.json).toEqual({
+        error: {
+          code: 'InvalidSettings',
+          message: expect.stringMatching(/^SchedulingChain default: spec\.mixedOnNode: /),
+        },
+      });
     });
   });
 
@@ -200,7 +242,12 @@ describe('hook server errors', () => {
       ['GET', '/hooks/scheduling-chain/sync'],
       ['GET', '/'],
     ])('%s %s', async (method, path) => {
-      const answer = await read(await app.request(path, method === 'POST' ? { method, headers: { 'content-type': 'application/json' }, body: '{}' } : { method }));
+      const answer = await read(
+        await app.request(
+          path,
+          method === 'POST' ? { method, headers: { 'content-type': 'application/json' }, body: '{}' } : { method },
+        ),
+      );
 
       expect(answer.status).toBe(404);
       expect(answer.json).toEqual({ error: { code: 'NotFound', message: `no route for ${method} ${path}` } });
@@ -227,10 +274,15 @@ describe('hook server errors', () => {
       expect(answer.status).toBe(500);
       expect(answer.json).toEqual({ error: { code: 'Internal', message: 'internal error; see the server log' } });
       expect(answer.text).not.toMatch(/secret|\.ts|TypeError|stack/);
-      expect(logged).toEqual([{
-        message: 'unexpected error',
-        fields: { path: '/hooks/node-devices-check/sync', err: expect.objectContaining({ message: expect.stringContaining('secret') }) },
-      }]);
+      expect(logged).toEqual([
+        {
+          message: 'unexpected error',
+          fields: {
+            path: '/hooks/node-devices-check/sync',
+            err: expect.objectContaining({ message: expect.stringContaining('secret') }),
+          },
+        },
+      ]);
     });
   });
 });

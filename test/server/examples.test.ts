@@ -8,13 +8,31 @@ import { parse } from 'yaml';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
-  AdmissionCheckSchema, ClusterQueueSchema, CompositeSyncResponseSchema, CustomizeResponseSchema, DecoratorSyncResponseSchema,
-  InstanceTypeOutputSchema, LocalQueueSchema, NodeSchema, ResourceFlavorSchema,
-  type CompositeSyncResponse, type CustomizeResponse, type DecoratorSyncResponse,
+  AdmissionCheckSchema,
+  ClusterQueueSchema,
+  CompositeSyncResponseSchema,
+  CustomizeResponseSchema,
+  DecoratorSyncResponseSchema,
+  InstanceTypeOutputSchema,
+  LocalQueueSchema,
+  NodeSchema,
+  ResourceFlavorSchema,
+  type CompositeSyncResponse,
+  type CustomizeResponse,
+  type DecoratorSyncResponse,
 } from '../../src/k8s/index.js';
 import { createApp, hookRoutes } from '../../src/server/index.js';
 import { renderChain } from '../../src/sync/index.js';
-import { EXAMPLES_DIR, EXAMPLE_ROUTES, exampleBody, exampleText, nullPaths, post, type ExampleFile, type InMemoryApp } from './helpers.js';
+import {
+  EXAMPLES_DIR,
+  EXAMPLE_ROUTES,
+  exampleBody,
+  exampleText,
+  nullPaths,
+  post,
+  type ExampleFile,
+  type InMemoryApp,
+} from './helpers.js';
 
 const NOW = new Date('2025-06-12T09:00:00.250Z');
 const NOW_TEXT = '2025-06-12T09:00:00Z';
@@ -49,11 +67,15 @@ function parseComposite(json: unknown): CompositeSyncResponse {
 }
 
 function names(response: CompositeSyncResponse, kind: string): string[] {
-  return response.children.filter((c) => c.kind === kind).map((c) => (c.metadata.namespace ? `${c.metadata.namespace}/${c.metadata.name}` : c.metadata.name));
+  return response.children
+    .filter((c) => c.kind === kind)
+    .map((c) => (c.metadata.namespace ? `${c.metadata.namespace}/${c.metadata.name}` : c.metadata.name));
 }
 
 function referenceNodes() {
-  const list = parse(readFileSync(new URL('../../examples/clusters/reference-4-node.yaml', import.meta.url), 'utf8')) as { items: unknown[] };
+  const list = parse(
+    readFileSync(new URL('../../examples/clusters/reference-4-node.yaml', import.meta.url), 'utf8'),
+  ) as { items: unknown[] };
   return list.items.map((item) => NodeSchema.parse(item));
 }
 
@@ -61,10 +83,20 @@ function referenceNodes() {
  * apiVersion, kind, name, labels, annotations and spec: what we emit, without what the API server
  * adds and without the `controller-uid` label Metacontroller adds (`generateSelector: true`).
  */
-function ownedPart(object: { apiVersion?: unknown; kind?: unknown; metadata: Record<string, unknown>; spec?: unknown }) {
+function ownedPart(object: {
+  apiVersion?: unknown;
+  kind?: unknown;
+  metadata: Record<string, unknown>;
+  spec?: unknown;
+}) {
   const { name, namespace, annotations } = object.metadata;
   const { 'controller-uid': _uid, ...labels } = (object.metadata['labels'] ?? {}) as Record<string, string>;
-  return { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace, labels, annotations }, spec: object.spec };
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: { name, namespace, labels, annotations },
+    spec: object.spec,
+  };
 }
 
 describe('examples/hooks', () => {
@@ -75,30 +107,47 @@ describe('examples/hooks', () => {
 
   it('has exactly one example request per hook route', () => {
     expect(EXAMPLE_ROUTES.map((e) => e.route).sort()).toEqual(hookRoutes().sort());
-    expect(readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.json')).sort()).toEqual(EXAMPLE_ROUTES.map((e) => e.file).sort());
+    expect(
+      readdirSync(EXAMPLES_DIR)
+        .filter((f) => f.endsWith('.json'))
+        .sort(),
+    ).toEqual(EXAMPLE_ROUTES.map((e) => e.file).sort());
     for (const { route, file } of EXAMPLE_ROUTES) {
       const [, , controller, hook] = route.split('/');
       expect(file).toBe(`${controller}.${hook}.json`);
     }
   });
 
-  it.each(EXAMPLE_ROUTES)('$file is sent by the controller whose manifest names $route, in the v2 form', ({ route, file, kind }) => {
-    const body = exampleBody(file);
-    const name = (body['controller'] as { metadata: { name: string } }).metadata.name;
-    const [, , controller, hook] = route.split('/');
-    const manifest = parse(readFileSync(new URL(`../../manifests/compositecontrollers/${controller}.yaml`, import.meta.url), 'utf8')) as {
-      metadata: { name: string }; spec: { hooks: Record<string, { version?: string; webhook: { url: string } }> };
-    };
+  it.each(EXAMPLE_ROUTES)(
+    '$file is sent by the controller whose manifest names $route, in the v2 form',
+    ({ route, file, kind }) => {
+      const body = exampleBody(file);
+      const name = (body['controller'] as { metadata: { name: string } }).metadata.name;
+      const [, , controller, hook] = route.split('/');
+      const manifest = parse(
+        readFileSync(new URL(`../../manifests/compositecontrollers/${controller}.yaml`, import.meta.url), 'utf8'),
+      ) as {
+        metadata: { name: string };
+        spec: { hooks: Record<string, { version?: string; webhook: { url: string } }> };
+      };
 
-    expect(name).toBe(manifest.metadata.name);
-    expect(manifest.spec.hooks[hook ?? '']).toMatchObject({ version: 'v2', webhook: { url: expect.stringMatching(new RegExp(`${route}$`)) } });
-    expect(Object.keys(body).sort()).toEqual(kind === 'customize' ? ['controller', 'parent'] : ['children', 'controller', 'finalizing', 'parent', 'related']);
-  });
+      expect(name).toBe(manifest.metadata.name);
+      expect(manifest.spec.hooks[hook ?? '']).toMatchObject({
+        version: 'v2',
+        webhook: { url: expect.stringMatching(new RegExp(`${route}$`)) },
+      });
+      expect(Object.keys(body).sort()).toEqual(
+        kind === 'customize' ? ['controller', 'parent'] : ['children', 'controller', 'finalizing', 'parent', 'related'],
+      );
+    },
+  );
 
   it('lists a curl line for every example in the README', () => {
     const readme = readFileSync(`${EXAMPLES_DIR}README.md`, 'utf8');
     for (const { route, file } of EXAMPLE_ROUTES) {
-      expect(readme).toContain(`curl -s -H 'content-type: application/json' -d @examples/hooks/${file} localhost:8080${route}`);
+      expect(readme).toContain(
+        `curl -s -H 'content-type: application/json' -d @examples/hooks/${file} localhost:8080${route}`,
+      );
     }
   });
 
@@ -107,7 +156,11 @@ describe('examples/hooks', () => {
 
     expect(answer.status, answer.text).toBe(200);
     expect(answer.headers.get('content-type')).toBe('application/json');
-    const schema = { customize: CustomizeResponseSchema, decorator: DecoratorSyncResponseSchema, composite: CompositeSyncResponseSchema }[kind];
+    const schema = {
+      customize: CustomizeResponseSchema,
+      decorator: DecoratorSyncResponseSchema,
+      composite: CompositeSyncResponseSchema,
+    }[kind];
     expect(schema.safeParse(answer.json).success, answer.text).toBe(true);
     if (kind === 'composite') parseComposite(answer.json);
     if (kind !== 'decorator') expect(nullPaths(answer.json)).toEqual([]);
@@ -121,13 +174,25 @@ describe('examples/hooks', () => {
     }
 
     it('node-profile customize relates the SchedulingChain default', async () => {
-      const response: CustomizeResponse = await answerOf('/hooks/node-profile/customize', 'node-profile.customize.json', CustomizeResponseSchema);
+      const response: CustomizeResponse = await answerOf(
+        '/hooks/node-profile/customize',
+        'node-profile.customize.json',
+        CustomizeResponseSchema,
+      );
 
-      expect(response).toEqual({ relatedResources: [{ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'schedulingchains', names: ['default'] }] });
+      expect(response).toEqual({
+        relatedResources: [
+          { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'schedulingchains', names: ['default'] },
+        ],
+      });
     });
 
     it('node-profile sync labels node-t4-b generic and removes the stale CPU-model labels with null', async () => {
-      const response: DecoratorSyncResponse = await answerOf('/hooks/node-profile/sync', 'node-profile.sync.json', DecoratorSyncResponseSchema);
+      const response: DecoratorSyncResponse = await answerOf(
+        '/hooks/node-profile/sync',
+        'node-profile.sync.json',
+        DecoratorSyncResponseSchema,
+      );
 
       expect(response).toEqual({
         labels: {
@@ -145,36 +210,67 @@ describe('examples/hooks', () => {
     });
 
     it('scheduling-chain customize relates the managed nodes', async () => {
-      const response = await answerOf('/hooks/scheduling-chain/customize', 'scheduling-chain.customize.json', CustomizeResponseSchema);
+      const response = await answerOf(
+        '/hooks/scheduling-chain/customize',
+        'scheduling-chain.customize.json',
+        CustomizeResponseSchema,
+      );
 
-      expect(response).toEqual({ relatedResources: [{ apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { 'gpustack.ai/managed': 'true' } } }] });
+      expect(response).toEqual({
+        relatedResources: [
+          { apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { 'gpustack.ai/managed': 'true' } } },
+        ],
+      });
     });
 
     it('scheduling-chain sync derives six flavors, three instance types and the admission check from the four nodes', async () => {
-      const response = parseComposite(await answerOf('/hooks/scheduling-chain/sync', 'scheduling-chain.sync.json', CompositeSyncResponseSchema));
+      const response = parseComposite(
+        await answerOf('/hooks/scheduling-chain/sync', 'scheduling-chain.sync.json', CompositeSyncResponseSchema),
+      );
 
       expect(names(response, 'ResourceFlavor')).toEqual(SIX_FLAVORS);
-      expect(names(response, 'InstanceType')).toEqual(['gpustack-generic-linux-amd64', 'gpustack-nvidia-a10g-linux-amd64', T4]);
+      expect(names(response, 'InstanceType')).toEqual([
+        'gpustack-generic-linux-amd64',
+        'gpustack-nvidia-a10g-linux-amd64',
+        T4,
+      ]);
       expect(names(response, 'AdmissionCheck')).toEqual(['gpustack-node-devices']);
       expect(response.status).toMatchObject({
         managedNodes: 4,
         pools: [
           { name: 'gpustack-generic-linux-amd64', nodes: 4 },
           { name: 'gpustack-nvidia-a10g-linux-amd64', nodes: 1 },
-          { name: T4, nodes: 2, flavors: ['gpustack-nvidia-tesla-t4-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-4d'] },
+          {
+            name: T4,
+            nodes: 2,
+            flavors: ['gpustack-nvidia-tesla-t4-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-4d'],
+          },
         ],
-        conditions: expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True', lastTransitionTime: NOW_TEXT })]),
+        conditions: expect.arrayContaining([
+          expect.objectContaining({ type: 'Ready', status: 'True', lastTransitionTime: NOW_TEXT }),
+        ]),
       });
     });
 
     it('instance-type customize relates settings, node flavors, namespaces and the admission check', async () => {
-      const response = await answerOf('/hooks/instance-type/customize', 'instance-type.customize.json', CustomizeResponseSchema);
+      const response = await answerOf(
+        '/hooks/instance-type/customize',
+        'instance-type.customize.json',
+        CustomizeResponseSchema,
+      );
 
-      expect(response.relatedResources.map((r) => r.resource)).toEqual(['schedulingchains', 'resourceflavors', 'namespaces', 'admissionchecks']);
+      expect(response.relatedResources.map((r) => r.resource)).toEqual([
+        'schedulingchains',
+        'resourceflavors',
+        'namespaces',
+        'admissionchecks',
+      ]);
     });
 
     it('instance-type sync gives the T4 ClusterQueue both T4 flavors and a LocalQueue in default and team-a only', async () => {
-      const response = parseComposite(await answerOf('/hooks/instance-type/sync', 'instance-type.sync.json', CompositeSyncResponseSchema));
+      const response = parseComposite(
+        await answerOf('/hooks/instance-type/sync', 'instance-type.sync.json', CompositeSyncResponseSchema),
+      );
 
       expect(names(response, 'ClusterQueue')).toEqual([T4]);
       expect(names(response, 'LocalQueue')).toEqual([`default/${T4_ENTRANCE}`, `team-a/${T4_ENTRANCE}`]);
@@ -188,20 +284,38 @@ describe('examples/hooks', () => {
     });
 
     it('instance-type finalize removes every child and holds the parent until they are gone', async () => {
-      const response = await answerOf('/hooks/instance-type/finalize', 'instance-type.finalize.json', CompositeSyncResponseSchema);
+      const response = await answerOf(
+        '/hooks/instance-type/finalize',
+        'instance-type.finalize.json',
+        CompositeSyncResponseSchema,
+      );
 
-      expect(response).toMatchObject({ children: [], finalized: false, resyncAfterSeconds: 5, status: { phase: 'Terminating' } });
+      expect(response).toMatchObject({
+        children: [],
+        finalized: false,
+        resyncAfterSeconds: 5,
+        status: { phase: 'Terminating' },
+      });
     });
 
     it('node-devices-check sync marks our admission check Active at the request time', async () => {
-      const response = await answerOf('/hooks/node-devices-check/sync', 'node-devices-check.sync.json', DecoratorSyncResponseSchema);
+      const response = await answerOf(
+        '/hooks/node-devices-check/sync',
+        'node-devices-check.sync.json',
+        DecoratorSyncResponseSchema,
+      );
 
       expect(response).toEqual({
         status: {
-          conditions: [{
-            type: 'Active', status: 'True', reason: 'Ready', lastTransitionTime: NOW_TEXT,
-            message: 'the gpustack-node-devices checker answers for this check',
-          }],
+          conditions: [
+            {
+              type: 'Active',
+              status: 'True',
+              reason: 'Ready',
+              lastTransitionTime: NOW_TEXT,
+              message: 'the gpustack-node-devices checker answers for this check',
+            },
+          ],
         },
       });
     });
@@ -212,17 +326,29 @@ describe('examples/hooks', () => {
     if (!rendered.ok) throw new Error(`render refused: ${rendered.error.message}`);
 
     it('relates each reference node to scheduling-chain sync with exactly the labels node-profile gives it', () => {
-      const related = (exampleBody('scheduling-chain.sync.json')['related'] as Record<string, Record<string, { metadata: { labels: Record<string, string> } }>>)['Node.v1'] ?? {};
-      const expected = Object.fromEntries(referenceNodes().map((node) => {
-        const labels: Record<string, string> = { ...node.metadata.labels };
-        for (const [key, value] of Object.entries(rendered.nodes.find((n) => n.name === node.metadata.name)?.labels ?? {})) {
-          if (value === null) delete labels[key];
-          else labels[key] = value;
-        }
-        return [node.metadata.name, labels];
-      }));
+      const related =
+        (
+          exampleBody('scheduling-chain.sync.json')['related'] as Record<
+            string,
+            Record<string, { metadata: { labels: Record<string, string> } }>
+          >
+        )['Node.v1'] ?? {};
+      const expected = Object.fromEntries(
+        referenceNodes().map((node) => {
+          const labels: Record<string, string> = { ...node.metadata.labels };
+          for (const [key, value] of Object.entries(
+            rendered.nodes.find((n) => n.name === node.metadata.name)?.labels ?? {},
+          )) {
+            if (value === null) delete labels[key];
+            else labels[key] = value;
+          }
+          return [node.metadata.name, labels];
+        }),
+      );
 
-      expect(Object.fromEntries(Object.entries(related).map(([key, node]) => [key, node.metadata.labels]))).toEqual(expected);
+      expect(Object.fromEntries(Object.entries(related).map(([key, node]) => [key, node.metadata.labels]))).toEqual(
+        expected,
+      );
       for (const labels of Object.values(related).map((n) => n.metadata.labels)) {
         expect(labels).toMatchObject({ 'gpustack.ai/managed': 'true', 'general.feature.gpustack.ai/generic': 'true' });
         expect(labels['general.feature.gpustack.ai/generic.count']).toMatch(/^\d+$/);
@@ -230,7 +356,9 @@ describe('examples/hooks', () => {
     });
 
     it('relates to instance-type sync the flavors scheduling-chain sync emits, and the InstanceType it derives', async () => {
-      const chain = parseComposite((await post(app, '/hooks/scheduling-chain/sync', exampleText('scheduling-chain.sync.json'))).json);
+      const chain = parseComposite(
+        (await post(app, '/hooks/scheduling-chain/sync', exampleText('scheduling-chain.sync.json'))).json,
+      );
       const request = exampleBody('instance-type.sync.json') as {
         parent: { metadata: Record<string, unknown>; spec: unknown };
         related: Record<string, Record<string, { metadata: Record<string, unknown> }>>;
@@ -239,14 +367,26 @@ describe('examples/hooks', () => {
       const relatedFlavors = Object.values(request.related['ResourceFlavor.kueue.x-k8s.io/v1beta2'] ?? {});
 
       expect(relatedFlavors.map(ownedPart)).toEqual(emittedFlavors.map(ownedPart));
-      expect(ownedPart(request.parent)).toEqual(ownedPart(chain.children.find((c) => c.kind === 'InstanceType' && c.metadata.name === T4) as never));
-      expect(Object.keys(request.related['Namespace.v1'] ?? {}).sort()).toEqual(['default', 'gpustack-system', 'kube-system', 'team-a']);
+      expect(ownedPart(request.parent)).toEqual(
+        ownedPart(chain.children.find((c) => c.kind === 'InstanceType' && c.metadata.name === T4) as never),
+      );
+      expect(Object.keys(request.related['Namespace.v1'] ?? {}).sort()).toEqual([
+        'default',
+        'gpustack-system',
+        'kube-system',
+        'team-a',
+      ]);
     });
 
     it('answers instance-type sync with the ClusterQueue and LocalQueues render prints for the T4 pool', async () => {
-      const answer = parseComposite((await post(app, '/hooks/instance-type/sync', exampleText('instance-type.sync.json'))).json);
-      const fromRender = rendered.objects.filter((o) => (o.kind === 'ClusterQueue' && o.metadata.name === T4)
-        || (o.kind === 'LocalQueue' && (o['spec'] as { clusterQueue?: string }).clusterQueue === T4));
+      const answer = parseComposite(
+        (await post(app, '/hooks/instance-type/sync', exampleText('instance-type.sync.json'))).json,
+      );
+      const fromRender = rendered.objects.filter(
+        (o) =>
+          (o.kind === 'ClusterQueue' && o.metadata.name === T4) ||
+          (o.kind === 'LocalQueue' && (o['spec'] as { clusterQueue?: string }).clusterQueue === T4),
+      );
 
       expect(answer.children).toEqual(fromRender);
     });

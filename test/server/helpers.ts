@@ -54,7 +54,12 @@ export interface InMemoryApp {
 }
 
 /** POSTs `body` to `path` in memory and reads the whole answer. */
-export async function post(app: InMemoryApp, path: string, body: unknown, headers?: Record<string, string>): Promise<Answer> {
+export async function post(
+  app: InMemoryApp,
+  path: string,
+  body: unknown,
+  headers?: Record<string, string>,
+): Promise<Answer> {
   const res = await app.request(path, postInit(body, headers));
   return read(res);
 }

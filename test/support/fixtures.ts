@@ -9,7 +9,12 @@ import { parse } from 'yaml';
 
 export type Controller = 'node-profile' | 'scheduling-chain' | 'instance-type' | 'node-devices-check';
 
-export const CONTROLLERS: readonly Controller[] = ['node-profile', 'scheduling-chain', 'instance-type', 'node-devices-check'];
+export const CONTROLLERS: readonly Controller[] = [
+  'node-profile',
+  'scheduling-chain',
+  'instance-type',
+  'node-devices-check',
+];
 
 const TEST_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -6,9 +6,18 @@
 import { expect } from 'vitest';
 import type { CompositeSyncResponse, DecoratorSyncResponse, SyncOutcome } from '../../src/k8s/index.js';
 import {
-  InstanceTypeSyncRequestSchema, NodeDevicesCheckSyncRequestSchema, NodeProfileSyncRequestSchema, SchedulingChainSyncRequestSchema,
-  syncInstanceType, syncNodeDevicesCheck, syncNodeProfile, syncSchedulingChain,
-  type InstanceTypeSyncRequest, type NodeDevicesCheckSyncRequest, type NodeProfileSyncRequest, type SchedulingChainSyncRequest,
+  InstanceTypeSyncRequestSchema,
+  NodeDevicesCheckSyncRequestSchema,
+  NodeProfileSyncRequestSchema,
+  SchedulingChainSyncRequestSchema,
+  syncInstanceType,
+  syncNodeDevicesCheck,
+  syncNodeProfile,
+  syncSchedulingChain,
+  type InstanceTypeSyncRequest,
+  type NodeDevicesCheckSyncRequest,
+  type NodeProfileSyncRequest,
+  type SchedulingChainSyncRequest,
 } from '../../src/sync/index.js';
 import { readRequestFixture, responseSnapshotPath, type Controller } from './fixtures.js';
 import { parseCompositeResponse, parseDecoratorResponse } from './responses.js';

@@ -8,7 +8,9 @@ export const CLUSTERS_DIR = 'examples/clusters';
 
 /** Every node-dump file under `examples/clusters/` (YAML and JSON), sorted. */
 export function listClusterFiles(): string[] {
-  return readdirSync(repoPath(CLUSTERS_DIR)).filter((f) => /\.(ya?ml|json)$/.test(f)).sort();
+  return readdirSync(repoPath(CLUSTERS_DIR))
+    .filter((f) => /\.(ya?ml|json)$/.test(f))
+    .sort();
 }
 
 /** The Nodes of one dump, each checked against the loose Node schema. */

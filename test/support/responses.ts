@@ -6,11 +6,31 @@
 import { expect } from 'vitest';
 import type { z } from 'zod';
 import {
-  AdmissionCheckSchema, ClusterQueueSchema, CompositeSyncResponseSchema, DecoratorSyncResponseSchema, InstanceTypeOutputSchema,
-  InstanceTypeStatusSchema, LocalQueueSchema, ResourceFlavorSchema, SchedulingChainStatusSchema, canonicalize, isDnsLabel,
-  isDnsSubdomain, isLabelKey, isLabelValue,
-  type AdmissionCheck, type ClusterQueue, type CompositeSyncResponse, type DecoratorSyncResponse, type InstanceTypeOutput,
-  type InstanceTypeStatus, type LocalQueue, type ResourceFlavor, type SchedulingChainStatus, type SyncOutcome, type SyncRefusal,
+  AdmissionCheckSchema,
+  ClusterQueueSchema,
+  CompositeSyncResponseSchema,
+  DecoratorSyncResponseSchema,
+  InstanceTypeOutputSchema,
+  InstanceTypeStatusSchema,
+  LocalQueueSchema,
+  ResourceFlavorSchema,
+  SchedulingChainStatusSchema,
+  canonicalize,
+  isDnsLabel,
+  isDnsSubdomain,
+  isLabelKey,
+  isLabelValue,
+  type AdmissionCheck,
+  type ClusterQueue,
+  type CompositeSyncResponse,
+  type DecoratorSyncResponse,
+  type InstanceTypeOutput,
+  type InstanceTypeStatus,
+  type LocalQueue,
+  type ResourceFlavor,
+  type SchedulingChainStatus,
+  type SyncOutcome,
+  type SyncRefusal,
 } from '../../src/k8s/index.js';
 
 const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
@@ -44,7 +64,8 @@ export function parseCompositeResponse(response: unknown): CompositeSyncResponse
     parseChild(child);
     const where = `${child.kind}/${child.metadata.name}`;
     expect(isDnsSubdomain(child.metadata.name), `${where}: name`).toBe(true);
-    if (child.metadata.namespace !== undefined) expect(isDnsLabel(child.metadata.namespace), `${where}: namespace`).toBe(true);
+    if (child.metadata.namespace !== undefined)
+      expect(isDnsLabel(child.metadata.namespace), `${where}: namespace`).toBe(true);
     expectValidLabels(child.metadata['labels'] as Record<string, string> | undefined, where);
     const spec = child['spec'] as { nodeLabels?: Record<string, string> } | undefined;
     expectValidLabels(spec?.nodeLabels, `${where} spec.nodeLabels`);
@@ -78,10 +99,14 @@ function ofKind<T>(response: CompositeSyncResponse, kind: string, schema: z.ZodT
 }
 
 /** The desired children of one kind, typed by their strict schema, in response order. */
-export const flavorsOf = (r: CompositeSyncResponse): ResourceFlavor[] => ofKind(r, 'ResourceFlavor', ResourceFlavorSchema);
-export const instanceTypesOf = (r: CompositeSyncResponse): InstanceTypeOutput[] => ofKind(r, 'InstanceType', InstanceTypeOutputSchema);
-export const admissionChecksOf = (r: CompositeSyncResponse): AdmissionCheck[] => ofKind(r, 'AdmissionCheck', AdmissionCheckSchema);
-export const clusterQueuesOf = (r: CompositeSyncResponse): ClusterQueue[] => ofKind(r, 'ClusterQueue', ClusterQueueSchema);
+export const flavorsOf = (r: CompositeSyncResponse): ResourceFlavor[] =>
+  ofKind(r, 'ResourceFlavor', ResourceFlavorSchema);
+export const instanceTypesOf = (r: CompositeSyncResponse): InstanceTypeOutput[] =>
+  ofKind(r, 'InstanceType', InstanceTypeOutputSchema);
+export const admissionChecksOf = (r: CompositeSyncResponse): AdmissionCheck[] =>
+  ofKind(r, 'AdmissionCheck', AdmissionCheckSchema);
+export const clusterQueuesOf = (r: CompositeSyncResponse): ClusterQueue[] =>
+  ofKind(r, 'ClusterQueue', ClusterQueueSchema);
 export const localQueuesOf = (r: CompositeSyncResponse): LocalQueue[] => ofKind(r, 'LocalQueue', LocalQueueSchema);
 
 /** Names of the children of one kind, in response order. */
@@ -100,7 +125,10 @@ export function instanceTypeStatusOf(response: CompositeSyncResponse): InstanceT
 }
 
 /** One condition of a status by type; fails the test when absent. */
-export function conditionOf<C extends { readonly type: string }>(status: { readonly conditions: readonly C[] }, type: string): C {
+export function conditionOf<C extends { readonly type: string }>(
+  status: { readonly conditions: readonly C[] },
+  type: string,
+): C {
   const found = status.conditions.find((c) => c.type === type);
   if (found === undefined) throw new Error(`no ${type} condition in ${JSON.stringify(status.conditions)}`);
   return found;

@@ -15,7 +15,9 @@ import { NOW, parseRequest, runHook, syncParsed } from '../support/hooks.js';
 import { listClusterFiles, loadClusterNodes } from '../support/nodes.js';
 import { deepFreeze, toYaml } from '../support/snapshot.js';
 
-const ALL_SCENARIOS: [Controller, string][] = CONTROLLERS.flatMap((c) => listScenarios(c).map((s): [Controller, string] => [c, s]));
+const ALL_SCENARIOS: [Controller, string][] = CONTROLLERS.flatMap((c) =>
+  listScenarios(c).map((s): [Controller, string] => [c, s]),
+);
 
 /** The same value with the keys of every object (object maps included) in a generated order; arrays keep theirs. */
 function permutedKeys(value: unknown): fc.Arbitrary<unknown> {
@@ -23,8 +25,18 @@ function permutedKeys(value: unknown): fc.Arbitrary<unknown> {
   if (value === null || typeof value !== 'object') return fc.constant(value);
   const entries = Object.entries(value);
   const keys = entries.map(([key]) => key);
-  const members = entries.length === 0 ? fc.constant([] as unknown[]) : fc.tuple(...entries.map(([, member]) => permutedKeys(member)));
-  return fc.tuple(fc.shuffledSubarray(keys.map((_, i) => i), { minLength: keys.length, maxLength: keys.length }), members)
+  const members =
+    entries.length === 0
+      ? fc.constant([] as unknown[])
+      : fc.tuple(...entries.map(([, member]) => permutedKeys(member)));
+  return fc
+    .tuple(
+      fc.shuffledSubarray(
+        keys.map((_, i) => i),
+        { minLength: keys.length, maxLength: keys.length },
+      ),
+      members,
+    )
     .map(([order, values]) => Object.fromEntries(order.map((i) => [keys[i], values[i]])));
 }
 
@@ -61,16 +73,24 @@ describe('the answer does not depend on input order', () => {
   it.each(shuffled)('%s: %s gives byte-identical YAML for any key order', (controller, scenario) => {
     const raw = readRequestFixture(controller, scenario);
     const baseline = toYaml(runHook(controller, raw));
-    fc.assert(fc.property(permutedKeys(raw), (reordered) => {
-      expect(toYaml(syncParsed(controller, parseRequest(controller, reordered)))).toBe(baseline);
-    }), { numRuns: 10 });
+    fc.assert(
+      fc.property(permutedKeys(raw), (reordered) => {
+        expect(toYaml(syncParsed(controller, parseRequest(controller, reordered)))).toBe(baseline);
+      }),
+      { numRuns: 10 },
+    );
   });
 
   it('pools, flavor notes and statuses do not depend on the order of related nodes', () => {
     // Nodes that share a flavor but differ in informational labels: the flavor takes its notes
     // from the first node by name, whatever order the nodes arrive in.
     const nodes = [
-      makeNode('gpu-b').t4(4).cpu(48).profiled().label('acceleratable.feature.gpustack.ai/nvidia-tesla-t4.family', 'Turing-B').obj(),
+      makeNode('gpu-b')
+        .t4(4)
+        .cpu(48)
+        .profiled()
+        .label('acceleratable.feature.gpustack.ai/nvidia-tesla-t4.family', 'Turing-B')
+        .obj(),
       makeNode('gpu-a').t4(4).cpu(48).profiled().obj(),
       makeNode('gpu-c').t4(1).cpu(4).profiled().obj(),
       makeNode('gpu-d').h100(8).cpu(224).profiled().obj(),
@@ -81,17 +101,23 @@ describe('the answer does not depend on input order', () => {
     const parent = makeSchedulingChain().obj();
     const baseline = toYaml(runHook('scheduling-chain', chainRequest({ parent, nodes })));
     expect(baseline).toContain('note.gpustack.ai/family: Turing\n');
-    fc.assert(fc.property(permutation(nodes), (order: Node[]) => {
-      expect(toYaml(runHook('scheduling-chain', chainRequest({ parent, nodes: order })))).toBe(baseline);
-    }), { numRuns: 50 });
+    fc.assert(
+      fc.property(permutation(nodes), (order: Node[]) => {
+        expect(toYaml(runHook('scheduling-chain', chainRequest({ parent, nodes: order })))).toBe(baseline);
+      }),
+      { numRuns: 50 },
+    );
   });
 
   it.each(listClusterFiles())('renderChain gives byte-identical YAML for any order of the nodes of %s', (file) => {
     const nodes = loadClusterNodes(file);
     const namespaces = ['default', 'team-a', 'kube-system'];
     const baseline = toYaml(renderChain({ nodes, namespaces }, { now: NOW }));
-    fc.assert(fc.property(permutation(nodes), permutation(namespaces), (order, nsOrder) => {
-      expect(toYaml(renderChain({ nodes: order, namespaces: nsOrder }, { now: NOW }))).toBe(baseline);
-    }), { numRuns: 10 });
+    fc.assert(
+      fc.property(permutation(nodes), permutation(namespaces), (order, nsOrder) => {
+        expect(toYaml(renderChain({ nodes: order, namespaces: nsOrder }, { now: NOW }))).toBe(baseline);
+      }),
+      { numRuns: 10 },
+    );
   });
 });

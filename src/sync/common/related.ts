@@ -2,7 +2,13 @@
  * @module The object-map keys (`Kind.group/version`) of everything the controllers observe or
  * emit, and small readers over those maps.
  */
-import { GPUSTACK_API_VERSION, KUEUE_API_VERSION, objectMapKey, sortObjects, type KubeObject } from '../../k8s/index.js';
+import {
+  GPUSTACK_API_VERSION,
+  KUEUE_API_VERSION,
+  objectMapKey,
+  sortObjects,
+  type KubeObject,
+} from '../../k8s/index.js';
 
 export const NODE_KEY = objectMapKey('Node', 'v1');
 export const NAMESPACE_KEY = objectMapKey('Namespace', 'v1');
@@ -14,7 +20,10 @@ export const LOCAL_QUEUE_KEY = objectMapKey('LocalQueue', KUEUE_API_VERSION);
 export const ADMISSION_CHECK_KEY = objectMapKey('AdmissionCheck', KUEUE_API_VERSION);
 
 /** The objects of one kind in an object map, in canonical order (map order is not ours to trust). */
-export function objectsOf<T extends KubeObject>(map: Readonly<Record<string, Readonly<Record<string, T>>>>, key: string): T[] {
+export function objectsOf<T extends KubeObject>(
+  map: Readonly<Record<string, Readonly<Record<string, T>>>>,
+  key: string,
+): T[] {
   return sortObjects(Object.values(map[key] ?? {}));
 }
 

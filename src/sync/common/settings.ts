@@ -1,7 +1,13 @@
 /** @module Settings as every controller reads them: from the related SchedulingChain `default`. */
 import {
-  MANUFACTURER_NAMES, SCHEDULING_CHAIN_NAME, resolveSettings,
-  type KubeObject, type ManufacturerName, type Settings, type SettingsResolution, type Toleration,
+  MANUFACTURER_NAMES,
+  SCHEDULING_CHAIN_NAME,
+  resolveSettings,
+  type KubeObject,
+  type ManufacturerName,
+  type Settings,
+  type SettingsResolution,
+  type Toleration,
 } from '../../k8s/index.js';
 import { MANUFACTURERS } from '../../nodefeature/index.js';
 import { SCHEDULING_CHAIN_KEY } from './related.js';
@@ -10,7 +16,9 @@ type ObjectMap = Readonly<Record<string, Readonly<Record<string, KubeObject>>>>;
 
 /** Settings from the related chain named `default`; absent → every default. */
 export function settingsFromRelated(related: ObjectMap): SettingsResolution {
-  const chain = Object.values(related[SCHEDULING_CHAIN_KEY] ?? {}).find((c) => c.metadata.name === SCHEDULING_CHAIN_NAME);
+  const chain = Object.values(related[SCHEDULING_CHAIN_KEY] ?? {}).find(
+    (c) => c.metadata.name === SCHEDULING_CHAIN_NAME,
+  );
   return resolveSettings(chain?.['spec']);
 }
 

@@ -1,11 +1,22 @@
 /** @module Desired children of an InstanceType: its same-named ClusterQueue and one LocalQueue per eligible namespace. */
 import {
-  KUEUE_API_VERSION, formatDecimalQuantity,
-  type ClusterQueue, type InstanceTypeSpec, type LocalQueue, type ManufacturerName,
+  KUEUE_API_VERSION,
+  formatDecimalQuantity,
+  type ClusterQueue,
+  type InstanceTypeSpec,
+  type LocalQueue,
+  type ManufacturerName,
 } from '../../k8s/index.js';
 import {
-  ACCELERATABLE_LABEL, ARCH_LABEL, CLUSTER_QUEUE_ANNOTATION, CREDITS_PER_CARD, NODE_DEVICES_CHECK_NAME, OS_LABEL,
-  RESOURCE_TYPE_INSTANCE_TYPES, RESOURCE_TYPE_LABEL, creditsResource,
+  ACCELERATABLE_LABEL,
+  ARCH_LABEL,
+  CLUSTER_QUEUE_ANNOTATION,
+  CREDITS_PER_CARD,
+  NODE_DEVICES_CHECK_NAME,
+  OS_LABEL,
+  RESOURCE_TYPE_INSTANCE_TYPES,
+  RESOURCE_TYPE_LABEL,
+  creditsResource,
 } from '../../nodefeature/index.js';
 import type { SelectedFlavor } from './flavors.js';
 
@@ -21,7 +32,9 @@ export interface QueuePlan {
 
 function quotaOf(plan: QueuePlan, flavor: SelectedFlavor): string {
   // nominalQuota is per flavor, summed over its nodes: capacity × M credits, or capacity cores.
-  return plan.manufacturer ? formatDecimalQuantity(BigInt(flavor.capacity) * BigInt(CREDITS_PER_CARD)) : formatDecimalQuantity(flavor.capacity);
+  return plan.manufacturer
+    ? formatDecimalQuantity(BigInt(flavor.capacity) * BigInt(CREDITS_PER_CARD))
+    : formatDecimalQuantity(flavor.capacity);
 }
 
 /**
@@ -44,15 +57,24 @@ export function buildClusterQueue(plan: QueuePlan): ClusterQueue {
     metadata: { name: plan.name, labels },
     spec: {
       namespaceSelector: {},
-      ...(plan.flavors.length > 0 ? {
-        resourceGroups: [{
-          coveredResources: [covered],
-          flavors: plan.flavors.map((f) => ({ name: f.name, resources: [{ name: covered, nominalQuota: quotaOf(plan, f) }] })),
-        }],
-      } : {}),
+      ...(plan.flavors.length > 0
+        ? {
+            resourceGroups: [
+              {
+                coveredResources: [covered],
+                flavors: plan.flavors.map((f) => ({
+                  name: f.name,
+                  resources: [{ name: covered, nominalQuota: quotaOf(plan, f) }],
+                })),
+              },
+            ],
+          }
+        : {}),
       preemption: { withinClusterQueue: 'LowerPriority' },
       stopPolicy: hold ? 'Hold' : 'None',
-      ...(plan.admissionCheck ? { admissionChecksStrategy: { admissionChecks: [{ name: NODE_DEVICES_CHECK_NAME }] } } : {}),
+      ...(plan.admissionCheck
+        ? { admissionChecksStrategy: { admissionChecks: [{ name: NODE_DEVICES_CHECK_NAME }] } }
+        : {}),
     },
   };
 }

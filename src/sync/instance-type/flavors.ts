@@ -4,8 +4,14 @@
  */
 import { KUEUE_MAX_FLAVORS_PER_GROUP, type InstanceTypeSpec } from '../../k8s/index.js';
 import {
-  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, ARCH_LABEL, GENERAL_PREFIX, OS_LABEL, RESOURCE_TYPE_LABEL,
-  RESOURCE_TYPE_NODES, parseCount,
+  ACCELERATABLE_LABEL,
+  ACCELERATABLE_PREFIX,
+  ARCH_LABEL,
+  GENERAL_PREFIX,
+  OS_LABEL,
+  RESOURCE_TYPE_LABEL,
+  RESOURCE_TYPE_NODES,
+  parseCount,
 } from '../../nodefeature/index.js';
 import { isTerminating } from '../common/index.js';
 import type { ObservedObject } from './schema.js';
@@ -30,8 +36,13 @@ export function poolKeyLabel(spec: InstanceTypeSpec): string | undefined {
 
 function matchesPool(flavor: ObservedObject, spec: InstanceTypeSpec, keyLabel: string): boolean {
   const labels = flavor.metadata.labels ?? {};
-  return labels[RESOURCE_TYPE_LABEL] === RESOURCE_TYPE_NODES && labels[OS_LABEL] === spec.os && labels[ARCH_LABEL] === spec.arch
-    && labels[ACCELERATABLE_LABEL] === String(spec.acceleratable) && labels[keyLabel] === 'true';
+  return (
+    labels[RESOURCE_TYPE_LABEL] === RESOURCE_TYPE_NODES &&
+    labels[OS_LABEL] === spec.os &&
+    labels[ARCH_LABEL] === spec.arch &&
+    labels[ACCELERATABLE_LABEL] === String(spec.acceleratable) &&
+    labels[keyLabel] === 'true'
+  );
 }
 
 function byCountThenName(a: SelectedFlavor, b: SelectedFlavor): number {
@@ -52,11 +63,13 @@ export function selectFlavors(related: readonly ObservedObject[], spec: Instance
     const labels = flavor.metadata.labels ?? {};
     const count = parseCount(labels[`${keyLabel}.count`]);
     const capacity = parseCount(labels[`${keyLabel}.capacity`]);
-    if (count === undefined || capacity === undefined) dropped.push({ name: flavor.metadata.name, reason: 'InvalidFlavorLabels' });
+    if (count === undefined || capacity === undefined)
+      dropped.push({ name: flavor.metadata.name, reason: 'InvalidFlavorLabels' });
     else valid.push({ name: flavor.metadata.name, count, capacity });
   }
   const byCapacity = [...valid].sort((a, b) => b.capacity - a.capacity || (a.name < b.name ? -1 : 1));
   const kept = byCapacity.slice(0, KUEUE_MAX_FLAVORS_PER_GROUP);
-  for (const flavor of byCapacity.slice(KUEUE_MAX_FLAVORS_PER_GROUP)) dropped.push({ name: flavor.name, reason: 'TooManyFlavors' });
+  for (const flavor of byCapacity.slice(KUEUE_MAX_FLAVORS_PER_GROUP))
+    dropped.push({ name: flavor.name, reason: 'TooManyFlavors' });
   return { flavors: kept.sort(byCountThenName), dropped: dropped.sort((a, b) => (a.name < b.name ? -1 : 1)) };
 }

@@ -1,16 +1,23 @@
 /** @module Hook bodies of the `gpustack-instance-type` CompositeController (parent: InstanceType). */
 import { z } from 'zod';
 import {
-  CompositeSyncRequestSchema, ConditionSchema, CustomizeRequestSchema, InstanceTypeSchema, KubeObjectSchema, objectMapSchema,
+  CompositeSyncRequestSchema,
+  ConditionSchema,
+  CustomizeRequestSchema,
+  InstanceTypeSchema,
+  KubeObjectSchema,
+  objectMapSchema,
 } from '../../k8s/index.js';
 
 /** Related objects and children: labels, and the status bits we read (conditions, namespace phase). */
 export const ObservedObjectSchema = KubeObjectSchema.extend({
   spec: z.unknown().optional(),
-  status: z.looseObject({
-    phase: z.string().optional(),
-    conditions: z.array(ConditionSchema).optional(),
-  }).nullish(),
+  status: z
+    .looseObject({
+      phase: z.string().optional(),
+      conditions: z.array(ConditionSchema).optional(),
+    })
+    .nullish(),
 });
 export type ObservedObject = z.infer<typeof ObservedObjectSchema>;
 

@@ -22,9 +22,23 @@ function phaseOf(input: StatusInput): InstanceTypeStatus['phase'] {
   return active?.status === 'True' ? 'Active' : 'Pending';
 }
 
-function readyCondition(input: StatusInput, capacity: number, previous: readonly Condition[] | undefined, now: string): OutputCondition {
+function readyCondition(
+  input: StatusInput,
+  capacity: number,
+  previous: readonly Condition[] | undefined,
+  now: string,
+): OutputCondition {
   if (input.terminating) {
-    return buildCondition({ type: 'Ready', status: 'False', reason: 'Terminating', message: 'the ClusterQueue and LocalQueues are being removed' }, previous, now);
+    return buildCondition(
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Terminating',
+        message: 'the ClusterQueue and LocalQueues are being removed',
+      },
+      previous,
+      now,
+    );
   }
   if (input.problem) return buildCondition({ type: 'Ready', status: 'False', ...input.problem }, previous, now);
   const unit = input.acceleratable ? 'cards' : 'cores';
@@ -32,25 +46,44 @@ function readyCondition(input: StatusInput, capacity: number, previous: readonly
   return buildCondition({ type: 'Ready', status: 'True', reason: 'Synced', message }, previous, now);
 }
 
-function degradedCondition(input: StatusInput, previous: readonly Condition[] | undefined, now: string): OutputCondition {
+function degradedCondition(
+  input: StatusInput,
+  previous: readonly Condition[] | undefined,
+  now: string,
+): OutputCondition {
   const { selection } = input;
   if (input.terminating) {
-    return buildCondition({ type: 'Degraded', status: 'False', reason: 'Terminating', message: 'the instance type is being deleted' }, previous, now);
+    return buildCondition(
+      { type: 'Degraded', status: 'False', reason: 'Terminating', message: 'the instance type is being deleted' },
+      previous,
+      now,
+    );
   }
   const [first] = selection.dropped;
   if (first === undefined) {
-    return buildCondition({ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'every matching flavor is in the queue' }, previous, now);
+    return buildCondition(
+      { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'every matching flavor is in the queue' },
+      previous,
+      now,
+    );
   }
   const names = selection.dropped.map((d) => d.name);
-  const message = first.reason === 'TooManyFlavors' || selection.dropped.some((d) => d.reason === 'TooManyFlavors')
-    ? `kept the 64 largest flavors by capacity; left out ${names.length}: ${names.slice(0, 10).join(', ')}`
-    : `flavors with unreadable count/capacity labels left out: ${names.slice(0, 10).join(', ')}`;
-  const reason = selection.dropped.some((d) => d.reason === 'TooManyFlavors') ? 'TooManyFlavors' : 'InvalidFlavorLabels';
+  const message =
+    first.reason === 'TooManyFlavors' || selection.dropped.some((d) => d.reason === 'TooManyFlavors')
+      ? `kept the 64 largest flavors by capacity; left out ${names.length}: ${names.slice(0, 10).join(', ')}`
+      : `flavors with unreadable count/capacity labels left out: ${names.slice(0, 10).join(', ')}`;
+  const reason = selection.dropped.some((d) => d.reason === 'TooManyFlavors')
+    ? 'TooManyFlavors'
+    : 'InvalidFlavorLabels';
   return buildCondition({ type: 'Degraded', status: 'True', reason, message }, previous, now);
 }
 
 /** Status of an InstanceType: phase, entrance LocalQueue, flavors, capacity (cards or cores), conditions. */
-export function computeInstanceTypeStatus(input: StatusInput, previous: readonly Condition[] | undefined, now: string): InstanceTypeStatus {
+export function computeInstanceTypeStatus(
+  input: StatusInput,
+  previous: readonly Condition[] | undefined,
+  now: string,
+): InstanceTypeStatus {
   const flavors = input.terminating ? [] : input.selection.flavors;
   const capacity = flavors.reduce((sum, f) => sum + f.capacity, 0);
   return {

@@ -3,15 +3,35 @@
  * in every eligible namespace (DESIGN §4.1), torn down by the finalize hook.
  */
 import {
-  GPUSTACK_API_VERSION, SCHEDULING_CHAIN_NAME, matchesSelector, sortObjects,
-  type CompositeSyncResponse, type CustomizeResponse, type Settings, type SyncOutcome, type SyncRefusal,
+  GPUSTACK_API_VERSION,
+  SCHEDULING_CHAIN_NAME,
+  matchesSelector,
+  sortObjects,
+  type CompositeSyncResponse,
+  type CustomizeResponse,
+  type Settings,
+  type SyncOutcome,
+  type SyncRefusal,
 } from '../../k8s/index.js';
 import {
-  NODE_DEVICES_CHECK_NAME, RESOURCE_TYPE_LABEL, RESOURCE_TYPE_NODES, acceleratorKeyManufacturer, localQueueName,
+  NODE_DEVICES_CHECK_NAME,
+  RESOURCE_TYPE_LABEL,
+  RESOURCE_TYPE_NODES,
+  acceleratorKeyManufacturer,
+  localQueueName,
 } from '../../nodefeature/index.js';
 import {
-  ADMISSION_CHECK_KEY, CLUSTER_QUEUE_KEY, LOCAL_QUEUE_KEY, NAMESPACE_KEY, RESOURCE_FLAVOR_KEY, RETRY_AFTER_SECONDS,
-  enabledManufacturers, isTerminating, objectsOf, settingsFromRelated, type SyncContext,
+  ADMISSION_CHECK_KEY,
+  CLUSTER_QUEUE_KEY,
+  LOCAL_QUEUE_KEY,
+  NAMESPACE_KEY,
+  RESOURCE_FLAVOR_KEY,
+  RETRY_AFTER_SECONDS,
+  enabledManufacturers,
+  isTerminating,
+  objectsOf,
+  settingsFromRelated,
+  type SyncContext,
 } from '../common/index.js';
 import { buildClusterQueue, buildLocalQueue, type QueuePlan } from './children.js';
 import { poolKeyLabel, selectFlavors, type FlavorSelection } from './flavors.js';
@@ -27,7 +47,11 @@ export function customizeInstanceType(_request: InstanceTypeCustomizeRequest): C
   return {
     relatedResources: [
       { apiVersion: GPUSTACK_API_VERSION, resource: 'schedulingchains', names: [SCHEDULING_CHAIN_NAME] },
-      { apiVersion: 'kueue.x-k8s.io/v1beta2', resource: 'resourceflavors', labelSelector: { matchLabels: { [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_NODES } } },
+      {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        resource: 'resourceflavors',
+        labelSelector: { matchLabels: { [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_NODES } },
+      },
       { apiVersion: 'v1', resource: 'namespaces' },
       { apiVersion: 'kueue.x-k8s.io/v1beta2', resource: 'admissionchecks', names: [NODE_DEVICES_CHECK_NAME] },
     ],
@@ -42,9 +66,11 @@ function refuse(code: SyncRefusal['code'], message: string): { ok: false; error:
 function eligibleNamespaces(namespaces: readonly ObservedObject[], settings: Settings): string[] {
   return namespaces
     .filter((ns) => !isTerminating(ns) && ns.status?.phase !== 'Terminating')
-    .filter((ns) => settings.localQueueNamespaces
-      ? matchesSelector(settings.localQueueNamespaces, ns.metadata.labels)
-      : ns.metadata.name !== KUBE_SYSTEM && ns.metadata.name !== settings.systemNamespace)
+    .filter((ns) =>
+      settings.localQueueNamespaces
+        ? matchesSelector(settings.localQueueNamespaces, ns.metadata.labels)
+        : ns.metadata.name !== KUBE_SYSTEM && ns.metadata.name !== settings.systemNamespace,
+    )
     .map((ns) => ns.metadata.name);
 }
 
@@ -54,9 +80,18 @@ function isCheckActive(checks: readonly ObservedObject[]): boolean {
   return check?.status?.conditions?.some((c) => c.type === 'Active' && c.status === 'True') ?? false;
 }
 
-function finalizeInstanceType(request: InstanceTypeSyncRequest, base: Omit<StatusInput, 'terminating' | 'selection' | 'problem'>, context: SyncContext): CompositeSyncResponse {
-  const remaining = objectsOf(request.children, CLUSTER_QUEUE_KEY).length + objectsOf(request.children, LOCAL_QUEUE_KEY).length;
-  const status = computeInstanceTypeStatus({ ...base, terminating: true, selection: { flavors: [], dropped: [] } }, request.parent.status?.conditions, context.now);
+function finalizeInstanceType(
+  request: InstanceTypeSyncRequest,
+  base: Omit<StatusInput, 'terminating' | 'selection' | 'problem'>,
+  context: SyncContext,
+): CompositeSyncResponse {
+  const remaining =
+    objectsOf(request.children, CLUSTER_QUEUE_KEY).length + objectsOf(request.children, LOCAL_QUEUE_KEY).length;
+  const status = computeInstanceTypeStatus(
+    { ...base, terminating: true, selection: { flavors: [], dropped: [] } },
+    request.parent.status?.conditions,
+    context.now,
+  );
   // Returning no children makes Metacontroller delete them; release the parent only once they are gone.
   return remaining === 0
     ? { status, children: [], finalized: true }
@@ -68,45 +103,79 @@ function finalizeInstanceType(request: InstanceTypeSyncRequest, base: Omit<Statu
  * flavors and namespaces are in the request, or while the settings are invalid.
  * @example syncInstanceType(request, { now }) // { ok: true, response: { children: [ClusterQueue, LocalQueue…], status } }
  */
-export function syncInstanceType(request: InstanceTypeSyncRequest, context: SyncContext): SyncOutcome<CompositeSyncResponse> {
+export function syncInstanceType(
+  request: InstanceTypeSyncRequest,
+  context: SyncContext,
+): SyncOutcome<CompositeSyncResponse> {
   const { parent, related, children } = request;
   const name = parent.metadata.name;
   const spec = parent.spec;
   const base = {
-    entrance: localQueueName(name), inactive: spec.inactive === true, acceleratable: spec.acceleratable,
+    entrance: localQueueName(name),
+    inactive: spec.inactive === true,
+    acceleratable: spec.acceleratable,
     observedQueue: children[CLUSTER_QUEUE_KEY]?.[name],
   };
-  if (request.finalizing || isTerminating(parent)) return { ok: true, response: finalizeInstanceType(request, base, context) };
+  if (request.finalizing || isTerminating(parent))
+    return { ok: true, response: finalizeInstanceType(request, base, context) };
   for (const key of [RESOURCE_FLAVOR_KEY, NAMESPACE_KEY]) {
-    if (related[key] === undefined) return refuse('MissingRelated', `related ${key} is missing: the customize hook has not been applied yet`);
+    if (related[key] === undefined)
+      return refuse('MissingRelated', `related ${key} is missing: the customize hook has not been applied yet`);
   }
   const resolution = settingsFromRelated(related);
-  if (!resolution.ok) return refuse('InvalidSettings', `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`);
+  if (!resolution.ok)
+    return refuse('InvalidSettings', `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`);
   const { settings } = resolution;
   const keyLabel = poolKeyLabel(spec);
-  const mfr = spec.acceleratable && spec.acceleratorGroup ? acceleratorKeyManufacturer(spec.acceleratorGroup) : undefined;
-  const usable = keyLabel !== undefined && (!spec.acceleratable || (mfr !== undefined && enabledManufacturers(settings).has(mfr)));
-  const selection: FlavorSelection = usable ? selectFlavors(objectsOf(related, RESOURCE_FLAVOR_KEY), spec) : { flavors: [], dropped: [] };
+  const mfr =
+    spec.acceleratable && spec.acceleratorGroup ? acceleratorKeyManufacturer(spec.acceleratorGroup) : undefined;
+  const usable =
+    keyLabel !== undefined && (!spec.acceleratable || (mfr !== undefined && enabledManufacturers(settings).has(mfr)));
+  const selection: FlavorSelection = usable
+    ? selectFlavors(objectsOf(related, RESOURCE_FLAVOR_KEY), spec)
+    : { flavors: [], dropped: [] };
   const plan: QueuePlan = {
-    name, spec, keyLabel, manufacturer: mfr, flavors: selection.flavors,
-    admissionCheck: spec.acceleratable && settings.admissionCheck === 'Enabled' && isCheckActive(objectsOf(related, ADMISSION_CHECK_KEY)),
+    name,
+    spec,
+    keyLabel,
+    manufacturer: mfr,
+    flavors: selection.flavors,
+    admissionCheck:
+      spec.acceleratable &&
+      settings.admissionCheck === 'Enabled' &&
+      isCheckActive(objectsOf(related, ADMISSION_CHECK_KEY)),
   };
   const desired = [
     buildClusterQueue(plan),
-    ...eligibleNamespaces(objectsOf(related, NAMESPACE_KEY), settings).map((ns) => buildLocalQueue(name, base.entrance, ns)),
+    ...eligibleNamespaces(objectsOf(related, NAMESPACE_KEY), settings).map((ns) =>
+      buildLocalQueue(name, base.entrance, ns),
+    ),
   ];
   const problem = readyProblem(spec.acceleratable, keyLabel, mfr, usable, selection);
-  const status = computeInstanceTypeStatus({ ...base, terminating: false, selection, ...(problem ? { problem } : {}) }, parent.status?.conditions, context.now);
+  const status = computeInstanceTypeStatus(
+    { ...base, terminating: false, selection, ...(problem ? { problem } : {}) },
+    parent.status?.conditions,
+    context.now,
+  );
   return { ok: true, response: { status, children: sortObjects(desired) } };
 }
 
 function readyProblem(
-  acceleratable: boolean, keyLabel: string | undefined, mfr: string | undefined, usable: boolean, selection: FlavorSelection,
+  acceleratable: boolean,
+  keyLabel: string | undefined,
+  mfr: string | undefined,
+  usable: boolean,
+  selection: FlavorSelection,
 ): StatusInput['problem'] {
-  if (keyLabel === undefined) return { reason: 'InvalidSpec', message: 'spec.acceleratorGroup is required when spec.acceleratable is true' };
+  if (keyLabel === undefined)
+    return { reason: 'InvalidSpec', message: 'spec.acceleratorGroup is required when spec.acceleratable is true' };
   if (acceleratable && !usable) {
-    return { reason: 'UnknownManufacturer', message: `spec.acceleratorGroup must start with an enabled manufacturer (${mfr ?? 'none found'}); the ClusterQueue is held` };
+    return {
+      reason: 'UnknownManufacturer',
+      message: `spec.acceleratorGroup must start with an enabled manufacturer (${mfr ?? 'none found'}); the ClusterQueue is held`,
+    };
   }
-  if (selection.flavors.length === 0) return { reason: 'NoFlavors', message: 'no ResourceFlavor matches this instance type; the ClusterQueue is held' };
+  if (selection.flavors.length === 0)
+    return { reason: 'NoFlavors', message: 'no ResourceFlavor matches this instance type; the ClusterQueue is held' };
   return undefined;
 }

@@ -9,7 +9,10 @@ import { indexNodeDevices, type NodeDevicesIndex } from './pass-index.js';
 import { CardLedger, type Pool, type PoolNode } from './pool.js';
 import {
   NODE_DEVICES_REQUEUE_SECONDS,
-  type NodeDevicesVerdict, type ObservedResourceFlavor, type Pod, type Workload,
+  type NodeDevicesVerdict,
+  type ObservedResourceFlavor,
+  type Pod,
+  type Workload,
 } from './schema.js';
 import { awaitsVerdict, podSetDemand, type PodSetDemand } from './workload.js';
 
@@ -61,7 +64,7 @@ function largestBlock(demand: PodSetDemand, pool: Pool, ledger: CardLedger): str
     if (largest === undefined || free > largest.free) largest = { node: node.name, free };
   }
   if (largest !== undefined) return `the largest free block is ${plural(largest.free, 'card')} (node ${largest.node})`;
-  return pool.excluded > 0 ? 'no node of the flavor is open to its pods' : 'no node carries the flavor\'s node labels';
+  return pool.excluded > 0 ? 'no node of the flavor is open to its pods' : "no node carries the flavor's node labels";
 }
 
 /** Why a PodSet did not fit: the largest free block, and how many of the flavor's nodes it may not use. */
@@ -86,7 +89,12 @@ function retry(checkName: string, message: string): NodeDevicesVerdict {
 }
 
 /** Places one PodSet's demand on its flavor's pool; the Retry message when it cannot. */
-function checkDemand(demand: PodSetDemand, input: NodeDevicesInput, index: NodeDevicesIndex, ledger: CardLedger): string | undefined {
+function checkDemand(
+  demand: PodSetDemand,
+  input: NodeDevicesInput,
+  index: NodeDevicesIndex,
+  ledger: CardLedger,
+): string | undefined {
   // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
   const flavor = Object.hasOwn(input.flavors, demand.flavor) ? input.flavors[demand.flavor] : undefined;
   if (flavor === undefined) {
@@ -116,7 +124,11 @@ export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict |
   const ledger = new CardLedger((resource) => index.taken(resource));
   let placed = 0;
   for (const podSet of workload.spec.podSets) {
-    const resolution = podSetDemand(podSet, assignments.find((a) => a.name === podSet.name), input.deviceResourceOf);
+    const resolution = podSetDemand(
+      podSet,
+      assignments.find((a) => a.name === podSet.name),
+      input.deviceResourceOf,
+    );
     if (!resolution.ok) return retry(checkName, resolution.message);
     if (resolution.demand === undefined) continue;
     const problem = checkDemand(resolution.demand, input, index, ledger);

@@ -23,7 +23,10 @@ export class NodeDevicesIndex {
   private readonly usage = new Map<string, ReadonlyMap<string, number>>();
   private readonly pools = new Map<ObservedResourceFlavor, Map<string, PoolResolution>>();
 
-  constructor(readonly nodes: readonly Node[], readonly pods: readonly Pod[]) {}
+  constructor(
+    readonly nodes: readonly Node[],
+    readonly pods: readonly Pod[],
+  ) {}
 
   /** Cards of `resource` held per node by the bound, non-terminated Pods. */
   taken(resource: string): ReadonlyMap<string, number> {
@@ -41,12 +44,17 @@ export class NodeDevicesIndex {
   }
 
   /** `resolvePool` over the index's Nodes, once per flavor, manufacturer and set of tolerations. */
-  pool(flavor: ObservedResourceFlavor, mfr: ManufacturerName, podTolerations: readonly ReceivedToleration[]): PoolResolution {
+  pool(
+    flavor: ObservedResourceFlavor,
+    mfr: ManufacturerName,
+    podTolerations: readonly ReceivedToleration[],
+  ): PoolResolution {
     let byFlavor = this.pools.get(flavor);
     if (byFlavor === undefined) this.pools.set(flavor, (byFlavor = new Map()));
     const key = `${mfr}\u0000${JSON.stringify(podTolerations)}`;
     let resolution = byFlavor.get(key);
-    if (resolution === undefined) byFlavor.set(key, (resolution = resolvePool(flavor, mfr, this.nodes, podTolerations)));
+    if (resolution === undefined)
+      byFlavor.set(key, (resolution = resolvePool(flavor, mfr, this.nodes, podTolerations)));
     return resolution;
   }
 }

@@ -4,7 +4,13 @@
  * many are still free once the Pods bound there (and the pods this decision has already placed)
  * are counted.
  */
-import { isSchedulableFor, matchesSelector, type ManufacturerName, type Node, type ReceivedToleration } from '../../k8s/index.js';
+import {
+  isSchedulableFor,
+  matchesSelector,
+  type ManufacturerName,
+  type Node,
+  type ReceivedToleration,
+} from '../../k8s/index.js';
 import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../../nodefeature/index.js';
 import type { ObservedResourceFlavor } from './schema.js';
 
@@ -23,7 +29,8 @@ export interface Pool {
   readonly excluded: number;
 }
 
-export type PoolResolution = { readonly ok: true; readonly pool: Pool } | { readonly ok: false; readonly message: string };
+export type PoolResolution =
+  { readonly ok: true; readonly pool: Pool } | { readonly ok: false; readonly message: string };
 
 /**
  * The pool behind a flavor for pods with `podTolerations`: the flavor must pin exactly one `<mfr>`
@@ -32,7 +39,10 @@ export type PoolResolution = { readonly ok: true; readonly pool: Pool } | { read
  * both sets decide which selected nodes the scheduler would use.
  */
 export function resolvePool(
-  flavor: ObservedResourceFlavor, mfr: ManufacturerName, nodes: readonly Node[], podTolerations: readonly ReceivedToleration[],
+  flavor: ObservedResourceFlavor,
+  mfr: ManufacturerName,
+  nodes: readonly Node[],
+  podTolerations: readonly ReceivedToleration[],
 ): PoolResolution {
   const name = flavor.metadata.name;
   const nodeLabels = flavor.spec?.nodeLabels ?? {};
@@ -40,7 +50,10 @@ export function resolvePool(
   const [aKey] = keys;
   if (aKey === undefined || keys.length > 1) {
     const found = keys.length === 0 ? 'none' : keys.join(', ');
-    return { ok: false, message: `ResourceFlavor "${name}" pins no single ${mfr} accelerator key in spec.nodeLabels (found ${found}); correct the flavor's node labels (will retry)` };
+    return {
+      ok: false,
+      message: `ResourceFlavor "${name}" pins no single ${mfr} accelerator key in spec.nodeLabels (found ${found}); correct the flavor's node labels (will retry)`,
+    };
   }
   const countLabel = `${ACCELERATABLE_PREFIX}${aKey}.count`;
   const tolerations = [...podTolerations, ...(flavor.spec?.tolerations ?? [])];

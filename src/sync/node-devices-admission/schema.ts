@@ -14,10 +14,12 @@ export const ContainerSchema = z.looseObject({
   name: z.string().optional(),
   /** `Always` on an init container makes it a sidecar: it keeps its resources while the app runs. */
   restartPolicy: z.string().optional(),
-  resources: z.looseObject({
-    requests: ResourceListSchema.optional(),
-    limits: ResourceListSchema.optional(),
-  }).optional(),
+  resources: z
+    .looseObject({
+      requests: ResourceListSchema.optional(),
+      limits: ResourceListSchema.optional(),
+    })
+    .optional(),
 });
 export type Container = z.infer<typeof ContainerSchema>;
 
@@ -69,14 +71,18 @@ export const WorkloadSchema = KubeObjectSchema.extend({
     active: z.boolean().optional(),
     podSets: z.array(PodSetSchema).default([]),
   }),
-  status: z.looseObject({
-    conditions: z.array(ConditionSchema).optional(),
-    admission: z.looseObject({
-      clusterQueue: z.string(),
-      podSetAssignments: z.array(PodSetAssignmentSchema).default([]),
-    }).nullish(),
-    admissionChecks: z.array(AdmissionCheckStateSchema).optional(),
-  }).nullish(),
+  status: z
+    .looseObject({
+      conditions: z.array(ConditionSchema).optional(),
+      admission: z
+        .looseObject({
+          clusterQueue: z.string(),
+          podSetAssignments: z.array(PodSetAssignmentSchema).default([]),
+        })
+        .nullish(),
+      admissionChecks: z.array(AdmissionCheckStateSchema).optional(),
+    })
+    .nullish(),
 });
 export type Workload = z.infer<typeof WorkloadSchema>;
 
@@ -85,10 +91,12 @@ export type Workload = z.infer<typeof WorkloadSchema>;
  * tolerations Kueue adds to the pods it admits on it.
  */
 export const ObservedResourceFlavorSchema = KubeObjectSchema.extend({
-  spec: z.looseObject({
-    nodeLabels: ReceivedLabelsSchema.optional(),
-    tolerations: z.array(ReceivedTolerationSchema).optional(),
-  }).optional(),
+  spec: z
+    .looseObject({
+      nodeLabels: ReceivedLabelsSchema.optional(),
+      tolerations: z.array(ReceivedTolerationSchema).optional(),
+    })
+    .optional(),
 });
 export type ObservedResourceFlavor = z.infer<typeof ObservedResourceFlavorSchema>;
 

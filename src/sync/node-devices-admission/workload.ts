@@ -19,7 +19,8 @@ function hasCondition(workload: Workload, type: string): boolean {
 export function awaitsVerdict(workload: Workload, checkName: string): boolean {
   if (!hasCondition(workload, 'QuotaReserved') || !workload.status?.admission) return false;
   if (workload.spec.active === false) return false;
-  if (hasCondition(workload, 'Evicted') || hasCondition(workload, 'Finished') || hasCondition(workload, 'Admitted')) return false;
+  if (hasCondition(workload, 'Evicted') || hasCondition(workload, 'Finished') || hasCondition(workload, 'Admitted'))
+    return false;
   return workload.status.admissionChecks?.some((check) => check.name === checkName) ?? false;
 }
 
@@ -36,8 +37,7 @@ export interface PodSetDemand {
 }
 
 export type DemandResolution =
-  | { readonly ok: true; readonly demand: PodSetDemand | undefined }
-  | { readonly ok: false; readonly message: string };
+  { readonly ok: true; readonly demand: PodSetDemand | undefined } | { readonly ok: false; readonly message: string };
 
 /** The credits resources of ours in an assignment; unknown `credits.gpustack.ai/<x>` are not our cards. */
 function creditsOf(assignment: PodSetAssignment): [ManufacturerName, string][] {
@@ -56,18 +56,26 @@ function creditsOf(assignment: PodSetAssignment): [ManufacturerName, string][] {
  * tells the manufacturer and the flavor; more than one leaves no single card pool to check.
  */
 export function podSetDemand(
-  podSet: PodSet, assignment: PodSetAssignment | undefined, deviceResourceOf: (mfr: ManufacturerName) => string,
+  podSet: PodSet,
+  assignment: PodSetAssignment | undefined,
+  deviceResourceOf: (mfr: ManufacturerName) => string,
 ): DemandResolution {
   const label = `podset "${podSet.name}"`;
   if (assignment === undefined) {
-    return { ok: false, message: `${label} has no flavor assignment in status.admission; will retry once Kueue records one` };
+    return {
+      ok: false,
+      message: `${label} has no flavor assignment in status.admission; will retry once Kueue records one`,
+    };
   }
   const credits = creditsOf(assignment);
   const [first] = credits;
   if (first === undefined) return { ok: true, demand: undefined };
   if (credits.length > 1) {
     const names = credits.map(([mfr]) => `${CREDITS_PREFIX}${mfr}`).join(', ');
-    return { ok: false, message: `${label} is assigned flavors for ${credits.length} credits resources (${names}), so no single card pool can be resolved; will retry once it is one` };
+    return {
+      ok: false,
+      message: `${label} is assigned flavors for ${credits.length} credits resources (${names}), so no single card pool can be resolved; will retry once it is one`,
+    };
   }
   const [mfr, flavor] = first;
   const resource = deviceResourceOf(mfr);

@@ -7,7 +7,9 @@ export const AdmissionCheckObjectSchema = KubeObjectSchema.extend({
   status: z.looseObject({ conditions: z.array(ConditionSchema).optional() }).nullish(),
 });
 
-export const NodeDevicesCheckSyncRequestSchema = decoratorRequest(DecoratorSyncRequestSchema.extend({
-  parent: AdmissionCheckObjectSchema,
-}));
+export const NodeDevicesCheckSyncRequestSchema = decoratorRequest(
+  DecoratorSyncRequestSchema.extend({
+    parent: AdmissionCheckObjectSchema,
+  }),
+);
 export type NodeDevicesCheckSyncRequest = z.infer<typeof NodeDevicesCheckSyncRequestSchema>;

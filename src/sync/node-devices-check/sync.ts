@@ -12,11 +12,19 @@ import type { NodeDevicesCheckSyncRequest } from './schema.js';
  * Status of an AdmissionCheck: `Active=True` when its controller is ours; other checks are left alone
  * (no `status` in the answer means Metacontroller leaves it unchanged).
  */
-export function syncNodeDevicesCheck(request: NodeDevicesCheckSyncRequest, context: SyncContext): SyncOutcome<DecoratorSyncResponse> {
+export function syncNodeDevicesCheck(
+  request: NodeDevicesCheckSyncRequest,
+  context: SyncContext,
+): SyncOutcome<DecoratorSyncResponse> {
   const check = request.parent;
   if (check.spec?.controllerName !== NODE_DEVICES_CONTROLLER_NAME) return { ok: true, response: {} };
   const active = buildCondition(
-    { type: 'Active', status: 'True', reason: 'Ready', message: 'the gpustack-node-devices checker answers for this check' },
+    {
+      type: 'Active',
+      status: 'True',
+      reason: 'Ready',
+      message: 'the gpustack-node-devices checker answers for this check',
+    },
     check.status?.conditions,
     context.now,
   );

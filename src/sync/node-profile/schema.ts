@@ -1,13 +1,20 @@
 /** @module Hook bodies of the `gpustack-node-profile` DecoratorController (target: v1 Nodes). */
 import type { z } from 'zod';
 import {
-  CustomizeRequestSchema, DecoratorSyncRequestSchema, KubeObjectSchema, NodeSchema, decoratorRequest, objectMapSchema,
+  CustomizeRequestSchema,
+  DecoratorSyncRequestSchema,
+  KubeObjectSchema,
+  NodeSchema,
+  decoratorRequest,
+  objectMapSchema,
 } from '../../k8s/index.js';
 
-export const NodeProfileSyncRequestSchema = decoratorRequest(DecoratorSyncRequestSchema.extend({
-  parent: NodeSchema,
-  related: objectMapSchema(KubeObjectSchema).default({}),
-}));
+export const NodeProfileSyncRequestSchema = decoratorRequest(
+  DecoratorSyncRequestSchema.extend({
+    parent: NodeSchema,
+    related: objectMapSchema(KubeObjectSchema).default({}),
+  }),
+);
 export type NodeProfileSyncRequest = z.infer<typeof NodeProfileSyncRequestSchema>;
 
 export const NodeProfileCustomizeRequestSchema = CustomizeRequestSchema;

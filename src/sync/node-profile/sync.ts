@@ -3,8 +3,11 @@
  * general (CPU) key and the per-card capacity labels on each Node (DESIGN §3.1).
  */
 import {
-  GPUSTACK_API_VERSION, SCHEDULING_CHAIN_NAME,
-  type CustomizeResponse, type DecoratorSyncResponse, type SyncOutcome,
+  GPUSTACK_API_VERSION,
+  SCHEDULING_CHAIN_NAME,
+  type CustomizeResponse,
+  type DecoratorSyncResponse,
+  type SyncOutcome,
 } from '../../k8s/index.js';
 import { constructProfileLabels } from '../../nodefeature/index.js';
 import { RETRY_AFTER_SECONDS, enabledManufacturers, settingsFromRelated } from '../common/index.js';
@@ -13,7 +16,9 @@ import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './sche
 /** Relates the settings object, so a settings change re-labels every node. */
 export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): CustomizeResponse {
   return {
-    relatedResources: [{ apiVersion: GPUSTACK_API_VERSION, resource: 'schedulingchains', names: [SCHEDULING_CHAIN_NAME] }],
+    relatedResources: [
+      { apiVersion: GPUSTACK_API_VERSION, resource: 'schedulingchains', names: [SCHEDULING_CHAIN_NAME] },
+    ],
   };
 }
 
@@ -24,7 +29,14 @@ export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): Cus
 export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<DecoratorSyncResponse> {
   const resolution = settingsFromRelated(request.related);
   if (!resolution.ok) {
-    return { ok: false, error: { code: 'InvalidSettings', message: `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`, retryAfterSeconds: RETRY_AFTER_SECONDS } };
+    return {
+      ok: false,
+      error: {
+        code: 'InvalidSettings',
+        message: `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`,
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      },
+    };
   }
   const { settings } = resolution;
   const node = request.parent;

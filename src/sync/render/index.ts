@@ -1,1 +1,8 @@
-export { renderChain, type RenderInput, type RenderResult, type RenderedNode, type RenderedObject, type RenderedSkip } from './render.js';
+export {
+  renderChain,
+  type RenderInput,
+  type RenderResult,
+  type RenderedNode,
+  type RenderedObject,
+  type RenderedSkip,
+} from './render.js';

@@ -4,12 +4,22 @@
  * the same functions the hooks run, fed the objects Metacontroller would relate.
  */
 import {
-  GPUSTACK_API_VERSION, SCHEDULING_CHAIN_NAME, sortObjects,
-  type InstanceType, type Node, type SchedulingChain, type SyncRefusal,
+  GPUSTACK_API_VERSION,
+  SCHEDULING_CHAIN_NAME,
+  sortObjects,
+  type InstanceType,
+  type Node,
+  type SchedulingChain,
+  type SyncRefusal,
 } from '../../k8s/index.js';
 import { MANAGED_LABEL } from '../../nodefeature/index.js';
 import {
-  ADMISSION_CHECK_KEY, NAMESPACE_KEY, NODE_KEY, RESOURCE_FLAVOR_KEY, SCHEDULING_CHAIN_KEY, type SyncContext,
+  ADMISSION_CHECK_KEY,
+  NAMESPACE_KEY,
+  NODE_KEY,
+  RESOURCE_FLAVOR_KEY,
+  SCHEDULING_CHAIN_KEY,
+  type SyncContext,
 } from '../common/index.js';
 import { syncInstanceType, type ObservedObject } from '../instance-type/index.js';
 import { syncNodeDevicesCheck, type NodeDevicesCheckSyncRequest } from '../node-devices-check/index.js';
@@ -46,10 +56,20 @@ export interface RenderedSkip {
 }
 
 export type RenderResult =
-  | { readonly ok: true; readonly nodes: RenderedNode[]; readonly objects: RenderedObject[]; readonly skipped: RenderedSkip[] }
+  | {
+      readonly ok: true;
+      readonly nodes: RenderedNode[];
+      readonly objects: RenderedObject[];
+      readonly skipped: RenderedSkip[];
+    }
   | { readonly ok: false; readonly error: SyncRefusal };
 
-const DEFAULT_CHAIN: SchedulingChain = { apiVersion: GPUSTACK_API_VERSION, kind: 'SchedulingChain', metadata: { name: SCHEDULING_CHAIN_NAME }, spec: {} };
+const DEFAULT_CHAIN: SchedulingChain = {
+  apiVersion: GPUSTACK_API_VERSION,
+  kind: 'SchedulingChain',
+  metadata: { name: SCHEDULING_CHAIN_NAME },
+  spec: {},
+};
 
 function applyLabels(node: Node, labels: Record<string, string | null>): Node {
   const merged: Record<string, string> = { ...node.metadata.labels };
@@ -60,8 +80,12 @@ function applyLabels(node: Node, labels: Record<string, string | null>): Node {
   return { ...node, metadata: { ...node.metadata, labels: merged } };
 }
 
-function byName<T extends { metadata: { name: string; namespace?: string } }>(objects: readonly T[]): Record<string, T> {
-  return Object.fromEntries(objects.map((o) => [o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name, o]));
+function byName<T extends { metadata: { name: string; namespace?: string } }>(
+  objects: readonly T[],
+): Record<string, T> {
+  return Object.fromEntries(
+    objects.map((o) => [o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name, o]),
+  );
 }
 
 /**
@@ -81,18 +105,25 @@ export function renderChain(input: RenderInput, context: SyncContext): RenderRes
     profiled.push(applyLabels(node, labels));
   }
   const managed = profiled.filter((n) => n.metadata.labels?.[MANAGED_LABEL] === 'true');
-  const chainOutcome = syncSchedulingChain({ parent: chain, children: {}, related: { [NODE_KEY]: byName(managed) }, finalizing: false }, context);
+  const chainOutcome = syncSchedulingChain(
+    { parent: chain, children: {}, related: { [NODE_KEY]: byName(managed) }, finalizing: false },
+    context,
+  );
   if (!chainOutcome.ok) return chainOutcome;
   const chainChildren = chainOutcome.response.children as unknown as ObservedObject[];
-  const checks = chainChildren.filter((c) => c.kind === 'AdmissionCheck').map((check) => {
-    const parent = check as NodeDevicesCheckSyncRequest['parent'];
-    const outcome = syncNodeDevicesCheck({ parent, children: {}, related: {}, finalizing: false }, context);
-    return outcome.ok && outcome.response.status ? { ...check, status: outcome.response.status } : check;
-  });
+  const checks = chainChildren
+    .filter((c) => c.kind === 'AdmissionCheck')
+    .map((check) => {
+      const parent = check as NodeDevicesCheckSyncRequest['parent'];
+      const outcome = syncNodeDevicesCheck({ parent, children: {}, related: {}, finalizing: false }, context);
+      return outcome.ok && outcome.response.status ? { ...check, status: outcome.response.status } : check;
+    });
   const related = {
     ...chainMap,
     [RESOURCE_FLAVOR_KEY]: byName(chainChildren.filter((c) => c.kind === 'ResourceFlavor')),
-    [NAMESPACE_KEY]: byName(input.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }))),
+    [NAMESPACE_KEY]: byName(
+      input.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+    ),
     [ADMISSION_CHECK_KEY]: byName(checks as ObservedObject[]),
   };
   const objects: RenderedObject[] = [...(chainOutcome.response.children as RenderedObject[])];

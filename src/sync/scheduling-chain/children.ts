@@ -4,15 +4,39 @@
  * AdmissionCheck. Each builder takes derived values, never the request.
  */
 import {
-  GPUSTACK_API_VERSION, KUEUE_API_VERSION, DISPLAY_NAME_MAX,
-  type AdmissionCheck, type InstanceType, type InstanceTypeOutput, type InstanceTypeSpec, type Labels,
-  type ResourceFlavor, type Settings,
+  GPUSTACK_API_VERSION,
+  KUEUE_API_VERSION,
+  DISPLAY_NAME_MAX,
+  type AdmissionCheck,
+  type InstanceType,
+  type InstanceTypeOutput,
+  type InstanceTypeSpec,
+  type Labels,
+  type ResourceFlavor,
+  type Settings,
 } from '../../k8s/index.js';
 import {
-  ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX, ARCH_LABEL, CPU_ONLY_LABEL, CPU_UNIT_RESOURCES, DEFAULT_LOCAL_STORAGE,
-  DERIVED_FROM_NODE_LABEL, GENERAL_PREFIX, GENERIC_KEY, MANAGED_LABEL, NODE_DEVICES_CHECK_NAME, NODE_DEVICES_CONTROLLER_NAME,
-  NOTE_PREFIX, OS_LABEL, PART_OF_LABEL, PART_OF_VALUE, QUEUE_ENTRANCE_LABEL, RESOURCE_TYPE_LABEL, RESOURCE_TYPE_NODES,
-  localQueueName, unitResourcesFor,
+  ACCELERATABLE_LABEL,
+  ACCELERATABLE_PREFIX,
+  ARCH_LABEL,
+  CPU_ONLY_LABEL,
+  CPU_UNIT_RESOURCES,
+  DEFAULT_LOCAL_STORAGE,
+  DERIVED_FROM_NODE_LABEL,
+  GENERAL_PREFIX,
+  GENERIC_KEY,
+  MANAGED_LABEL,
+  NODE_DEVICES_CHECK_NAME,
+  NODE_DEVICES_CONTROLLER_NAME,
+  NOTE_PREFIX,
+  OS_LABEL,
+  PART_OF_LABEL,
+  PART_OF_VALUE,
+  QUEUE_ENTRANCE_LABEL,
+  RESOURCE_TYPE_LABEL,
+  RESOURCE_TYPE_NODES,
+  localQueueName,
+  unitResourcesFor,
 } from '../../nodefeature/index.js';
 import { flavorTolerations } from '../common/index.js';
 import { cpuManufacturerOf, type FlavorPlan, type PoolPlan } from './pools.js';
@@ -84,8 +108,11 @@ function adminFieldsOf(observed: InstanceType | undefined): AdminFields {
 
 function instanceTypeLabels(name: string, spec: InstanceTypeSpec): Labels {
   // A sticky type re-emitted from an observed child may lack acceleratorGroup: write no key label then.
-  const keyLabel = !spec.acceleratable ? `${GENERAL_PREFIX}${spec.generalGroup}`
-    : spec.acceleratorGroup ? `${ACCELERATABLE_PREFIX}${spec.acceleratorGroup}` : undefined;
+  const keyLabel = !spec.acceleratable
+    ? `${GENERAL_PREFIX}${spec.generalGroup}`
+    : spec.acceleratorGroup
+      ? `${ACCELERATABLE_PREFIX}${spec.acceleratorGroup}`
+      : undefined;
   return {
     [DERIVED_FROM_NODE_LABEL]: 'true',
     [QUEUE_ENTRANCE_LABEL]: localQueueName(name),
@@ -102,20 +129,33 @@ function derivedSpec(pool: PoolPlan): InstanceTypeSpec {
     const product = first?.device?.product ?? pool.key;
     return {
       displayName: product.slice(0, DISPLAY_NAME_MAX),
-      acceleratable: true, acceleratorGroup: pool.key, generalGroup: GENERIC_KEY, os: pool.os, arch: pool.arch,
-      unitResources: { ...unitResourcesFor(pool.manufacturer, product) }, localStorage: DEFAULT_LOCAL_STORAGE,
+      acceleratable: true,
+      acceleratorGroup: pool.key,
+      generalGroup: GENERIC_KEY,
+      os: pool.os,
+      arch: pool.arch,
+      unitResources: { ...unitResourcesFor(pool.manufacturer, product) },
+      localStorage: DEFAULT_LOCAL_STORAGE,
     };
   }
   const displayName = pool.key === GENERIC_KEY ? 'CPU-only' : (first?.cpuName ?? pool.key);
   return {
     displayName: displayName.slice(0, DISPLAY_NAME_MAX),
-    acceleratable: false, generalGroup: pool.key, os: pool.os, arch: pool.arch,
-    unitResources: { ...CPU_UNIT_RESOURCES }, localStorage: DEFAULT_LOCAL_STORAGE,
+    acceleratable: false,
+    generalGroup: pool.key,
+    os: pool.os,
+    arch: pool.arch,
+    unitResources: { ...CPU_UNIT_RESOURCES },
+    localStorage: DEFAULT_LOCAL_STORAGE,
   };
 }
 
 /** An InstanceType as the chain emits it: our spec, with the admin-editable fields of the observed one. */
-export function buildInstanceType(name: string, spec: InstanceTypeSpec, observed: InstanceType | undefined): InstanceTypeOutput {
+export function buildInstanceType(
+  name: string,
+  spec: InstanceTypeSpec,
+  observed: InstanceType | undefined,
+): InstanceTypeOutput {
   const merged: InstanceTypeSpec = { ...spec, ...adminFieldsOf(observed) };
   return {
     apiVersion: GPUSTACK_API_VERSION,

@@ -5,9 +5,18 @@
  */
 import type { KubeObject, ManufacturerName, Settings } from '../../k8s/index.js';
 import {
-  ACCELERATABLE_PREFIX, GENERAL_PREFIX, GENERIC_KEY, MANAGED_LABEL,
-  clusterQueueName, cpuFlavorName, deviceFlavorName, extractNodeFacts, generalKeyManufacturer,
-  type AcceleratorFacts, type NodeFacts, type NodeProblemReason,
+  ACCELERATABLE_PREFIX,
+  GENERAL_PREFIX,
+  GENERIC_KEY,
+  MANAGED_LABEL,
+  clusterQueueName,
+  cpuFlavorName,
+  deviceFlavorName,
+  extractNodeFacts,
+  generalKeyManufacturer,
+  type AcceleratorFacts,
+  type NodeFacts,
+  type NodeProblemReason,
 } from '../../nodefeature/index.js';
 
 export interface FlavorPlan {
@@ -59,27 +68,41 @@ function addToFlavor(flavors: Map<string, FlavorPlan>, plan: Omit<FlavorPlan, 'n
 function contributeCpu(facts: NodeFacts, flavors: Map<string, FlavorPlan>): void {
   const { general, os, arch } = facts;
   if (!general || !os || !arch) return;
-  addToFlavor(flavors, {
-    name: cpuFlavorName(general.key, os, arch, general.cores),
-    pool: clusterQueueName(general.key, os, arch),
-    key: general.key,
-    keyLabel: `${GENERAL_PREFIX}${general.key}`,
-    os, arch, count: general.cores,
-    ...(general.key !== GENERIC_KEY && general.cpuName ? { cpuName: general.cpuName } : {}),
-  }, facts.name);
+  addToFlavor(
+    flavors,
+    {
+      name: cpuFlavorName(general.key, os, arch, general.cores),
+      pool: clusterQueueName(general.key, os, arch),
+      key: general.key,
+      keyLabel: `${GENERAL_PREFIX}${general.key}`,
+      os,
+      arch,
+      count: general.cores,
+      ...(general.key !== GENERIC_KEY && general.cpuName ? { cpuName: general.cpuName } : {}),
+    },
+    facts.name,
+  );
 }
 
 function contributeDevices(facts: NodeFacts, flavors: Map<string, FlavorPlan>): void {
   const { os, arch } = facts;
   if (!os || !arch) return;
   for (const device of facts.accelerators) {
-    addToFlavor(flavors, {
-      name: deviceFlavorName(device.key, os, arch, device.count),
-      pool: clusterQueueName(device.key, os, arch),
-      key: device.key,
-      keyLabel: `${ACCELERATABLE_PREFIX}${device.key}`,
-      os, arch, count: device.count, manufacturer: device.manufacturer, device,
-    }, facts.name);
+    addToFlavor(
+      flavors,
+      {
+        name: deviceFlavorName(device.key, os, arch, device.count),
+        pool: clusterQueueName(device.key, os, arch),
+        key: device.key,
+        keyLabel: `${ACCELERATABLE_PREFIX}${device.key}`,
+        os,
+        arch,
+        count: device.count,
+        manufacturer: device.manufacturer,
+        device,
+      },
+      facts.name,
+    );
   }
 }
 
@@ -87,7 +110,10 @@ function groupPools(flavors: readonly FlavorPlan[]): PoolPlan[] {
   const pools = new Map<string, PoolPlan>();
   for (const flavor of flavors) {
     const pool = pools.get(flavor.pool) ?? {
-      name: flavor.pool, key: flavor.key, os: flavor.os, arch: flavor.arch,
+      name: flavor.pool,
+      key: flavor.key,
+      os: flavor.os,
+      arch: flavor.arch,
       acceleratable: flavor.manufacturer !== undefined,
       ...(flavor.manufacturer ? { manufacturer: flavor.manufacturer } : {}),
       flavors: [],
@@ -103,7 +129,11 @@ function groupPools(flavors: readonly FlavorPlan[]): PoolPlan[] {
  * Plans every flavor and pool from the related Nodes. Nodes are visited by name, so the plan —
  * and the identity each flavor takes from its first node — does not depend on request order.
  */
-export function planChain(nodes: readonly KubeObject[], settings: Settings, enabled: ReadonlySet<ManufacturerName>): ChainPlan {
+export function planChain(
+  nodes: readonly KubeObject[],
+  settings: Settings,
+  enabled: ReadonlySet<ManufacturerName>,
+): ChainPlan {
   const flavors = new Map<string, FlavorPlan>();
   const skipped: SkippedNode[] = [];
   let managedNodes = 0;

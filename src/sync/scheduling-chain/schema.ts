@@ -1,7 +1,11 @@
 /** @module Hook bodies of the `gpustack-scheduling-chain` CompositeController (parent: SchedulingChain). */
 import { z } from 'zod';
 import {
-  CompositeSyncRequestSchema, CustomizeRequestSchema, InstanceTypeSchema, KubeObjectSchema, SchedulingChainSchema,
+  CompositeSyncRequestSchema,
+  CustomizeRequestSchema,
+  InstanceTypeSchema,
+  KubeObjectSchema,
+  SchedulingChainSchema,
   objectMapSchema,
 } from '../../k8s/index.js';
 import { INSTANCE_TYPE_KEY } from '../common/index.js';
@@ -12,9 +16,12 @@ export type ChildObject = z.infer<typeof ChildObjectSchema>;
 export const SchedulingChainSyncRequestSchema = CompositeSyncRequestSchema.extend({
   parent: SchedulingChainSchema,
   // Observed InstanceTypes are read (sticky pools, admin-edited fields); other kinds pass through.
-  children: z.looseObject({
-    [INSTANCE_TYPE_KEY]: z.record(z.string(), InstanceTypeSchema).optional(),
-  }).catchall(z.record(z.string(), ChildObjectSchema)).default({}),
+  children: z
+    .looseObject({
+      [INSTANCE_TYPE_KEY]: z.record(z.string(), InstanceTypeSchema).optional(),
+    })
+    .catchall(z.record(z.string(), ChildObjectSchema))
+    .default({}),
   // Managed Nodes: the chain reads their metadata only (name, labels, the cpu-name annotation), so
   // only that is checked; a Node's status (capacity, conditions, images…) passes as received.
   related: objectMapSchema(KubeObjectSchema).default({}),

@@ -7,7 +7,10 @@ export const MAX_SKIPPED_IN_STATUS = 100;
 
 /** Status after a successful plan: pools (live and sticky), managed nodes, skipped nodes with reasons. */
 export function computeChainStatus(
-  plan: ChainPlan, observedTypes: readonly InstanceType[], previous: readonly Condition[] | undefined, now: string,
+  plan: ChainPlan,
+  observedTypes: readonly InstanceType[],
+  previous: readonly Condition[] | undefined,
+  now: string,
 ): SchedulingChainStatus {
   const live = new Set(plan.pools.map((p) => p.name));
   const pools = [
@@ -17,33 +20,52 @@ export function computeChainStatus(
       nodes: new Set(pool.flavors.flatMap((f) => f.nodes)).size,
       flavors: pool.flavors.map((f) => f.name),
     })),
-    ...observedTypes.filter((t) => !live.has(t.metadata.name))
+    ...observedTypes
+      .filter((t) => !live.has(t.metadata.name))
       .map((t) => ({ name: t.metadata.name, acceleratable: t.spec.acceleratable, nodes: 0, flavors: [] })),
   ].sort((a, b) => (a.name < b.name ? -1 : 1));
   const skippedNames = new Set(plan.skipped.map((s) => s.name));
   const conditions = [
-    buildCondition({
-      type: 'Ready', status: 'True', reason: 'Synced',
-      message: `${pools.length} pools from ${plan.managedNodes} managed nodes`,
-    }, previous, now),
-    buildCondition(plan.skipped.length === 0
-      ? { type: 'NodesSkipped', status: 'False', reason: 'AllNodesPooled', message: 'every managed node is pooled' }
-      : {
-        type: 'NodesSkipped', status: 'True', reason: 'InvalidNodeLabels',
-        message: `${skippedNames.size} nodes are left out of some pools; see status.skippedNodes`,
-      }, previous, now),
+    buildCondition(
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Synced',
+        message: `${pools.length} pools from ${plan.managedNodes} managed nodes`,
+      },
+      previous,
+      now,
+    ),
+    buildCondition(
+      plan.skipped.length === 0
+        ? { type: 'NodesSkipped', status: 'False', reason: 'AllNodesPooled', message: 'every managed node is pooled' }
+        : {
+            type: 'NodesSkipped',
+            status: 'True',
+            reason: 'InvalidNodeLabels',
+            message: `${skippedNames.size} nodes are left out of some pools; see status.skippedNodes`,
+          },
+      previous,
+      now,
+    ),
   ];
   return {
     pools,
     managedNodes: plan.managedNodes,
-    ...(plan.skipped.length > 0 ? { skippedNodes: plan.skipped.slice(0, MAX_SKIPPED_IN_STATUS).map((s) => ({ ...s })) } : {}),
+    ...(plan.skipped.length > 0
+      ? { skippedNodes: plan.skipped.slice(0, MAX_SKIPPED_IN_STATUS).map((s) => ({ ...s })) }
+      : {}),
     conditions,
   };
 }
 
 /** Status while the chain cannot plan: `Ready=False` with the reason; pools are not recomputed. */
 export function computeRefusedStatus(
-  reason: string, message: string, managedNodes: number, previous: readonly Condition[] | undefined, now: string,
+  reason: string,
+  message: string,
+  managedNodes: number,
+  previous: readonly Condition[] | undefined,
+  now: string,
 ): SchedulingChainStatus {
   return {
     pools: [],

@@ -3,15 +3,27 @@
  * ResourceFlavors, derived InstanceTypes and the per-card AdmissionCheck (DESIGN §4, §4.1).
  */
 import {
-  SCHEDULING_CHAIN_NAME, resolveSettings, sortObjects,
-  type CompositeSyncResponse, type CustomizeResponse, type InstanceType, type SyncOutcome,
+  SCHEDULING_CHAIN_NAME,
+  resolveSettings,
+  sortObjects,
+  type CompositeSyncResponse,
+  type CustomizeResponse,
+  type InstanceType,
+  type SyncOutcome,
 } from '../../k8s/index.js';
 import { MANAGED_LABEL } from '../../nodefeature/index.js';
 import {
-  INSTANCE_TYPE_KEY, NODE_KEY, RETRY_AFTER_SECONDS, enabledManufacturers, type SyncContext,
+  INSTANCE_TYPE_KEY,
+  NODE_KEY,
+  RETRY_AFTER_SECONDS,
+  enabledManufacturers,
+  type SyncContext,
 } from '../common/index.js';
 import {
-  buildAdmissionCheck, buildDerivedInstanceType, buildResourceFlavor, buildStickyInstanceType,
+  buildAdmissionCheck,
+  buildDerivedInstanceType,
+  buildResourceFlavor,
+  buildStickyInstanceType,
 } from './children.js';
 import { planChain } from './pools.js';
 import type { ChildObject, SchedulingChainCustomizeRequest, SchedulingChainSyncRequest } from './schema.js';
@@ -21,7 +33,11 @@ type DesiredObject = CompositeSyncResponse['children'][number];
 
 /** Relates every managed Node: a node that gains or loses `gpustack.ai/managed=true` re-syncs the chain. */
 export function customizeSchedulingChain(_request: SchedulingChainCustomizeRequest): CustomizeResponse {
-  return { relatedResources: [{ apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { [MANAGED_LABEL]: 'true' } } }] };
+  return {
+    relatedResources: [
+      { apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { [MANAGED_LABEL]: 'true' } } },
+    ],
+  };
 }
 
 /** Our last good children, re-sent as they are observed so Metacontroller keeps every one of them. */
@@ -31,10 +47,18 @@ function keepObservedChildren(children: SchedulingChainSyncRequest['children']):
     for (const child of Object.values(byName ?? {}) as ChildObject[]) {
       if (!child.apiVersion || !child.kind) continue;
       const { name, namespace, labels, annotations } = child.metadata;
-      const ownAnnotations = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')));
+      const ownAnnotations = Object.fromEntries(
+        Object.entries(annotations ?? {}).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')),
+      );
       kept.push({
-        apiVersion: child.apiVersion, kind: child.kind,
-        metadata: { name, ...(namespace ? { namespace } : {}), ...(labels ? { labels } : {}), ...(Object.keys(ownAnnotations).length ? { annotations: ownAnnotations } : {}) },
+        apiVersion: child.apiVersion,
+        kind: child.kind,
+        metadata: {
+          name,
+          ...(namespace ? { namespace } : {}),
+          ...(labels ? { labels } : {}),
+          ...(Object.keys(ownAnnotations).length ? { annotations: ownAnnotations } : {}),
+        },
         ...(child.spec !== undefined ? { spec: child.spec } : {}),
       });
     }
@@ -47,15 +71,31 @@ function keepObservedChildren(children: SchedulingChainSyncRequest['children']):
  * request; with invalid settings it reports `Ready=False` and keeps the last good children.
  * @example syncSchedulingChain(request, { now: '2026-01-01T00:00:00Z' }) // { ok: true, response: { children: [...], status } }
  */
-export function syncSchedulingChain(request: SchedulingChainSyncRequest, context: SyncContext): SyncOutcome<CompositeSyncResponse> {
+export function syncSchedulingChain(
+  request: SchedulingChainSyncRequest,
+  context: SyncContext,
+): SyncOutcome<CompositeSyncResponse> {
   const { parent, related, children } = request;
   const previous = parent.status?.conditions;
   if (parent.metadata.name !== SCHEDULING_CHAIN_NAME) {
-    const status = computeRefusedStatus('NotDefault', `only the SchedulingChain named "${SCHEDULING_CHAIN_NAME}" is used; this one is ignored`, 0, previous, context.now);
+    const status = computeRefusedStatus(
+      'NotDefault',
+      `only the SchedulingChain named "${SCHEDULING_CHAIN_NAME}" is used; this one is ignored`,
+      0,
+      previous,
+      context.now,
+    );
     return { ok: true, response: { status, children: [] } };
   }
   if (related[NODE_KEY] === undefined) {
-    return { ok: false, error: { code: 'MissingRelated', message: `related ${NODE_KEY} is missing: the customize hook has not been applied yet`, retryAfterSeconds: RETRY_AFTER_SECONDS } };
+    return {
+      ok: false,
+      error: {
+        code: 'MissingRelated',
+        message: `related ${NODE_KEY} is missing: the customize hook has not been applied yet`,
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      },
+    };
   }
   // Unsorted: planChain visits nodes by name itself, and the count below needs no order.
   const nodes = Object.values(related[NODE_KEY] ?? {});
@@ -63,7 +103,10 @@ export function syncSchedulingChain(request: SchedulingChainSyncRequest, context
   if (!resolution.ok) {
     const managed = nodes.filter((n) => n.metadata.labels?.[MANAGED_LABEL] === 'true').length;
     const status = computeRefusedStatus('InvalidSettings', resolution.message, managed, previous, context.now);
-    return { ok: true, response: { status, children: keepObservedChildren(children), resyncAfterSeconds: RETRY_AFTER_SECONDS } };
+    return {
+      ok: true,
+      response: { status, children: keepObservedChildren(children), resyncAfterSeconds: RETRY_AFTER_SECONDS },
+    };
   }
   const { settings } = resolution;
   const plan = planChain(nodes, settings, enabledManufacturers(settings));

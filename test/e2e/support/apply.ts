@@ -48,9 +48,12 @@ export class KubeError extends Error {
     readonly status: number,
     readonly body: unknown,
   ) {
-    const detail = typeof body === 'object' && body !== null && 'message' in body
-      ? String((body as { message: unknown }).message)
-      : typeof body === 'string' ? body.slice(0, 2000) : JSON.stringify(body);
+    const detail =
+      typeof body === 'object' && body !== null && 'message' in body
+        ? String((body as { message: unknown }).message)
+        : typeof body === 'string'
+          ? body.slice(0, 2000)
+          : JSON.stringify(body);
     super(`${method} ${url} → ${status}: ${detail}`);
     this.name = 'KubeError';
   }
@@ -136,34 +139,42 @@ export class KubeClient {
   }
 
   /** One HTTP request; resolves with status and parsed body (JSON when it parses). */
-  raw(method: string, urlPath: string, body?: string, contentType = 'application/json'):
-    Promise<{ status: number; body: unknown }> {
+  raw(
+    method: string,
+    urlPath: string,
+    body?: string,
+    contentType = 'application/json',
+  ): Promise<{ status: number; body: unknown }> {
     const url = new URL(urlPath, this.connection.server);
     return new Promise((resolve, reject) => {
-      const request = https.request(url, {
-        method,
-        agent: this.agent,
-        headers: {
-          authorization: `Bearer ${this.connection.token}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
+      const request = https.request(
+        url,
+        {
+          method,
+          agent: this.agent,
+          headers: {
+            authorization: `Bearer ${this.connection.token}`,
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
+          },
+          timeout: 30_000,
         },
-        timeout: 30_000,
-      }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = text === '' ? undefined : JSON.parse(text);
-          } catch {
-            // not JSON (e.g. /readyz): keep the text
-          }
-          resolve({ status: response.statusCode ?? 0, body: parsed });
-        });
-        response.on('error', reject);
-      });
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let parsed: unknown = text;
+            try {
+              parsed = text === '' ? undefined : JSON.parse(text);
+            } catch {
+              // not JSON (e.g. /readyz): keep the text
+            }
+            resolve({ status: response.statusCode ?? 0, body: parsed });
+          });
+          response.on('error', reject);
+        },
+      );
       request.on('timeout', () => request.destroy(new Error(`${method} ${url.href}: timed out`)));
       request.on('error', reject);
       if (body !== undefined) request.write(body);
@@ -203,7 +214,8 @@ export class KubeClient {
     const info = await this.resource(apiVersion, kind);
     let p = info.base;
     if (info.namespaced) {
-      if (namespace === undefined && name !== undefined) throw new Error(`${kind} ${name}: namespaced, no namespace given`);
+      if (namespace === undefined && name !== undefined)
+        throw new Error(`${kind} ${name}: namespaced, no namespace given`);
       if (namespace !== undefined) p += `/namespaces/${encodeURIComponent(namespace)}`;
     }
     p += `/${info.resource}`;
@@ -214,7 +226,8 @@ export class KubeClient {
   /** Server-side apply of one object; returns the object the server now has. */
   async applyObject<T extends KubeObject = KubeObject>(obj: KubeObject, options: ApplyOptions = {}): Promise<T> {
     const { apiVersion, kind, metadata } = obj;
-    if (!apiVersion || !kind || !metadata?.name) throw new Error('apply: apiVersion, kind and metadata.name are required');
+    if (!apiVersion || !kind || !metadata?.name)
+      throw new Error('apply: apiVersion, kind and metadata.name are required');
     let p = await this.objectPath(apiVersion, kind, metadata.name, metadata.namespace);
     if (options.subresource) p += `/${options.subresource}`;
     const query = new URLSearchParams({ fieldManager: options.fieldManager ?? 'gpustack-e2e' });
@@ -236,8 +249,12 @@ export class KubeClient {
   }
 
   /** The object, or undefined when it does not exist. */
-  async get<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string):
-    Promise<T | undefined> {
+  async get<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
     const p = await this.objectPath(apiVersion, kind, name, namespace);
     const response = await this.raw('GET', p);
     if (response.status === 404) return undefined;
@@ -245,8 +262,11 @@ export class KubeClient {
     return response.body as T;
   }
 
-  async list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, options: ListOptions = {}):
-    Promise<T[]> {
+  async list<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    options: ListOptions = {},
+  ): Promise<T[]> {
     let p = await this.objectPath(apiVersion, kind, undefined, options.namespace);
     const query = new URLSearchParams();
     if (options.labelSelector) query.set('labelSelector', options.labelSelector);
@@ -257,18 +277,35 @@ export class KubeClient {
   }
 
   /** Deletes; returns false when it was already gone. Background propagation by default. */
-  async delete(apiVersion: string, kind: string, name: string, namespace?: string, options: DeleteOptions = {}): Promise<boolean> {
+  async delete(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+    options: DeleteOptions = {},
+  ): Promise<boolean> {
     const p = await this.objectPath(apiVersion, kind, name, namespace);
     const { propagationPolicy = 'Background', gracePeriodSeconds } = options;
-    const response = await this.raw('DELETE', p, JSON.stringify({ propagationPolicy, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) }));
+    const response = await this.raw(
+      'DELETE',
+      p,
+      JSON.stringify({ propagationPolicy, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) }),
+    );
     if (response.status === 404) return false;
-    if (response.status < 200 || response.status >= 300) throw new KubeError('DELETE', p, response.status, response.body);
+    if (response.status < 200 || response.status >= 300)
+      throw new KubeError('DELETE', p, response.status, response.body);
     return true;
   }
 
   /** JSON merge patch (e.g. to remove a label: `{metadata:{labels:{k:null}}}`). */
-  async mergePatch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string,
-    patch: unknown, namespace?: string, subresource?: string): Promise<T> {
+  async mergePatch<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    patch: unknown,
+    namespace?: string,
+    subresource?: string,
+  ): Promise<T> {
     let p = await this.objectPath(apiVersion, kind, name, namespace);
     if (subresource) p += `/${subresource}`;
     return this.request<T>('PATCH', p, JSON.stringify(patch), 'application/merge-patch+json');
@@ -276,16 +313,21 @@ export class KubeClient {
 
   /** Waits until every named CustomResourceDefinition reports Established=True. */
   async waitForCrds(names: readonly string[], timeoutMs = 60_000): Promise<void> {
-    await waitFor(async () => {
-      for (const name of names) {
-        const crd = await this.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
-          'apiextensions.k8s.io/v1', 'CustomResourceDefinition', name);
-        if (!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) {
-          return undefined;
+    await waitFor(
+      async () => {
+        for (const name of names) {
+          const crd = await this.get<
+            KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }
+          >('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name);
+          if (!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) {
+            return undefined;
+          }
         }
-      }
-      return true;
-    }, timeoutMs, `CRDs not Established: ${names.join(', ')}`);
+        return true;
+      },
+      timeoutMs,
+      `CRDs not Established: ${names.join(', ')}`,
+    );
     // New kinds: forget cached discovery misses.
     this.resources.clear();
   }
@@ -331,7 +373,10 @@ export async function waitFor<T>(
       lastError = error;
     }
     if (Date.now() - start >= timeoutMs) {
-      const detail = lastError === undefined ? '' : `; last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const detail =
+        lastError === undefined
+          ? ''
+          : `; last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
       throw new Error(`timed out after ${timeoutMs} ms: ${message}${detail}`);
     }
     await sleep(intervalMs);

@@ -25,29 +25,49 @@ const E2E_RESYNC_SECONDS = 5;
  */
 function forMetacontroller(spec: Record<string, unknown>, metacontrollerVersion: string): Record<string, unknown> {
   if (!metacontrollerVersion.startsWith('v1.')) return spec;
-  const hooks = Object.fromEntries(Object.entries(spec['hooks'] as Record<string, { version?: string }>)
-    .map(([name, { version: _version, ...hook }]) => [name, hook]));
-  const resources = (spec['resources'] as Record<string, unknown>[] | undefined)
-    ?.map(({ ignoreStatusChanges: _ignored, ...resource }) => resource);
+  const hooks = Object.fromEntries(
+    Object.entries(spec['hooks'] as Record<string, { version?: string }>).map(
+      ([name, { version: _version, ...hook }]) => [name, hook],
+    ),
+  );
+  const resources = (spec['resources'] as Record<string, unknown>[] | undefined)?.map(
+    ({ ignoreStatusChanges: _ignored, ...resource }) => resource,
+  );
   return { ...spec, hooks, ...(resources ? { resources } : {}) };
 }
 
 /** Every object of `kubectl apply -k manifests/`, hook URLs pointed at `hookUrl`. */
 export function ourManifests(hookUrl: string, metacontrollerVersion: string): KubeObject[] {
-  const kustomization = parse(readFileSync(path.join(MANIFESTS, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
-  return kustomization.resources.flatMap((file) => parseManifests(readFileSync(path.join(MANIFESTS, file), 'utf8'))).map((object) => {
-    if (object.kind !== 'CompositeController' && object.kind !== 'DecoratorController') return object;
-    const spec = object['spec'] as { hooks: Record<string, { webhook: { url: string } }>; resyncPeriodSeconds?: number };
-    const hooks = Object.fromEntries(Object.entries(spec.hooks).map(([name, hook]) => {
-      const route = new URL(hook.webhook.url).pathname;
-      return [name, { ...hook, webhook: { ...hook.webhook, url: `${hookUrl}${route}` } }];
-    }));
-    return { ...object, spec: forMetacontroller({ ...spec, hooks, resyncPeriodSeconds: E2E_RESYNC_SECONDS }, metacontrollerVersion) };
-  });
+  const kustomization = parse(readFileSync(path.join(MANIFESTS, 'kustomization.yaml'), 'utf8')) as {
+    resources: string[];
+  };
+  return kustomization.resources
+    .flatMap((file) => parseManifests(readFileSync(path.join(MANIFESTS, file), 'utf8')))
+    .map((object) => {
+      if (object.kind !== 'CompositeController' && object.kind !== 'DecoratorController') return object;
+      const spec = object['spec'] as {
+        hooks: Record<string, { webhook: { url: string } }>;
+        resyncPeriodSeconds?: number;
+      };
+      const hooks = Object.fromEntries(
+        Object.entries(spec.hooks).map(([name, hook]) => {
+          const route = new URL(hook.webhook.url).pathname;
+          return [name, { ...hook, webhook: { ...hook.webhook, url: `${hookUrl}${route}` } }];
+        }),
+      );
+      return {
+        ...object,
+        spec: forMetacontroller({ ...spec, hooks, resyncPeriodSeconds: E2E_RESYNC_SECONDS }, metacontrollerVersion),
+      };
+    });
 }
 
 /** Applies our manifests: CRDs first, the workloads only as server-side dry-run. */
-export async function installOurManifests(client: KubeClient, hookUrl: string, metacontrollerVersion: string): Promise<{ applied: string[]; dryRun: string[] }> {
+export async function installOurManifests(
+  client: KubeClient,
+  hookUrl: string,
+  metacontrollerVersion: string,
+): Promise<{ applied: string[]; dryRun: string[] }> {
   const objects = ourManifests(hookUrl, metacontrollerVersion);
   const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
   for (const crd of crds) await client.applyObject(crd);
@@ -69,21 +89,36 @@ export async function installOurManifests(client: KubeClient, hookUrl: string, m
 
 /** The Nodes of an examples/clusters dump. */
 export function exampleNodes(file: string): Node[] {
-  const doc = parse(readFileSync(path.join(REPO_ROOT, 'examples', 'clusters', file), 'utf8')) as { items?: unknown[] } | unknown[];
-  const items = Array.isArray(doc) ? doc : doc.items ?? [];
+  const doc = parse(readFileSync(path.join(REPO_ROOT, 'examples', 'clusters', file), 'utf8')) as
+    { items?: unknown[] } | unknown[];
+  const items = Array.isArray(doc) ? doc : (doc.items ?? []);
   return items.map((item) => NodeSchema.parse(item));
 }
 
 export function exampleClusterFiles(): string[] {
-  return readdirSync(path.join(REPO_ROOT, 'examples', 'clusters')).filter((f) => /\.(ya?ml|json)$/.test(f)).sort();
+  return readdirSync(path.join(REPO_ROOT, 'examples', 'clusters'))
+    .filter((f) => /\.(ya?ml|json)$/.test(f))
+    .sort();
 }
 
 /** Creates a Node as a kubelet would: the object, then its status (capacity) on the subresource. */
 export async function createNode(client: KubeClient, node: Node): Promise<void> {
   const { name, labels, annotations } = node.metadata;
-  await client.applyObject({ apiVersion: 'v1', kind: 'Node', metadata: { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } });
+  await client.applyObject({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
+  });
   const status = node.status as { capacity?: unknown; allocatable?: unknown } | undefined;
-  await client.applyObject({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { capacity: status?.capacity, allocatable: status?.allocatable ?? status?.capacity } }, { subresource: 'status' });
+  await client.applyObject(
+    {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name },
+      status: { capacity: status?.capacity, allocatable: status?.allocatable ?? status?.capacity },
+    },
+    { subresource: 'status' },
+  );
 }
 
 /** Where each kind we emit lives, and how to list the ones we own. */
@@ -106,7 +141,11 @@ const idOf = (o: { kind: string; metadata: { name: string; namespace?: string } 
 export async function readLiveChain(client: KubeClient): Promise<LiveChain> {
   const objects = new Map<string, KubeObject>();
   for (const [kind, owned] of Object.entries(OWNED)) {
-    const list = await client.list(owned.apiVersion, kind, owned.labelSelector ? { labelSelector: owned.labelSelector } : {});
+    const list = await client.list(
+      owned.apiVersion,
+      kind,
+      owned.labelSelector ? { labelSelector: owned.labelSelector } : {},
+    );
     for (const object of list.filter(owned.filter ?? (() => true))) objects.set(idOf(object), object);
   }
   const nodes = new Map((await client.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
@@ -116,11 +155,18 @@ export async function readLiveChain(client: KubeClient): Promise<LiveChain> {
 /** `want` ⊆ `have`: every field we send is on the live object (the API server and Kueue add defaults). */
 function subsetDiff(want: unknown, have: unknown, at: string, out: string[]): void {
   if (Array.isArray(want)) {
-    if (!Array.isArray(have) || have.length !== want.length) { out.push(`${at}: want ${JSON.stringify(want)}, have ${JSON.stringify(have)}`); return; }
+    if (!Array.isArray(have) || have.length !== want.length) {
+      out.push(`${at}: want ${JSON.stringify(want)}, have ${JSON.stringify(have)}`);
+      return;
+    }
     want.forEach((w, i) => subsetDiff(w, have[i], `${at}[${i}]`, out));
   } else if (want !== null && typeof want === 'object') {
-    if (have === null || typeof have !== 'object') { out.push(`${at}: want an object, have ${JSON.stringify(have)}`); return; }
-    for (const [key, value] of Object.entries(want)) subsetDiff(value, (have as Record<string, unknown>)[key], `${at}.${key}`, out);
+    if (have === null || typeof have !== 'object') {
+      out.push(`${at}: want an object, have ${JSON.stringify(have)}`);
+      return;
+    }
+    for (const [key, value] of Object.entries(want))
+      subsetDiff(value, (have as Record<string, unknown>)[key], `${at}.${key}`, out);
   } else if (want !== have) out.push(`${at}: want ${JSON.stringify(want)}, have ${JSON.stringify(have)}`);
 }
 
@@ -140,13 +186,19 @@ export function diffAgainstRender(live: LiveChain, nodes: readonly Node[], names
     const have = live.objects.get(id);
     if (!have) continue;
     const meta = want.metadata as { labels?: unknown; annotations?: unknown };
-    subsetDiff({ labels: meta.labels ?? {}, annotations: meta.annotations ?? {} }, have.metadata, `${id} metadata`, out);
+    subsetDiff(
+      { labels: meta.labels ?? {}, annotations: meta.annotations ?? {} },
+      have.metadata,
+      `${id} metadata`,
+      out,
+    );
     subsetDiff(want['spec'], have['spec'], `${id} spec`, out);
   }
   for (const node of result.nodes) {
     const labels = live.nodes.get(node.name) ?? {};
     for (const [key, value] of Object.entries(node.labels)) {
-      if (value === null ? key in labels : labels[key] !== value) out.push(`node ${node.name} label ${key}: want ${value}, have ${labels[key]}`);
+      if (value === null ? key in labels : labels[key] !== value)
+        out.push(`node ${node.name} label ${key}: want ${value}, have ${labels[key]}`);
     }
   }
   return out;

@@ -13,7 +13,13 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const BUILD_SCRIPT = path.join(REPO_ROOT, 'scripts', 'e2e', 'build-components.sh');
 
-export const COMPONENT_NAMES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'metacontroller', 'kueue'] as const;
+export const COMPONENT_NAMES = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'metacontroller',
+  'kueue',
+] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 
 export interface Component {
@@ -30,8 +36,11 @@ export interface Component {
 
 export class ComponentError extends Error {
   constructor(readonly failures: Partial<Record<ComponentName, string>>) {
-    super(`e2e components unavailable:\n${Object.entries(failures)
-      .map(([name, error]) => `  ${name}: ${error.split('\n').join('\n    ')}`).join('\n')}`);
+    super(
+      `e2e components unavailable:\n${Object.entries(failures)
+        .map(([name, error]) => `  ${name}: ${error.split('\n').join('\n    ')}`)
+        .join('\n')}`,
+    );
     this.name = 'ComponentError';
   }
 }
@@ -45,7 +54,13 @@ function prebuilt(name: ComponentName): Component | undefined {
   if (!binary) return undefined;
   const crds = process.env[`E2E_${envName(name)}_CRDS`];
   const resolved = path.resolve(binary);
-  return { name, version: versionOf(resolved), binary: resolved, module: 'prebuilt', ...(crds ? { crds: path.resolve(crds) } : {}) };
+  return {
+    name,
+    version: versionOf(resolved),
+    binary: resolved,
+    module: 'prebuilt',
+    ...(crds ? { crds: path.resolve(crds) } : {}),
+  };
 }
 
 /** The version a binary reports with --version (`v` added), or 'prebuilt'. */
@@ -76,8 +91,12 @@ function runBuild(names: readonly ComponentName[]): Map<string, ComponentJson> {
     if (result.error) throw result.error;
     stdout = result.stdout;
   } else {
-    const result = spawnSync('bash', [BUILD_SCRIPT, '--json', ...names],
-      { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+    const result = spawnSync('bash', [BUILD_SCRIPT, '--json', ...names], {
+      encoding: 'utf8',
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 1 << 24,
+    });
     if (result.error) throw result.error;
     stdout = result.stdout;
   }

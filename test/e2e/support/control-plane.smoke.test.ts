@@ -16,8 +16,15 @@ describe('e2e harness smoke', () => {
 
   beforeAll(async () => {
     plane = await startControlPlane();
-    process.stderr.write(`${describeComponents({ etcd: plane.components.etcd, 'kube-apiserver': plane.components.kubeApiserver,
-      ...(plane.components.kubeControllerManager ? { 'kube-controller-manager': plane.components.kubeControllerManager } : {}) })}\n`);
+    process.stderr.write(
+      `${describeComponents({
+        etcd: plane.components.etcd,
+        'kube-apiserver': plane.components.kubeApiserver,
+        ...(plane.components.kubeControllerManager
+          ? { 'kube-controller-manager': plane.components.kubeControllerManager }
+          : {}),
+      })}\n`,
+    );
   });
   afterEach((context) => {
     if (context.task.result?.state === 'fail') failed = true;
@@ -50,16 +57,31 @@ spec:
     gpustack.ai/instance-type: smoke-h100
 `);
     const flavor = await client.get<KubeObject & { spec: { nodeLabels: Record<string, string> } }>(
-      'kueue.x-k8s.io/v1beta2', 'ResourceFlavor', 'smoke-h100');
+      'kueue.x-k8s.io/v1beta2',
+      'ResourceFlavor',
+      'smoke-h100',
+    );
     expect(flavor?.spec.nodeLabels).toEqual({ 'gpustack.ai/instance-type': 'smoke-h100' });
     // Server-side dry-run rejects what the schema forbids.
-    await expect(client.apply([{
-      apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'smoke-bad' },
-      spec: { nodeLabels: 'not-a-map' },
-    }], { dryRun: true })).rejects.toThrow(/nodeLabels/);
+    await expect(
+      client.apply(
+        [
+          {
+            apiVersion: 'kueue.x-k8s.io/v1beta2',
+            kind: 'ResourceFlavor',
+            metadata: { name: 'smoke-bad' },
+            spec: { nodeLabels: 'not-a-map' },
+          },
+        ],
+        { dryRun: true },
+      ),
+    ).rejects.toThrow(/nodeLabels/);
     expect(await client.delete('kueue.x-k8s.io/v1beta2', 'ResourceFlavor', 'smoke-h100')).toBe(true);
-    await waitFor(async () => (await client.get('kueue.x-k8s.io/v1beta2', 'ResourceFlavor', 'smoke-h100')) === undefined,
-      10_000, 'ResourceFlavor smoke-h100 still exists after delete');
+    await waitFor(
+      async () => (await client.get('kueue.x-k8s.io/v1beta2', 'ResourceFlavor', 'smoke-h100')) === undefined,
+      10_000,
+      'ResourceFlavor smoke-h100 still exists after delete',
+    );
   });
 
   it('runs Metacontroller against the control plane', async () => {

@@ -75,9 +75,11 @@ async function etcdHealthy(url: string): Promise<boolean> {
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const wantControllerManager = options.controllerManager ?? process.env.E2E_CONTROLLER_MANAGER !== '0';
   const timeoutMs = options.timeoutMs ?? 180_000;
-  const built = ensureComponents(wantControllerManager
-    ? ['etcd', 'kube-apiserver', 'kube-controller-manager'] as const
-    : ['etcd', 'kube-apiserver'] as const);
+  const built = ensureComponents(
+    wantControllerManager
+      ? (['etcd', 'kube-apiserver', 'kube-controller-manager'] as const)
+      : (['etcd', 'kube-apiserver'] as const),
+  );
   const components = {
     etcd: built.etcd,
     kubeApiserver: built['kube-apiserver'],
@@ -119,27 +121,36 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
   const started = Date.now();
   try {
-    const [etcdClient, etcdPeer, apiserverPort] = await freePorts(3) as [number, number, number];
+    const [etcdClient, etcdPeer, apiserverPort] = (await freePorts(3)) as [number, number, number];
 
     // etcd: single member, loopback only, no fsync (test data).
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
     const peerUrl = `http://127.0.0.1:${etcdPeer}`;
-    const etcd = startProcess('etcd', components.etcd.binary, [
-      `--name=default`,
-      `--data-dir=${path.join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=default=${peerUrl}`,
-      '--unsafe-no-fsync',
-      '--log-level=warn',
-    ], logsDir);
+    const etcd = startProcess(
+      'etcd',
+      components.etcd.binary,
+      [
+        `--name=default`,
+        `--data-dir=${path.join(dir, 'etcd')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=default=${peerUrl}`,
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ],
+      logsDir,
+    );
     processes.push(etcd);
-    await waitFor(async () => {
-      assertRunning(etcd);
-      return etcdHealthy(etcdUrl);
-    }, timeoutMs, `etcd did not become healthy at ${etcdUrl}; see ${etcd.logFile}`);
+    await waitFor(
+      async () => {
+        assertRunning(etcd);
+        return etcdHealthy(etcdUrl);
+      },
+      timeoutMs,
+      `etcd did not become healthy at ${etcdUrl}; see ${etcd.logFile}`,
+    );
 
     // kube-apiserver: static token of a system:masters user, self-signed serving cert
     // generated into --cert-dir, a fresh service-account signing key.
@@ -157,35 +168,45 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     writeFileSync(saKey, privateKey, { mode: 0o600 });
 
     const server = `https://127.0.0.1:${apiserverPort}`;
-    const apiserver = startProcess('kube-apiserver', components.kubeApiserver.binary, [
-      `--etcd-servers=${etcdUrl}`,
-      `--cert-dir=${certDir}`,
-      `--secure-port=${apiserverPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      // The `kubernetes` Service endpoints would point at a loopback IP, which validation rejects.
-      '--endpoint-reconciler-type=none',
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${saKey}`,
-      `--service-account-signing-key-file=${saKey}`,
-      `--token-auth-file=${tokensFile}`,
-      '--authorization-mode=RBAC',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--disable-admission-plugins=ServiceAccount',
-      '--allow-privileged=true',
-      '--profiling=false',
-      ...(options.apiserverArgs ?? []),
-    ], logsDir);
+    const apiserver = startProcess(
+      'kube-apiserver',
+      components.kubeApiserver.binary,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        `--cert-dir=${certDir}`,
+        `--secure-port=${apiserverPort}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        // The `kubernetes` Service endpoints would point at a loopback IP, which validation rejects.
+        '--endpoint-reconciler-type=none',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${saKey}`,
+        `--service-account-signing-key-file=${saKey}`,
+        `--token-auth-file=${tokensFile}`,
+        '--authorization-mode=RBAC',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--disable-admission-plugins=ServiceAccount',
+        '--allow-privileged=true',
+        '--profiling=false',
+        ...(options.apiserverArgs ?? []),
+      ],
+      logsDir,
+    );
     processes.push(apiserver);
 
     // Ready = /readyz 200 (checked without trusting the cert yet: it is generated at start).
     const insecure = new KubeClient({ server, token });
     try {
-      await waitFor(async () => {
-        assertRunning(apiserver);
-        const response = await insecure.raw('GET', '/readyz');
-        return response.status === 200;
-      }, timeoutMs, `kube-apiserver did not become ready at ${server}; see ${apiserver.logFile}`, 500);
+      await waitFor(
+        async () => {
+          assertRunning(apiserver);
+          const response = await insecure.raw('GET', '/readyz');
+          return response.status === 200;
+        },
+        timeoutMs,
+        `kube-apiserver did not become ready at ${server}; see ${apiserver.logFile}`,
+        500,
+      );
     } finally {
       insecure.close();
     }
@@ -194,38 +215,47 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (!existsSync(caFile)) throw new Error(`kube-apiserver wrote no ${caFile}`);
 
     const kubeconfig = path.join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: e2e',
-      '  cluster:',
-      `    server: ${server}`,
-      `    certificate-authority: ${caFile}`,
-      'users:',
-      '- name: admin',
-      '  user:',
-      `    token: ${token}`,
-      'contexts:',
-      '- name: e2e',
-      '  context: { cluster: e2e, user: admin }',
-      'current-context: e2e',
-      '',
-    ].join('\n'), { mode: 0o600 });
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: e2e',
+        '  cluster:',
+        `    server: ${server}`,
+        `    certificate-authority: ${caFile}`,
+        'users:',
+        '- name: admin',
+        '  user:',
+        `    token: ${token}`,
+        'contexts:',
+        '- name: e2e',
+        '  context: { cluster: e2e, user: admin }',
+        'current-context: e2e',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
     client = KubeClient.fromKubeconfig(kubeconfig);
     const version = await client.request<{ gitVersion: string }>('GET', '/version');
     log(`kube-apiserver ${version.gitVersion} ready at ${server} (etcd ${components.etcd.version})`);
 
     if (components.kubeControllerManager) {
-      const kcm = startProcess('kube-controller-manager', components.kubeControllerManager.binary, [
-        `--kubeconfig=${kubeconfig}`,
-        `--service-account-private-key-file=${saKey}`,
-        `--root-ca-file=${caFile}`,
-        '--controllers=namespace,garbagecollector',
-        '--leader-elect=false',
-        '--secure-port=0',
-        '--concurrent-gc-syncs=5',
-      ], logsDir);
+      const kcm = startProcess(
+        'kube-controller-manager',
+        components.kubeControllerManager.binary,
+        [
+          `--kubeconfig=${kubeconfig}`,
+          `--service-account-private-key-file=${saKey}`,
+          `--root-ca-file=${caFile}`,
+          '--controllers=namespace,garbagecollector',
+          '--leader-elect=false',
+          '--secure-port=0',
+          '--concurrent-gc-syncs=5',
+        ],
+        logsDir,
+      );
       processes.push(kcm);
       // It has no probe without a serving port: it must survive its start-up checks.
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -284,7 +314,8 @@ export async function startMetacontroller(options: MetacontrollerOptions): Promi
   const timeoutMs = options.timeoutMs ?? 60_000;
   const { metacontroller: component } = ensureComponents(['metacontroller']);
   const crdFile = component.crds && path.join(component.crds, 'metacontroller-crds-v1.yaml');
-  if (!crdFile || !existsSync(crdFile)) throw new Error(`no metacontroller-crds-v1.yaml in ${component.crds ?? '(no CRD folder)'}`);
+  if (!crdFile || !existsSync(crdFile))
+    throw new Error(`no metacontroller-crds-v1.yaml in ${component.crds ?? '(no CRD folder)'}`);
   const client = KubeClient.fromKubeconfig(options.kubeconfig);
   try {
     await client.installCrds([crdFile]);
@@ -293,7 +324,7 @@ export async function startMetacontroller(options: MetacontrollerOptions): Promi
   }
 
   const help = helpText(component.binary);
-  const [probePort, debugPort] = await freePorts(2) as [number, number];
+  const [probePort, debugPort] = (await freePorts(2)) as [number, number];
   const args: string[] = [];
   const flag = (name: string, value: string): void => {
     if (hasFlag(help, name)) args.push(`--${name}=${value}`);
@@ -311,11 +342,14 @@ export async function startMetacontroller(options: MetacontrollerOptions): Promi
   args.push(...(options.args ?? []));
 
   // KUBECONFIG too: the v1 line clobbers --kubeconfig with its deprecated flag's value.
-  const proc = startProcess('metacontroller', component.binary, args, options.logsDir,
-    { env: { ...process.env, KUBECONFIG: options.kubeconfig } });
+  const proc = startProcess('metacontroller', component.binary, args, options.logsDir, {
+    env: { ...process.env, KUBECONFIG: options.kubeconfig },
+  });
   const probe = hasFlag(help, 'health-probe-bind-address')
     ? `http://127.0.0.1:${probePort}/readyz`
-    : hasFlag(help, 'debug-addr') ? `http://127.0.0.1:${debugPort}/metrics` : undefined;
+    : hasFlag(help, 'debug-addr')
+      ? `http://127.0.0.1:${debugPort}/metrics`
+      : undefined;
   const handle: Metacontroller = {
     name: 'metacontroller',
     process: proc,
@@ -325,12 +359,16 @@ export async function startMetacontroller(options: MetacontrollerOptions): Promi
   };
   options.plane?.adopt(handle);
   try {
-    await waitFor(async () => {
-      assertRunning(proc);
-      if (!probe) return true;
-      const response = await fetch(probe, { signal: AbortSignal.timeout(2000) });
-      return response.ok;
-    }, timeoutMs, `metacontroller did not become ready (${probe ?? 'no probe'}); see ${proc.logFile}`);
+    await waitFor(
+      async () => {
+        assertRunning(proc);
+        if (!probe) return true;
+        const response = await fetch(probe, { signal: AbortSignal.timeout(2000) });
+        return response.ok;
+      },
+      timeoutMs,
+      `metacontroller did not become ready (${probe ?? 'no probe'}); see ${proc.logFile}`,
+    );
   } catch (error) {
     await proc.stop();
     throw error;

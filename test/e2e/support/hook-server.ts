@@ -21,19 +21,28 @@ export interface HookServer extends Stoppable {
 export const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli.js');
 
 export async function startHookServer(logsDir: string): Promise<HookServer> {
-  const [port] = await freePorts(1) as [number];
+  const [port] = (await freePorts(1)) as [number];
   const url = `http://127.0.0.1:${port}`;
   let current: ManagedProcess | undefined;
   let starts = 0;
   const start = async (): Promise<void> => {
     starts++;
-    current = startProcess(`hook-server-${starts}`, process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port)], logsDir);
+    current = startProcess(
+      `hook-server-${starts}`,
+      process.execPath,
+      [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port)],
+      logsDir,
+    );
     const proc = current;
-    await waitFor(async () => {
-      if (!proc.running()) throw new Error(`hook server exited: ${proc.tail()}`);
-      const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
-      return response.ok;
-    }, 30_000, `hook server did not become ready on ${url}`);
+    await waitFor(
+      async () => {
+        if (!proc.running()) throw new Error(`hook server exited: ${proc.tail()}`);
+        const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+        return response.ok;
+      },
+      30_000,
+      `hook server did not become ready on ${url}`,
+    );
   };
   await start();
   return {
@@ -47,6 +56,8 @@ export async function startHookServer(logsDir: string): Promise<HookServer> {
       process.kill(proc.pid, 'SIGKILL');
       await proc.exited;
     },
-    stop: async () => { await current?.stop(); },
+    stop: async () => {
+      await current?.stop();
+    },
   };
 }

@@ -86,7 +86,10 @@ function atLeast(version: string, major: number, minor: number): boolean {
  * pkg/features; our generator targets >= v0.19); strict decoding would refuse the field and the
  * gate registry the gate, so they are dropped below v0.19.
  */
-export function adaptOurKueueConfig(base: Record<string, unknown>, version: string): { config: Record<string, unknown>; dropped: string[] } {
+export function adaptOurKueueConfig(
+  base: Record<string, unknown>,
+  version: string,
+): { config: Record<string, unknown>; dropped: string[] } {
   const config = structuredClone(base);
   const dropped: string[] = [];
   if (!atLeast(version, 0, 19)) {
@@ -105,8 +108,11 @@ export function adaptOurKueueConfig(base: Record<string, unknown>, version: stri
 }
 
 /** The configuration Kueue runs with: ours, adapted, plus the out-of-cluster settings. */
-export function kueueConfiguration(version: string, ports: { health: number; metrics: number; webhook: number }, certDir: string):
-  { config: Record<string, unknown>; dropped: string[] } {
+export function kueueConfiguration(
+  version: string,
+  ports: { health: number; metrics: number; webhook: number },
+  certDir: string,
+): { config: Record<string, unknown>; dropped: string[] } {
   const base = parse(readFileSync(OUR_KUEUE_CONFIG, 'utf8')) as Record<string, unknown>;
   const { config, dropped } = adaptOurKueueConfig(base, version);
   return {
@@ -129,11 +135,28 @@ export function kueueConfiguration(version: string, ports: { health: number; met
 
 /** A self-signed certificate for 127.0.0.1/localhost: `tls.crt` and `tls.key` in `dir`. */
 function selfSignedCert(dir: string): string {
-  const result = spawnSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2',
-    '-keyout', path.join(dir, 'tls.key'), '-out', path.join(dir, 'tls.crt'),
-    '-subj', '/CN=kueue-e2e', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ], { encoding: 'utf8' });
+  const result = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-sha256',
+      '-days',
+      '2',
+      '-keyout',
+      path.join(dir, 'tls.key'),
+      '-out',
+      path.join(dir, 'tls.crt'),
+      '-subj',
+      '/CN=kueue-e2e',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { encoding: 'utf8' },
+  );
   if (result.error) throw new Error(`openssl is needed for Kueue's serving certificate: ${result.error.message}`);
   if (result.status !== 0) throw new Error(`openssl req failed (${result.status}): ${result.stderr}`);
   return readFileSync(path.join(dir, 'tls.crt'), 'utf8');
@@ -144,12 +167,16 @@ function placeMetricsCert(certDir: string): string | undefined {
   let created: string | undefined;
   try {
     created = mkdirSync(KUEUE_METRICS_CERT_DIR, { recursive: true });
-    for (const file of ['tls.crt', 'tls.key']) writeFileSync(path.join(KUEUE_METRICS_CERT_DIR, file), readFileSync(path.join(certDir, file)), { mode: 0o600 });
+    for (const file of ['tls.crt', 'tls.key'])
+      writeFileSync(path.join(KUEUE_METRICS_CERT_DIR, file), readFileSync(path.join(certDir, file)), { mode: 0o600 });
   } catch (error) {
     const uid = process.getuid?.();
-    throw new Error(`Kueue (internal cert management off) loads its metrics certificate from the hard-coded ${KUEUE_METRICS_CERT_DIR}/tls.{crt,key} and exits without it; `
-      + `that folder is not writable here (uid ${uid ?? '?'}${uid === 0 ? '' : ', not root'}): ${(error as Error).message}. `
-      + `Run the e2e suite as root, or create the folder writable for this user.`, { cause: error });
+    throw new Error(
+      `Kueue (internal cert management off) loads its metrics certificate from the hard-coded ${KUEUE_METRICS_CERT_DIR}/tls.{crt,key} and exits without it; ` +
+        `that folder is not writable here (uid ${uid ?? '?'}${uid === 0 ? '' : ', not root'}): ${(error as Error).message}. ` +
+        `Run the e2e suite as root, or create the folder writable for this user.`,
+      { cause: error },
+    );
   }
   return created;
 }
@@ -173,14 +200,25 @@ export function kueueWebhookConfigurations(manifestsFile: string, port: number, 
   for (const object of parseManifests(readFileSync(manifestsFile, 'utf8'))) {
     if (object.kind !== 'MutatingWebhookConfiguration' && object.kind !== 'ValidatingWebhookConfiguration') continue;
     const webhooks = ((object['webhooks'] ?? []) as WebhookEntry[])
-      .filter((w) => (w.rules ?? []).length > 0 && (w.rules ?? []).every((r) => (r.apiGroups ?? []).length > 0 && (r.apiGroups ?? []).every((g) => g === 'kueue.x-k8s.io')))
+      .filter(
+        (w) =>
+          (w.rules ?? []).length > 0 &&
+          (w.rules ?? []).every(
+            (r) => (r.apiGroups ?? []).length > 0 && (r.apiGroups ?? []).every((g) => g === 'kueue.x-k8s.io'),
+          ),
+      )
       .map((w) => {
         const route = w.clientConfig.service?.path;
         if (!route) throw new Error(`${manifestsFile}: webhook ${w.name} has no clientConfig.service.path`);
         return { ...w, clientConfig: { url: `https://127.0.0.1:${port}${route}`, caBundle }, timeoutSeconds: 10 };
       });
     if (webhooks.length === 0) continue;
-    out.push({ apiVersion: ADMISSION_REGISTRATION, kind: object.kind, metadata: { name: `kueue-${object.metadata.name}` }, webhooks });
+    out.push({
+      apiVersion: ADMISSION_REGISTRATION,
+      kind: object.kind,
+      metadata: { name: `kueue-${object.metadata.name}` },
+      webhooks,
+    });
   }
   return out;
 }
@@ -193,29 +231,54 @@ export function kueueWebhookConfigurations(manifestsFile: string, port: number, 
  */
 export async function proveKueueWebhooks(client: KubeClient, timeoutMs = 30_000): Promise<string> {
   const queue = (resources: { name: string; nominalQuota: string }[]): KubeObject => ({
-    apiVersion: KUEUE_API, kind: 'ClusterQueue', metadata: { name: 'e2e-webhook-probe' },
-    spec: { namespaceSelector: {}, resourceGroups: [{ coveredResources: ['cpu', 'memory'], flavors: [{ name: 'e2e-webhook-probe', resources }] }] },
+    apiVersion: KUEUE_API,
+    kind: 'ClusterQueue',
+    metadata: { name: 'e2e-webhook-probe' },
+    spec: {
+      namespaceSelector: {},
+      resourceGroups: [{ coveredResources: ['cpu', 'memory'], flavors: [{ name: 'e2e-webhook-probe', resources }] }],
+    },
   });
-  await client.applyObject(queue([{ name: 'cpu', nominalQuota: '1' }, { name: 'memory', nominalQuota: '1Gi' }]), { dryRun: true });
+  await client.applyObject(
+    queue([
+      { name: 'cpu', nominalQuota: '1' },
+      { name: 'memory', nominalQuota: '1Gi' },
+    ]),
+    { dryRun: true },
+  );
   let denial = '';
-  await waitFor(async () => {
-    try {
-      await client.applyObject(queue([{ name: 'memory', nominalQuota: '1Gi' }, { name: 'cpu', nominalQuota: '-1' }]), { dryRun: true });
-      return false; // the API server has not picked up the configuration yet
-    } catch (error) {
-      if (!(error instanceof KubeError) || !error.message.includes('vclusterqueue.kb.io')) throw error;
-      denial = error.message;
-      return true;
-    }
-  }, timeoutMs, 'Kueue\'s ClusterQueue webhook (vclusterqueue.kb.io) never denied an invalid ClusterQueue');
+  await waitFor(
+    async () => {
+      try {
+        await client.applyObject(
+          queue([
+            { name: 'memory', nominalQuota: '1Gi' },
+            { name: 'cpu', nominalQuota: '-1' },
+          ]),
+          { dryRun: true },
+        );
+        return false; // the API server has not picked up the configuration yet
+      } catch (error) {
+        if (!(error instanceof KubeError) || !error.message.includes('vclusterqueue.kb.io')) throw error;
+        denial = error.message;
+        return true;
+      }
+    },
+    timeoutMs,
+    "Kueue's ClusterQueue webhook (vclusterqueue.kb.io) never denied an invalid ClusterQueue",
+  );
   for (const expected of ['must match the name in coveredResources', 'must be greater than or equal to 0']) {
-    if (!denial.includes(expected)) throw new Error(`Kueue's ClusterQueue webhook denied the probe without "${expected}": ${denial}`);
+    if (!denial.includes(expected))
+      throw new Error(`Kueue's ClusterQueue webhook denied the probe without "${expected}": ${denial}`);
   }
   return denial;
 }
 
 class KueueExit extends Error {
-  constructor(message: string, readonly tail: string) {
+  constructor(
+    message: string,
+    readonly tail: string,
+  ) {
     super(message);
     this.name = 'KueueExit';
   }
@@ -245,7 +308,8 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
   if (options.installCrds ?? true) {
     if (!component.crds) throw new Error('the Kueue component has no CRD folder');
     const files = readdirSync(component.crds)
-      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml')).map((f) => path.join(component.crds as string, f));
+      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
+      .map((f) => path.join(component.crds as string, f));
     await client.installCrds(files);
   }
   await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: KUEUE_NAMESPACE } });
@@ -256,7 +320,7 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
   const certPem = selfSignedCert(certDir);
   const createdMetricsDir = placeMetricsCert(certDir);
 
-  const [health, metrics, webhook] = await freePorts(3) as [number, number, number];
+  const [health, metrics, webhook] = (await freePorts(3)) as [number, number, number];
   const ports = { health, metrics, webhook };
   const configFile = path.join(dir, 'controller_manager_config.yaml');
   const registered: KubeObject[] = [];
@@ -266,7 +330,9 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
     name: 'kueue',
     component,
     version: component.version,
-    get process() { return proc as ManagedProcess; },
+    get process() {
+      return proc as ManagedProcess;
+    },
     configFile,
     config: {},
     dropped: [],
@@ -296,7 +362,10 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
   const knownVersion = component.module === 'prebuilt' ? 'unknown' : component.version;
   const launch = async (attempt: number, dropQuotaCheckStrategy: boolean): Promise<void> => {
     const { config, dropped } = kueueConfiguration(dropQuotaCheckStrategy ? 'v0.0.0' : knownVersion, ports, certDir);
-    if (dropped.length > 0) log(`Kueue ${component.module === 'prebuilt' ? '(prebuilt)' : component.version} does not know ${dropped.join(', ')}: dropped from manifests/kueue/controller_manager_config.yaml for this run`);
+    if (dropped.length > 0)
+      log(
+        `Kueue ${component.module === 'prebuilt' ? '(prebuilt)' : component.version} does not know ${dropped.join(', ')}: dropped from manifests/kueue/controller_manager_config.yaml for this run`,
+      );
     handle.config = config;
     handle.dropped = dropped;
     writeFileSync(configFile, stringify(config));
@@ -304,12 +373,20 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
     const current = startProcess(attempt === 1 ? 'kueue' : `kueue-${attempt}`, component.binary, args, plane.logsDir);
     proc = current;
     const exitedEarly = current.exited.then(({ code, signal }) => {
-      throw new KueueExit(`Kueue exited during start-up (code ${code}, signal ${signal}); last lines of ${current.logFile}:\n${current.tail(60)}`, current.tail(60));
+      throw new KueueExit(
+        `Kueue exited during start-up (code ${code}, signal ${signal}); last lines of ${current.logFile}:\n${current.tail(60)}`,
+        current.tail(60),
+      );
     });
-    const ready = waitFor(async () => {
-      const response = await fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(2000) });
-      return response.ok;
-    }, timeoutMs, `Kueue did not become ready on 127.0.0.1:${health}/readyz; see ${current.logFile}`, 500);
+    const ready = waitFor(
+      async () => {
+        const response = await fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(2000) });
+        return response.ok;
+      },
+      timeoutMs,
+      `Kueue did not become ready on 127.0.0.1:${health}/readyz; see ${current.logFile}`,
+      500,
+    );
     try {
       await Promise.race([ready, exitedEarly]);
     } finally {
@@ -322,13 +399,21 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
     } catch (error) {
       // A Kueue whose version we could not tell (a prebuilt binary) and that predates
       // quotaCheckStrategy refuses it at load time (strict decoding / unknown gate): once more without.
-      if (!(error instanceof KueueExit) || !/unknown field \\?"resources\.quotaCheckStrategy|unrecognized feature gate: QuotaCheckStrategy/.test(error.tail) || handle.dropped.length > 0) throw error;
+      if (
+        !(error instanceof KueueExit) ||
+        !/unknown field \\?"resources\.quotaCheckStrategy|unrecognized feature gate: QuotaCheckStrategy/.test(
+          error.tail,
+        ) ||
+        handle.dropped.length > 0
+      )
+        throw error;
       log('Kueue refused resources.quotaCheckStrategy / the QuotaCheckStrategy gate: starting it again without them');
       await launch(2, true);
     }
   } catch (error) {
     await handle.stop();
-    if (error instanceof Error && proc && !error.message.includes(proc.logFile)) error.message += `\nlast lines of ${proc.logFile}:\n${proc.tail(60)}`;
+    if (error instanceof Error && proc && !error.message.includes(proc.logFile))
+      error.message += `\nlast lines of ${proc.logFile}:\n${proc.tail(60)}`;
     throw error;
   }
   const running = proc as ManagedProcess;
@@ -336,7 +421,10 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
 
   if (options.webhooks ?? true) {
     const manifests = path.join(path.dirname(component.crds ?? ''), 'webhook', 'manifests.yaml');
-    if (!component.crds || !existsSync(manifests)) throw new Error(`no Kueue webhook manifests at ${manifests} (scripts/e2e/build-components.sh copies config/components/webhook)`);
+    if (!component.crds || !existsSync(manifests))
+      throw new Error(
+        `no Kueue webhook manifests at ${manifests} (scripts/e2e/build-components.sh copies config/components/webhook)`,
+      );
     for (const object of kueueWebhookConfigurations(manifests, webhook, certPem)) {
       await client.applyObject(object);
       registered.push(object);
@@ -344,15 +432,20 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
       handle.webhookNames.push(...(object['webhooks'] as WebhookEntry[]).map((w) => w.name));
     }
     const denial = await proveKueueWebhooks(client);
-    log(`Kueue webhooks live (${handle.webhookNames.join(', ')}); probe denied: ${denial.replace(/^.*denied the request: /, '')}`);
+    log(
+      `Kueue webhooks live (${handle.webhookNames.join(', ')}); probe denied: ${denial.replace(/^.*denied the request: /, '')}`,
+    );
   }
-  log(`Kueue ${handle.version} manager running (${options.webhooks ?? true ? 'webhooks registered' : 'no webhooks'}); `
-    + `pid ${running.pid}, ${component.module}, health 127.0.0.1:${health}, metrics :${metrics}, webhook :${webhook}, config ${configFile}`);
+  log(
+    `Kueue ${handle.version} manager running (${(options.webhooks ?? true) ? 'webhooks registered' : 'no webhooks'}); ` +
+      `pid ${running.pid}, ${component.module}, health 127.0.0.1:${health}, metrics :${metrics}, webhook :${webhook}, config ${configFile}`,
+  );
   return handle;
 }
 
 /** Waits a little and checks Kueue is still up (for assertions after a scenario). */
 export async function assertKueueRunning(kueue: Kueue, settleMs = 0): Promise<void> {
   if (settleMs > 0) await sleep(settleMs);
-  if (!kueue.process.running()) throw new Error(`Kueue exited; last lines of ${kueue.process.logFile}:\n${kueue.process.tail(60)}`);
+  if (!kueue.process.running())
+    throw new Error(`Kueue exited; last lines of ${kueue.process.logFile}:\n${kueue.process.tail(60)}`);
 }

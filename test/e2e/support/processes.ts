@@ -46,8 +46,13 @@ export interface StartOptions {
 }
 
 /** Starts `binary args` with stdout+stderr appended to `<logsDir>/<name>.log`. */
-export function startProcess(name: string, binary: string, args: readonly string[], logsDir: string,
-  options: StartOptions = {}): ManagedProcess {
+export function startProcess(
+  name: string,
+  binary: string,
+  args: readonly string[],
+  logsDir: string,
+  options: StartOptions = {},
+): ManagedProcess {
   installExitHook();
   const logFile = path.join(logsDir, `${name}.log`);
   const fd = openSync(logFile, 'a');
@@ -78,7 +83,10 @@ export function startProcess(name: string, binary: string, args: readonly string
   const tail = (lines = 40): string => {
     try {
       const spawnError = lastSpawnError.get(name);
-      const text = readFileSync(logFile, 'utf8').split('\n').slice(-lines - 1).join('\n');
+      const text = readFileSync(logFile, 'utf8')
+        .split('\n')
+        .slice(-lines - 1)
+        .join('\n');
       return spawnError ? `${spawnError.message}\n${text}` : text;
     } catch {
       return '';

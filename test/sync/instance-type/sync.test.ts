@@ -1,11 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { customizeInstanceType } from '../../../src/sync/index.js';
 import { makeInstanceType, makeSchedulingChain } from '../../builders/gpustack.js';
-import { makeAdmissionCheck, makeClusterQueue, makeLocalQueue, makeNamespace, makeResourceFlavor, type Observed } from '../../builders/kueue.js';
+import {
+  makeAdmissionCheck,
+  makeClusterQueue,
+  makeLocalQueue,
+  makeNamespace,
+  makeResourceFlavor,
+  type Observed,
+} from '../../builders/kueue.js';
 import { KEYS, instanceTypeRequest, type InstanceTypeRequestInput } from '../../builders/request.js';
 import { NOW, runHook, runScenario } from '../../support/hooks.js';
 import {
-  clusterQueuesOf, conditionOf, expectOk, expectRefusal, instanceTypeStatusOf, localQueuesOf,
+  clusterQueuesOf,
+  conditionOf,
+  expectOk,
+  expectRefusal,
+  instanceTypeStatusOf,
+  localQueuesOf,
 } from '../../support/responses.js';
 
 const C = 'instance-type';
@@ -18,16 +30,23 @@ const CREDITS = 'credits.gpustack.ai/nvidia';
 /** The single resource group of a ClusterQueue as `[flavor, resource, quota]` rows. */
 function quotas(response: Parameters<typeof clusterQueuesOf>[0]): [string, string, string][] {
   const [queue] = clusterQueuesOf(response);
-  return (queue?.spec.resourceGroups?.[0]?.flavors ?? []).flatMap((f) => f.resources.map((r): [string, string, string] => [f.name, r.name, r.nominalQuota]));
+  return (queue?.spec.resourceGroups?.[0]?.flavors ?? []).flatMap((f) =>
+    f.resources.map((r): [string, string, string] => [f.name, r.name, r.nominalQuota]),
+  );
 }
 
 describe('syncInstanceType scenarios', () => {
   it('builds the tesla-t4 queue with credit quotas and the admission check', async () => {
-    const response = expectOk(await runScenario(C, 'builds-the-tesla-t4-queue-with-credit-quotas-and-the-admission-check'));
+    const response = expectOk(
+      await runScenario(C, 'builds-the-tesla-t4-queue-with-credit-quotas-and-the-admission-check'),
+    );
     const [queue] = clusterQueuesOf(response);
     expect(queue?.metadata.name).toBe(T4);
     expect(queue?.spec.resourceGroups?.[0]?.coveredResources).toEqual([CREDITS]);
-    expect(quotas(response)).toEqual([[`${T4}-1d`, CREDITS, '1600k'], [`${T4}-4d`, CREDITS, '6400k']]);
+    expect(quotas(response)).toEqual([
+      [`${T4}-1d`, CREDITS, '1600k'],
+      [`${T4}-4d`, CREDITS, '6400k'],
+    ]);
     expect(queue?.spec.stopPolicy).toBe('None');
     expect(queue?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: 'gpustack-node-devices' }] });
     expect(queue?.spec).not.toHaveProperty('cohort');
@@ -39,14 +58,23 @@ describe('syncInstanceType scenarios', () => {
       expect(local.metadata.annotations).toEqual({ 'schedule.gpustack.ai/cluster-queue': T4 });
     }
     const status = instanceTypeStatusOf(response);
-    expect(status).toMatchObject({ phase: 'Active', entrance: T4_ENTRANCE, flavors: [`${T4}-1d`, `${T4}-4d`], capacity: '5' });
+    expect(status).toMatchObject({
+      phase: 'Active',
+      entrance: T4_ENTRANCE,
+      flavors: [`${T4}-1d`, `${T4}-4d`],
+      capacity: '5',
+    });
     expect(conditionOf(status, 'Ready')).toMatchObject({ status: 'True', reason: 'Synced' });
     expect(conditionOf(status, 'Degraded')).toMatchObject({ status: 'False' });
   });
 
   it('builds the CPU queue with core quotas and no admission check', async () => {
     const response = expectOk(await runScenario(C, 'builds-the-cpu-queue-with-core-quotas-and-no-admission-check'));
-    expect(quotas(response)).toEqual([[`${GENERIC}-4c`, 'cpu', '8'], [`${GENERIC}-16c`, 'cpu', '16'], [`${GENERIC}-48c`, 'cpu', '48']]);
+    expect(quotas(response)).toEqual([
+      [`${GENERIC}-4c`, 'cpu', '8'],
+      [`${GENERIC}-16c`, 'cpu', '16'],
+      [`${GENERIC}-48c`, 'cpu', '48'],
+    ]);
     expect(clusterQueuesOf(response)[0]?.spec.admissionChecksStrategy).toBeUndefined();
     expect(instanceTypeStatusOf(response)).toMatchObject({ phase: 'Pending', capacity: '72' });
   });
@@ -116,12 +144,19 @@ describe('syncInstanceType scenarios', () => {
 
 describe('syncInstanceType with builders', () => {
   const t4 = () => makeInstanceType(T4).device('nvidia-tesla-t4');
-  const t4Flavors = [makeResourceFlavor().device('nvidia-tesla-t4', 4).obj(), makeResourceFlavor().device('nvidia-tesla-t4', 1).nodes(3).obj()];
+  const t4Flavors = [
+    makeResourceFlavor().device('nvidia-tesla-t4', 4).obj(),
+    makeResourceFlavor().device('nvidia-tesla-t4', 1).nodes(3).obj(),
+  ];
   const activeCheck = makeAdmissionCheck().active().obj();
   const defaults: Omit<InstanceTypeRequestInput, 'parent'> = {
-    chain: makeSchedulingChain().obj(), flavors: t4Flavors, namespaces: [makeNamespace('default').obj()], checks: [activeCheck],
+    chain: makeSchedulingChain().obj(),
+    flavors: t4Flavors,
+    namespaces: [makeNamespace('default').obj()],
+    checks: [activeCheck],
   };
-  const sync = (input: Partial<InstanceTypeRequestInput> & Pick<InstanceTypeRequestInput, 'parent'>) => runHook(C, instanceTypeRequest({ ...defaults, ...input }));
+  const sync = (input: Partial<InstanceTypeRequestInput> & Pick<InstanceTypeRequestInput, 'parent'>) =>
+    runHook(C, instanceTypeRequest({ ...defaults, ...input }));
 
   it('sorts flavors by per-node count, then name', () => {
     const flavors = [
@@ -132,27 +167,46 @@ describe('syncInstanceType with builders', () => {
     ];
     const response = expectOk(sync({ parent: t4().obj(), flavors }));
     expect(quotas(response)).toEqual([
-      [`${T4}-1d`, CREDITS, '3200k'], [`${T4}-2d`, CREDITS, '12800k'], [`${T4}-8d`, CREDITS, '12800k'],
+      [`${T4}-1d`, CREDITS, '3200k'],
+      [`${T4}-2d`, CREDITS, '12800k'],
+      [`${T4}-8d`, CREDITS, '12800k'],
     ]);
   });
 
   it.each([
-    { capacity: 1, quota: '1600k' }, { capacity: 5, quota: '8M' }, { capacity: 8, quota: '12800k' },
-    { capacity: 10, quota: '16M' }, { capacity: 625, quota: '1G' }, { capacity: 999, quota: '1598400k' },
+    { capacity: 1, quota: '1600k' },
+    { capacity: 5, quota: '8M' },
+    { capacity: 8, quota: '12800k' },
+    { capacity: 10, quota: '16M' },
+    { capacity: 625, quota: '1G' },
+    { capacity: 999, quota: '1598400k' },
   ])('writes $capacity cards as the canonical credit quantity $quota', ({ capacity, quota }) => {
-    const response = expectOk(sync({ parent: t4().obj(), flavors: [makeResourceFlavor().device('nvidia-tesla-t4', 1).nodes(capacity).obj()] }));
+    const response = expectOk(
+      sync({ parent: t4().obj(), flavors: [makeResourceFlavor().device('nvidia-tesla-t4', 1).nodes(capacity).obj()] }),
+    );
     expect(quotas(response)).toEqual([[`${T4}-1d`, CREDITS, quota]]);
   });
 
   it.each([
-    { cores: 224, nodes: 1, quota: '224' }, { cores: 4, nodes: 250, quota: '1k' }, { cores: 96, nodes: 3, quota: '288' },
+    { cores: 224, nodes: 1, quota: '224' },
+    { cores: 4, nodes: 250, quota: '1k' },
+    { cores: 96, nodes: 3, quota: '288' },
   ])('writes $nodes × $cores cores as the canonical quantity $quota', ({ cores, nodes, quota }) => {
-    const response = expectOk(sync({ parent: makeInstanceType(GENERIC).obj(), flavors: [makeResourceFlavor().cpu('generic', cores).nodes(nodes).obj()] }));
+    const response = expectOk(
+      sync({
+        parent: makeInstanceType(GENERIC).obj(),
+        flavors: [makeResourceFlavor().cpu('generic', cores).nodes(nodes).obj()],
+      }),
+    );
     expect(quotas(response)).toEqual([[`${GENERIC}-${cores}c`, 'cpu', quota]]);
   });
 
   it('keeps the 64 largest flavors by capacity and reports the rest as TooManyFlavors', () => {
-    const flavors = Array.from({ length: 70 }, (_, i) => makeResourceFlavor().device('nvidia-tesla-t4', i + 1).obj());
+    const flavors = Array.from({ length: 70 }, (_, i) =>
+      makeResourceFlavor()
+        .device('nvidia-tesla-t4', i + 1)
+        .obj(),
+    );
     const response = expectOk(sync({ parent: t4().obj(), flavors }));
     const kept = quotas(response).map(([name]) => name);
     expect(kept).toHaveLength(64);
@@ -168,17 +222,35 @@ describe('syncInstanceType with builders', () => {
   });
 
   it('reports flavors with unreadable count or capacity labels and leaves them out', () => {
-    const flavors = [...t4Flavors, makeResourceFlavor('gpustack-nvidia-tesla-t4-linux-amd64-x').device('nvidia-tesla-t4', 2).capacity('many').obj()];
+    const flavors = [
+      ...t4Flavors,
+      makeResourceFlavor('gpustack-nvidia-tesla-t4-linux-amd64-x').device('nvidia-tesla-t4', 2).capacity('many').obj(),
+    ];
     const response = expectOk(sync({ parent: t4().obj(), flavors }));
     expect(quotas(response).map(([name]) => name)).toEqual([`${T4}-1d`, `${T4}-4d`]);
-    expect(conditionOf(instanceTypeStatusOf(response), 'Degraded')).toMatchObject({ status: 'True', reason: 'InvalidFlavorLabels' });
+    expect(conditionOf(instanceTypeStatusOf(response), 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'InvalidFlavorLabels',
+    });
   });
 
   it.each([
-    { name: 'the settings disable it', input: { chain: makeSchedulingChain().spec({ admissionCheck: 'Disabled' }).obj() } },
+    {
+      name: 'the settings disable it',
+      input: { chain: makeSchedulingChain().spec({ admissionCheck: 'Disabled' }).obj() },
+    },
     { name: 'no AdmissionCheck is related', input: { checks: [] } },
     { name: 'the check is terminating', input: { checks: [makeAdmissionCheck().active().deleting().obj()] } },
-    { name: 'the check is Active=False', input: { checks: [makeAdmissionCheck().conditionsAs([{ type: 'Active', status: 'False', reason: 'Unknown', message: '' }]).obj()] } },
+    {
+      name: 'the check is Active=False',
+      input: {
+        checks: [
+          makeAdmissionCheck()
+            .conditionsAs([{ type: 'Active', status: 'False', reason: 'Unknown', message: '' }])
+            .obj(),
+        ],
+      },
+    },
     { name: 'an Active check has another name', input: { checks: [makeAdmissionCheck('other-check').active().obj()] } },
   ])('lists no admission check when $name', ({ input }) => {
     const response = expectOk(sync({ parent: t4().obj(), ...input }));
@@ -186,32 +258,55 @@ describe('syncInstanceType with builders', () => {
   });
 
   it('never lists the admission check on a CPU queue', () => {
-    const response = expectOk(sync({ parent: makeInstanceType(GENERIC).obj(), flavors: [makeResourceFlavor().cpu('generic', 16).obj()] }));
+    const response = expectOk(
+      sync({ parent: makeInstanceType(GENERIC).obj(), flavors: [makeResourceFlavor().cpu('generic', 16).obj()] }),
+    );
     expect(clusterQueuesOf(response)[0]?.spec.admissionChecksStrategy).toBeUndefined();
   });
 
   it('skips kube-system, the system namespace and terminating namespaces by default', () => {
     const namespaces = [
-      makeNamespace('default').obj(), makeNamespace('kube-system').obj(), makeNamespace('gpustack-system').obj(), makeNamespace('ops').obj(),
+      makeNamespace('default').obj(),
+      makeNamespace('kube-system').obj(),
+      makeNamespace('gpustack-system').obj(),
+      makeNamespace('ops').obj(),
       makeNamespace('leaving').terminating().obj(),
       { ...makeNamespace('phase-only').obj(), status: { phase: 'Terminating' } },
     ];
     const response = expectOk(sync({ parent: t4().obj(), namespaces }));
     expect(localQueuesOf(response).map((q) => q.metadata.namespace)).toEqual(['default', 'ops']);
-    const custom = expectOk(sync({ parent: t4().obj(), namespaces, chain: makeSchedulingChain().spec({ systemNamespace: 'ops' }).obj() }));
+    const custom = expectOk(
+      sync({ parent: t4().obj(), namespaces, chain: makeSchedulingChain().spec({ systemNamespace: 'ops' }).obj() }),
+    );
     expect(localQueuesOf(custom).map((q) => q.metadata.namespace)).toEqual(['default', 'gpustack-system']);
   });
 
   it('lets the localQueueNamespaces selector decide alone (kube-system included when it matches)', () => {
-    const namespaces = [makeNamespace('kube-system').label('queues', 'on').obj(), makeNamespace('team-a').label('queues', 'on').obj(), makeNamespace('team-b').obj()];
-    const chain = makeSchedulingChain().spec({ localQueueNamespaces: { matchExpressions: [{ key: 'queues', operator: 'In', values: ['on'] }] } }).obj();
+    const namespaces = [
+      makeNamespace('kube-system').label('queues', 'on').obj(),
+      makeNamespace('team-a').label('queues', 'on').obj(),
+      makeNamespace('team-b').obj(),
+    ];
+    const chain = makeSchedulingChain()
+      .spec({ localQueueNamespaces: { matchExpressions: [{ key: 'queues', operator: 'In', values: ['on'] }] } })
+      .obj();
     const response = expectOk(sync({ parent: t4().obj(), namespaces, chain }));
     expect(localQueuesOf(response).map((q) => q.metadata.namespace)).toEqual(['kube-system', 'team-a']);
   });
 
   it.each([
-    { name: 'an acceleratable type without acceleratorGroup', parent: makeInstanceType('x').device('nvidia-tesla-t4').obj(), drop: true, reason: 'InvalidSpec' },
-    { name: 'an acceleratorGroup of no known manufacturer', parent: makeInstanceType('x').device('acme-x1').obj(), drop: false, reason: 'UnknownManufacturer' },
+    {
+      name: 'an acceleratable type without acceleratorGroup',
+      parent: makeInstanceType('x').device('nvidia-tesla-t4').obj(),
+      drop: true,
+      reason: 'InvalidSpec',
+    },
+    {
+      name: 'an acceleratorGroup of no known manufacturer',
+      parent: makeInstanceType('x').device('acme-x1').obj(),
+      drop: false,
+      reason: 'UnknownManufacturer',
+    },
   ])('holds the queue of $name', ({ parent, drop, reason }) => {
     const spec = { ...(parent.spec as Record<string, unknown>) };
     if (drop) delete spec['acceleratorGroup'];
@@ -221,14 +316,23 @@ describe('syncInstanceType with builders', () => {
   });
 
   it('holds the queue of a manufacturer that the settings disable', () => {
-    const response = expectOk(sync({ parent: t4().obj(), chain: makeSchedulingChain().spec({ manufacturers: [{ name: 'amd' }] }).obj() }));
+    const response = expectOk(
+      sync({
+        parent: t4().obj(),
+        chain: makeSchedulingChain()
+          .spec({ manufacturers: [{ name: 'amd' }] })
+          .obj(),
+      }),
+    );
     expect(clusterQueuesOf(response)[0]?.spec).toMatchObject({ stopPolicy: 'Hold' });
     expect(conditionOf(instanceTypeStatusOf(response), 'Ready')).toMatchObject({ reason: 'UnknownManufacturer' });
   });
 
   it('uses the defaults when no SchedulingChain is related', () => {
     const response = expectOk(sync({ parent: t4().obj(), chain: undefined }));
-    expect(clusterQueuesOf(response)[0]?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: 'gpustack-node-devices' }] });
+    expect(clusterQueuesOf(response)[0]?.spec.admissionChecksStrategy).toEqual({
+      admissionChecks: [{ name: 'gpustack-node-devices' }],
+    });
   });
 
   it.each([KEYS.flavor, KEYS.namespace])('refuses with MissingRelated while %s is not related', (key) => {
@@ -237,7 +341,9 @@ describe('syncInstanceType with builders', () => {
   });
 
   it('refuses with InvalidSettings for a chain spec with an unknown field', () => {
-    const error = expectRefusal(sync({ parent: t4().obj(), chain: makeSchedulingChain().spec({ queueEverything: true }).obj() }));
+    const error = expectRefusal(
+      sync({ parent: t4().obj(), chain: makeSchedulingChain().spec({ queueEverything: true }).obj() }),
+    );
     expect(error.code).toBe('InvalidSettings');
   });
 
@@ -245,14 +351,22 @@ describe('syncInstanceType with builders', () => {
     const children: Observed[] = [makeClusterQueue(T4).active().obj(), makeLocalQueue(T4_ENTRANCE, 'default', T4)];
     const response = expectOk(sync({ parent: t4().deleting().obj(), children }));
     expect(response).toMatchObject({ children: [], finalized: false, resyncAfterSeconds: 5 });
-    const onlyLocal = expectOk(sync({ parent: t4().deleting().obj(), children: [makeLocalQueue(T4_ENTRANCE, 'default', T4)], finalizing: true }));
+    const onlyLocal = expectOk(
+      sync({ parent: t4().deleting().obj(), children: [makeLocalQueue(T4_ENTRANCE, 'default', T4)], finalizing: true }),
+    );
     expect(onlyLocal.finalized).toBe(false);
     const done = expectOk(sync({ parent: t4().deleting().obj(), children: [], finalizing: true }));
     expect(done.finalized).toBe(true);
   });
 
   it('finalizes without waiting for related objects (the chain may be gone already)', () => {
-    const response = expectOk(sync({ parent: makeInstanceType(T4).device('nvidia-tesla-t4').obj(), finalizing: true, omitRelated: [KEYS.flavor, KEYS.namespace, KEYS.chain] }));
+    const response = expectOk(
+      sync({
+        parent: makeInstanceType(T4).device('nvidia-tesla-t4').obj(),
+        finalizing: true,
+        omitRelated: [KEYS.flavor, KEYS.namespace, KEYS.chain],
+      }),
+    );
     expect(response).toMatchObject({ children: [], finalized: true });
   });
 
@@ -266,18 +380,33 @@ describe('syncInstanceType with builders', () => {
   });
 
   it('keeps lastTransitionTime of unchanged conditions', () => {
-    const parent = makeInstanceType(T4).device('nvidia-tesla-t4').previousConditions([
-      { type: 'Ready', status: 'True', reason: 'Synced', message: '2 flavors, capacity 7 cards', lastTransitionTime: EARLIER },
-      { type: 'Degraded', status: 'True', reason: 'TooManyFlavors', message: 'old', lastTransitionTime: EARLIER },
-    ]).obj();
+    const parent = makeInstanceType(T4)
+      .device('nvidia-tesla-t4')
+      .previousConditions([
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Synced',
+          message: '2 flavors, capacity 7 cards',
+          lastTransitionTime: EARLIER,
+        },
+        { type: 'Degraded', status: 'True', reason: 'TooManyFlavors', message: 'old', lastTransitionTime: EARLIER },
+      ])
+      .obj();
     const status = instanceTypeStatusOf(expectOk(sync({ parent })));
-    expect(conditionOf(status, 'Ready')).toMatchObject({ message: '2 flavors, capacity 7 cards', lastTransitionTime: EARLIER });
+    expect(conditionOf(status, 'Ready')).toMatchObject({
+      message: '2 flavors, capacity 7 cards',
+      lastTransitionTime: EARLIER,
+    });
     expect(conditionOf(status, 'Degraded')).toMatchObject({ status: 'False', lastTransitionTime: NOW });
   });
 
   it('relates the settings, node flavors, namespaces and our check through customize', () => {
     expect(customizeInstanceType({ parent: t4().obj() }).relatedResources.map((r) => r.resource)).toEqual([
-      'schedulingchains', 'resourceflavors', 'namespaces', 'admissionchecks',
+      'schedulingchains',
+      'resourceflavors',
+      'namespaces',
+      'admissionchecks',
     ]);
   });
 });

@@ -6,8 +6,13 @@
  */
 import type { Node, ReceivedToleration, Taint } from '../../../src/k8s/index.js';
 import {
-  ObservedResourceFlavorSchema, PodSchema, WorkloadSchema,
-  type Container, type ObservedResourceFlavor, type Pod, type Workload,
+  ObservedResourceFlavorSchema,
+  PodSchema,
+  WorkloadSchema,
+  type Container,
+  type ObservedResourceFlavor,
+  type Pod,
+  type Workload,
 } from '../../../src/sync/index.js';
 
 export const A = 'acceleratable.feature.gpustack.ai/';
@@ -50,7 +55,13 @@ interface PodSetEntry {
 export class WorkloadWrapper {
   private readonly podSets: PodSetEntry[] = [];
   private readonly conditions: Record<string, string>[] = [
-    { type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: 'Quota reserved in ClusterQueue', lastTransitionTime: '2026-02-01T08:00:00Z' },
+    {
+      type: 'QuotaReserved',
+      status: 'True',
+      reason: 'QuotaReserved',
+      message: 'Quota reserved in ClusterQueue',
+      lastTransitionTime: '2026-02-01T08:00:00Z',
+    },
   ];
   private checks: string[] = [CHECK];
   private active: boolean | undefined;
@@ -73,17 +84,28 @@ export class WorkloadWrapper {
   }
 
   /** The names in `status.admissionChecks` (Kueue adds each check of the queue as `Pending`). */
-  listedChecks(...names: string[]): this { this.checks = names; return this; }
-  deactivated(): this { this.active = false; return this; }
-  withoutAdmission(): this { this.withAdmission = false; return this; }
+  listedChecks(...names: string[]): this {
+    this.checks = names;
+    return this;
+  }
+  deactivated(): this {
+    this.active = false;
+    return this;
+  }
+  withoutAdmission(): this {
+    this.withAdmission = false;
+    return this;
+  }
 
   private assignments(): Record<string, unknown>[] {
-    return this.podSets.filter((p) => !p.options.unassigned).map((p) => ({
-      name: p.name,
-      flavors: p.options.flavors ?? { [NVIDIA_CREDITS]: H100_FLAVOR },
-      resourceUsage: {},
-      ...(p.options.admittedCount !== undefined ? { count: p.options.admittedCount } : {}),
-    }));
+    return this.podSets
+      .filter((p) => !p.options.unassigned)
+      .map((p) => ({
+        name: p.name,
+        flavors: p.options.flavors ?? { [NVIDIA_CREDITS]: H100_FLAVOR },
+        resourceUsage: {},
+        ...(p.options.admittedCount !== undefined ? { count: p.options.admittedCount } : {}),
+      }));
   }
 
   obj(): Workload {
@@ -109,8 +131,20 @@ export class WorkloadWrapper {
       },
       status: {
         conditions: this.conditions,
-        ...(this.withAdmission ? { admission: { clusterQueue: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64', podSetAssignments: this.assignments() } } : {}),
-        admissionChecks: this.checks.map((name) => ({ name, state: 'Pending', message: '', lastTransitionTime: '2026-02-01T08:00:00Z' })),
+        ...(this.withAdmission
+          ? {
+              admission: {
+                clusterQueue: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
+                podSetAssignments: this.assignments(),
+              },
+            }
+          : {}),
+        admissionChecks: this.checks.map((name) => ({
+          name,
+          state: 'Pending',
+          message: '',
+          lastTransitionTime: '2026-02-01T08:00:00Z',
+        })),
       },
     });
   }
@@ -121,21 +155,34 @@ export function makeWorkload(name = 'train'): WorkloadWrapper {
 }
 
 /** A device flavor as the chain emits it: its node labels pin managed, os, arch, the aKey and its count. */
-export function deviceFlavor(aKey = H100, count = 8, name = `gpustack-${aKey}-linux-amd64-${count}d`): ObservedResourceFlavor {
+export function deviceFlavor(
+  aKey = H100,
+  count = 8,
+  name = `gpustack-${aKey}-linux-amd64-${count}d`,
+): ObservedResourceFlavor {
   return flavorWithNodeLabels(name, {
-    'gpustack.ai/managed': 'true', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
-    [`${A}${aKey}`]: 'true', [`${A}${aKey}.count`]: String(count),
+    'gpustack.ai/managed': 'true',
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    [`${A}${aKey}`]: 'true',
+    [`${A}${aKey}.count`]: String(count),
   });
 }
 
 export function flavorWithNodeLabels(name: string, nodeLabels: Record<string, string>): ObservedResourceFlavor {
   return ObservedResourceFlavorSchema.parse({
-    apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name, uid: `uid-${name}` }, spec: { nodeLabels },
+    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    kind: 'ResourceFlavor',
+    metadata: { name, uid: `uid-${name}` },
+    spec: { nodeLabels },
   });
 }
 
 /** The flavor with `spec.tolerations` set, as Kueue will add them to the pods it admits there. */
-export function withTolerations(flavor: ObservedResourceFlavor, tolerations: readonly ReceivedToleration[]): ObservedResourceFlavor {
+export function withTolerations(
+  flavor: ObservedResourceFlavor,
+  tolerations: readonly ReceivedToleration[],
+): ObservedResourceFlavor {
   return ObservedResourceFlavorSchema.parse({ ...flavor, spec: { ...flavor.spec, tolerations } });
 }
 
@@ -147,12 +194,19 @@ export function flavorMap(...flavors: ObservedResourceFlavor[]): Record<string, 
 /** A managed linux/amd64 node with `count` cards of `aKey`. */
 export function gpuNode(name: string, count: number, aKey = H100): Node {
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: {
-      name, uid: `uid-${name}`,
+      name,
+      uid: `uid-${name}`,
       labels: {
-        'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'gpustack.ai/managed': 'true',
-        'feature.gpustack.ai/acceleratable': 'true', [`${A}${aKey}`]: 'true', [`${A}${aKey}.count`]: String(count),
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'gpustack.ai/managed': 'true',
+        'feature.gpustack.ai/acceleratable': 'true',
+        [`${A}${aKey}`]: 'true',
+        [`${A}${aKey}.count`]: String(count),
       },
     },
     status: { capacity: { 'nvidia.com/gpu': String(count), cpu: '224' } },
@@ -172,17 +226,37 @@ export function tainted(node: Node, ...taints: Taint[]): Node {
 /** A managed CPU-only node. */
 export function cpuNode(name: string): Node {
   return {
-    apiVersion: 'v1', kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'gpustack.ai/managed': 'true', 'feature.gpustack.ai/acceleratable': 'false' } },
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: {
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'gpustack.ai/managed': 'true',
+        'feature.gpustack.ai/acceleratable': 'false',
+      },
+    },
   };
 }
 
 /** A Pod bound to `node` (`undefined`: not yet scheduled), in `phase`. */
-export function boundPod(name: string, node: string | undefined, containers: readonly Container[], phase = 'Running', initContainers?: readonly Container[]): Pod {
+export function boundPod(
+  name: string,
+  node: string | undefined,
+  containers: readonly Container[],
+  phase = 'Running',
+  initContainers?: readonly Container[],
+): Pod {
   return PodSchema.parse({
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name, namespace: 'team-b', uid: `uid-${name}` },
-    spec: { ...(node !== undefined ? { nodeName: node } : {}), containers, ...(initContainers ? { initContainers } : {}) },
+    spec: {
+      ...(node !== undefined ? { nodeName: node } : {}),
+      containers,
+      ...(initContainers ? { initContainers } : {}),
+    },
     status: { phase },
   });
 }

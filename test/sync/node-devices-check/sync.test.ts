@@ -12,7 +12,11 @@ describe('syncNodeDevicesCheck scenarios', () => {
   it('marks our admission check active', async () => {
     const response = expectOk(await runScenario(C, 'marks-our-admission-check-active'));
     expect(response).toEqual({
-      status: { conditions: [{ type: 'Active', status: 'True', reason: 'Ready', message: ACTIVE_MESSAGE, lastTransitionTime: NOW }] },
+      status: {
+        conditions: [
+          { type: 'Active', status: 'True', reason: 'Ready', message: ACTIVE_MESSAGE, lastTransitionTime: NOW },
+        ],
+      },
     });
   });
 
@@ -25,16 +29,25 @@ describe('syncNodeDevicesCheck with builders', () => {
   it('keeps the time of an Active condition it wrote before', () => {
     const check = makeAdmissionCheck().active().obj();
     const response = expectOk(runHook(C, nodeDevicesCheckRequest(check)));
-    expect(response.status).toEqual({ conditions: [{ type: 'Active', status: 'True', reason: 'Ready', message: ACTIVE_MESSAGE, lastTransitionTime: EARLIER }] });
+    expect(response.status).toEqual({
+      conditions: [
+        { type: 'Active', status: 'True', reason: 'Ready', message: ACTIVE_MESSAGE, lastTransitionTime: EARLIER },
+      ],
+    });
   });
 
   it('turns an Active=False condition True, with a new time', () => {
-    const check = makeAdmissionCheck().conditionsAs([{ type: 'Active', status: 'False', reason: 'Pending', message: '', lastTransitionTime: EARLIER }]).obj();
+    const check = makeAdmissionCheck()
+      .conditionsAs([{ type: 'Active', status: 'False', reason: 'Pending', message: '', lastTransitionTime: EARLIER }])
+      .obj();
     const response = expectOk(runHook(C, nodeDevicesCheckRequest(check)));
     expect(response.status).toMatchObject({ conditions: [{ status: 'True', lastTransitionTime: NOW }] });
   });
 
-  it.each(['kueue.x-k8s.io/provisioning-request', 'worker.gpustack.ai/node-devices-v2', ''])('answers {} for controllerName %j', (name) => {
-    expect(expectOk(runHook(C, nodeDevicesCheckRequest(makeAdmissionCheck('x').controller(name).obj())))).toEqual({});
-  });
+  it.each(['kueue.x-k8s.io/provisioning-request', 'worker.gpustack.ai/node-devices-v2', ''])(
+    'answers {} for controllerName %j',
+    (name) => {
+      expect(expectOk(runHook(C, nodeDevicesCheckRequest(makeAdmissionCheck('x').controller(name).obj())))).toEqual({});
+    },
+  );
 });

@@ -35,12 +35,23 @@ describe('syncNodeProfile scenarios', () => {
 
   it('removes stale owned labels and leaves foreign ones', async () => {
     const { labels = {} } = expectOk(await runScenario(C, 'removes-stale-owned-labels-and-leaves-foreign-ones'));
-    const removed = Object.keys(labels).filter((k) => labels[k] === null).sort();
+    const removed = Object.keys(labels)
+      .filter((k) => labels[k] === null)
+      .sort();
     expect(removed).toEqual([
-      `${A}nvidia-a10g.sliced.cores-percentage`, `${A}nvidia-a10g.sliced.memory-mib`, `${A}nvidia-a10g.sliced.memory-percentage`, `${A}nvidia-a10g.sliced.units`,
-      `${G}intel`, `${G}intel-xeon-platinum-8259cl`, `${G}intel-xeon-platinum-8259cl.count`,
+      `${A}nvidia-a10g.sliced.cores-percentage`,
+      `${A}nvidia-a10g.sliced.memory-mib`,
+      `${A}nvidia-a10g.sliced.memory-percentage`,
+      `${A}nvidia-a10g.sliced.units`,
+      `${G}intel`,
+      `${G}intel-xeon-platinum-8259cl`,
+      `${G}intel-xeon-platinum-8259cl.count`,
     ]);
-    expect(labels).toMatchObject({ [`${G}generic`]: 'true', [`${G}generic.count`]: '48', [`${A}nvidia-tesla-t4.sliced.units`]: '1600000' });
+    expect(labels).toMatchObject({
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '48',
+      [`${A}nvidia-tesla-t4.sliced.units`]: '1600000',
+    });
     expect(labels).not.toHaveProperty(['example.com/team']);
     expect(labels).not.toHaveProperty([`${A}nvidia-l4.note`]);
     expect(labels).not.toHaveProperty([MANAGED]);
@@ -55,7 +66,11 @@ describe('syncNodeProfile scenarios', () => {
   it('keys the CPU by model and marks CPU-only nodes', async () => {
     const { labels } = expectOk(await runScenario(C, 'keys-the-cpu-by-model-and-marks-cpu-only-nodes'));
     expect(labels).toEqual({
-      [MANAGED]: 'true', [`${G}amd-epyc-7763`]: 'true', [`${G}amd`]: 'true', [`${G}amd-epyc-7763.count`]: '64', [CPU_ONLY]: 'true',
+      [MANAGED]: 'true',
+      [`${G}amd-epyc-7763`]: 'true',
+      [`${G}amd`]: 'true',
+      [`${G}amd-epyc-7763.count`]: '64',
+      [CPU_ONLY]: 'true',
     });
   });
 
@@ -66,7 +81,9 @@ describe('syncNodeProfile scenarios', () => {
   });
 
   it('leaves new nodes unmanaged under manual management', async () => {
-    expect(expectOk(await runScenario(C, 'leaves-new-nodes-unmanaged-under-manual-management'))).toEqual({ labels: {} });
+    expect(expectOk(await runScenario(C, 'leaves-new-nodes-unmanaged-under-manual-management'))).toEqual({
+      labels: {},
+    });
   });
 });
 
@@ -81,7 +98,10 @@ describe('syncNodeProfile with builders', () => {
   });
 
   it.each([
-    { cpu: '3500m', count: '4' }, { cpu: '500m', count: '1' }, { cpu: '224', count: '224' }, { cpu: 96, count: '96' },
+    { cpu: '3500m', count: '4' },
+    { cpu: '500m', count: '1' },
+    { cpu: '224', count: '224' },
+    { cpu: 96, count: '96' },
   ])('counts a CPU capacity of $cpu as $count cores (rounded up)', ({ cpu, count }) => {
     const node = makeNode('n').obj();
     expect(labelsOf(nodeProfileRequest({ ...node, status: { capacity: { cpu } } }))[`${G}generic.count`]).toBe(count);
@@ -105,7 +125,14 @@ describe('syncNodeProfile with builders', () => {
 
   it('writes no sliced labels for a manufacturer the settings disable, and removes old ones', () => {
     const node = makeNode('n').h100(8).profiled().obj();
-    const labels = labelsOf(nodeProfileRequest(node, makeSchedulingChain().spec({ manufacturers: [{ name: 'amd' }] }).obj()));
+    const labels = labelsOf(
+      nodeProfileRequest(
+        node,
+        makeSchedulingChain()
+          .spec({ manufacturers: [{ name: 'amd' }] })
+          .obj(),
+      ),
+    );
     expect(labels[`${H100}.sliced.units`]).toBeNull();
   });
 
@@ -115,24 +142,29 @@ describe('syncNodeProfile with builders', () => {
       fc.stringMatching(/^acceleratable\.feature\.gpustack\.ai\/nvidia-h100-80gb-hbm3\.(note|owner|zone)$/),
       fc.stringMatching(/^feature\.node\.kubernetes\.io\/[a-z0-9.-]{1,20}$/),
     );
-    fc.assert(fc.property(
-      fc.dictionary(foreignKey, fc.stringMatching(/^[a-z0-9]{0,10}$/), { maxKeys: 6 }),
-      fc.option(fc.constantFrom('true', 'false', 'True', ''), { nil: undefined }),
-      (foreign, managed) => {
-        let node = makeNode('n').h100(8).cpu(224);
-        for (const [key, value] of Object.entries(foreign)) node = node.label(key, value);
-        if (managed !== undefined) node = node.managed(managed);
-        const labels = labelsOf(nodeProfileRequest(node.obj()));
-        for (const key of Object.keys(foreign)) expect(labels).not.toHaveProperty([key]);
-        if (managed !== undefined) expect(labels).not.toHaveProperty([MANAGED]);
-        for (const key of Object.keys(labels)) expect(isOwned(key), key).toBe(true);
-      },
-    ), { numRuns: 100 });
+    fc.assert(
+      fc.property(
+        fc.dictionary(foreignKey, fc.stringMatching(/^[a-z0-9]{0,10}$/), { maxKeys: 6 }),
+        fc.option(fc.constantFrom('true', 'false', 'True', ''), { nil: undefined }),
+        (foreign, managed) => {
+          let node = makeNode('n').h100(8).cpu(224);
+          for (const [key, value] of Object.entries(foreign)) node = node.label(key, value);
+          if (managed !== undefined) node = node.managed(managed);
+          const labels = labelsOf(nodeProfileRequest(node.obj()));
+          for (const key of Object.keys(foreign)) expect(labels).not.toHaveProperty([key]);
+          if (managed !== undefined) expect(labels).not.toHaveProperty([MANAGED]);
+          for (const key of Object.keys(labels)) expect(isOwned(key), key).toBe(true);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 
   it('relates the default SchedulingChain through customize', () => {
     expect(customizeNodeProfile({ parent: makeNode('n').obj() })).toEqual({
-      relatedResources: [{ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'schedulingchains', names: ['default'] }],
+      relatedResources: [
+        { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'schedulingchains', names: ['default'] },
+      ],
     });
   });
 });

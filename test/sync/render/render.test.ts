@@ -14,7 +14,10 @@ const GENERIC_AMD64 = 'gpustack-generic-linux-amd64';
 type Rendered = Extract<RenderResult, { ok: true }>;
 
 function render(file: string, chain?: Parameters<typeof renderChain>[0]['chain']): Rendered {
-  const result = renderChain({ nodes: loadClusterNodes(file), namespaces: NAMESPACES, ...(chain ? { chain } : {}) }, { now: NOW });
+  const result = renderChain(
+    { nodes: loadClusterNodes(file), namespaces: NAMESPACES, ...(chain ? { chain } : {}) },
+    { now: NOW },
+  );
   if (!result.ok) throw new Error(`${file}: ${result.error.code}: ${result.error.message}`);
   for (const object of result.objects) parseChild(object);
   return result;
@@ -26,11 +29,18 @@ function names(result: Rendered, kind: string): string[] {
 
 /** `{ queue: [[flavor, quota], …] }` for every ClusterQueue. */
 function queueQuotas(result: Rendered): Record<string, [string, string][]> {
-  const queues = result.objects.filter((o) => o.kind === 'ClusterQueue').map((o) => ClusterQueueSchema.parse(o) as ClusterQueue);
-  return Object.fromEntries(queues.map((q) => [
-    q.metadata.name,
-    (q.spec.resourceGroups?.[0]?.flavors ?? []).map((f): [string, string] => [f.name, f.resources[0]?.nominalQuota ?? '']),
-  ]));
+  const queues = result.objects
+    .filter((o) => o.kind === 'ClusterQueue')
+    .map((o) => ClusterQueueSchema.parse(o) as ClusterQueue);
+  return Object.fromEntries(
+    queues.map((q) => [
+      q.metadata.name,
+      (q.spec.resourceGroups?.[0]?.flavors ?? []).map((f): [string, string] => [
+        f.name,
+        f.resources[0]?.nominalQuota ?? '',
+      ]),
+    ]),
+  );
 }
 
 interface Expectation {
@@ -41,7 +51,14 @@ interface Expectation {
 /** What examples/clusters/README.md says `render` prints for each file (default settings). */
 const EXPECTED: Readonly<Record<string, Expectation>> = {
   'reference-4-node.yaml': {
-    flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-48c`, `${GENERIC_AMD64}-4c`, 'gpustack-nvidia-a10g-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-1d', 'gpustack-nvidia-tesla-t4-linux-amd64-4d'],
+    flavors: [
+      `${GENERIC_AMD64}-16c`,
+      `${GENERIC_AMD64}-48c`,
+      `${GENERIC_AMD64}-4c`,
+      'gpustack-nvidia-a10g-linux-amd64-1d',
+      'gpustack-nvidia-tesla-t4-linux-amd64-1d',
+      'gpustack-nvidia-tesla-t4-linux-amd64-4d',
+    ],
     queues: [GENERIC_AMD64, 'gpustack-nvidia-a10g-linux-amd64', 'gpustack-nvidia-tesla-t4-linux-amd64'],
   },
   'h100-8x.yaml': {
@@ -54,13 +71,25 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   },
   'mixed.json': {
     flavors: [
-      'gpustack-amd-instinct-mi300x-oam-linux-amd64-8d', 'gpustack-ascend-910b2-linux-arm64-8d',
-      `${GENERIC_AMD64}-112c`, `${GENERIC_AMD64}-128c`, `${GENERIC_AMD64}-224c`, `${GENERIC_AMD64}-384c`, 'gpustack-generic-linux-arm64-192c',
-      'gpustack-hygon-k100-ai-linux-amd64-8d', 'gpustack-metax-mxc500-linux-amd64-8d', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+      'gpustack-amd-instinct-mi300x-oam-linux-amd64-8d',
+      'gpustack-ascend-910b2-linux-arm64-8d',
+      `${GENERIC_AMD64}-112c`,
+      `${GENERIC_AMD64}-128c`,
+      `${GENERIC_AMD64}-224c`,
+      `${GENERIC_AMD64}-384c`,
+      'gpustack-generic-linux-arm64-192c',
+      'gpustack-hygon-k100-ai-linux-amd64-8d',
+      'gpustack-metax-mxc500-linux-amd64-8d',
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
     ],
     queues: [
-      'gpustack-amd-instinct-mi300x-oam-linux-amd64', 'gpustack-ascend-910b2-linux-arm64', GENERIC_AMD64, 'gpustack-generic-linux-arm64',
-      'gpustack-hygon-k100-ai-linux-amd64', 'gpustack-metax-mxc500-linux-amd64', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
+      'gpustack-amd-instinct-mi300x-oam-linux-amd64',
+      'gpustack-ascend-910b2-linux-arm64',
+      GENERIC_AMD64,
+      'gpustack-generic-linux-arm64',
+      'gpustack-hygon-k100-ai-linux-amd64',
+      'gpustack-metax-mxc500-linux-amd64',
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
     ],
   },
   'cpu-only.yaml': { flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-64c`], queues: [GENERIC_AMD64] },
@@ -68,7 +97,10 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
     flavors: [`${GENERIC_AMD64}-192c`, `${GENERIC_AMD64}-32c`, 'gpustack-nvidia-h200-linux-amd64-8d'],
     queues: [GENERIC_AMD64, 'gpustack-nvidia-h200-linux-amd64'],
   },
-  'garbage-labels.yaml': { flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-4c`, `${GENERIC_AMD64}-8c`], queues: [GENERIC_AMD64] },
+  'garbage-labels.yaml': {
+    flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-4c`, `${GENERIC_AMD64}-8c`],
+    queues: [GENERIC_AMD64],
+  },
 };
 
 describe('renderChain over examples/clusters', () => {
@@ -93,9 +125,16 @@ describe('renderChain over examples/clusters', () => {
   it('renders the reference cluster with the quotas of the walkthrough', () => {
     const quotas = queueQuotas(render('reference-4-node.yaml'));
     expect(quotas).toEqual({
-      [GENERIC_AMD64]: [[`${GENERIC_AMD64}-4c`, '8'], [`${GENERIC_AMD64}-16c`, '16'], [`${GENERIC_AMD64}-48c`, '48']],
+      [GENERIC_AMD64]: [
+        [`${GENERIC_AMD64}-4c`, '8'],
+        [`${GENERIC_AMD64}-16c`, '16'],
+        [`${GENERIC_AMD64}-48c`, '48'],
+      ],
       'gpustack-nvidia-a10g-linux-amd64': [['gpustack-nvidia-a10g-linux-amd64-1d', '1600k']],
-      'gpustack-nvidia-tesla-t4-linux-amd64': [['gpustack-nvidia-tesla-t4-linux-amd64-1d', '1600k'], ['gpustack-nvidia-tesla-t4-linux-amd64-4d', '6400k']],
+      'gpustack-nvidia-tesla-t4-linux-amd64': [
+        ['gpustack-nvidia-tesla-t4-linux-amd64-1d', '1600k'],
+        ['gpustack-nvidia-tesla-t4-linux-amd64-4d', '6400k'],
+      ],
     });
     const cores = (quotas[GENERIC_AMD64] ?? []).reduce((sum, [, q]) => sum + Number(q), 0);
     expect(cores).toBe(72);
@@ -104,8 +143,12 @@ describe('renderChain over examples/clusters', () => {
   it('lists the admission check on device queues only, since render marks the check Active', () => {
     const result = render('reference-4-node.yaml');
     const queues = result.objects.filter((o) => o.kind === 'ClusterQueue').map((o) => ClusterQueueSchema.parse(o));
-    expect(Object.fromEntries(queues.map((q) => [q.metadata.name, q.spec.admissionChecksStrategy !== undefined]))).toEqual({
-      [GENERIC_AMD64]: false, 'gpustack-nvidia-a10g-linux-amd64': true, 'gpustack-nvidia-tesla-t4-linux-amd64': true,
+    expect(
+      Object.fromEntries(queues.map((q) => [q.metadata.name, q.spec.admissionChecksStrategy !== undefined])),
+    ).toEqual({
+      [GENERIC_AMD64]: false,
+      'gpustack-nvidia-a10g-linux-amd64': true,
+      'gpustack-nvidia-tesla-t4-linux-amd64': true,
     });
     for (const queue of queues) expect(queue.spec.stopPolicy).toBe('None');
   });
@@ -114,46 +157,63 @@ describe('renderChain over examples/clusters', () => {
     const result = render('garbage-labels.yaml');
     const labels = Object.fromEntries(result.nodes.map((n) => [n.name, n.labels]));
     expect(Object.keys(labels['gpu-bad-count'] ?? {}).filter((k) => k.includes('.sliced.'))).toEqual([]);
-    expect(labels['gpu-bad-memory']).not.toHaveProperty(['acceleratable.feature.gpustack.ai/nvidia-a10g.sliced.memory-mib']);
+    expect(labels['gpu-bad-memory']).not.toHaveProperty([
+      'acceleratable.feature.gpustack.ai/nvidia-a10g.sliced.memory-mib',
+    ]);
     expect(result.objects.filter((o) => o.kind === 'ResourceFlavor' && o.metadata.name.endsWith('d'))).toEqual([]);
   });
 
   it('keys CPU flavors by model with generalKey CPUModel', () => {
     const result = render('reference-4-node.yaml', makeSchedulingChain().spec({ generalKey: 'CPUModel' }).obj());
     expect(names(result, 'ResourceFlavor').filter((n) => n.endsWith('c'))).toEqual([
-      'gpustack-amd-epyc-7r13-linux-amd64-16c', 'gpustack-amd-epyc-7r32-linux-amd64-4c',
-      'gpustack-intel-xeon-platinum-8259cl-linux-amd64-48c', 'gpustack-intel-xeon-platinum-8259cl-linux-amd64-4c',
+      'gpustack-amd-epyc-7r13-linux-amd64-16c',
+      'gpustack-amd-epyc-7r32-linux-amd64-4c',
+      'gpustack-intel-xeon-platinum-8259cl-linux-amd64-48c',
+      'gpustack-intel-xeon-platinum-8259cl-linux-amd64-4c',
     ]);
   });
 
-  const SETTINGS = [{}, { mixedOnNode: false }, { generalKey: 'CPUModel' }, { generalKey: 'CPUModel', mixedOnNode: false }];
-  it.each(listClusterFiles().flatMap((file) => SETTINGS.map((spec): [string, Record<string, unknown>] => [file, spec])))(
-    'every flavor of %s with %j pins exactly the nodes its capacity counts',
-    (file, spec) => {
-      const nodes = loadClusterNodes(file);
-      const result = render(file, makeSchedulingChain().spec(spec).obj());
-      const after = nodes.map((node) => {
-        const labels: Record<string, string> = { ...node.metadata.labels };
-        for (const [key, value] of Object.entries(result.nodes.find((n) => n.name === node.metadata.name)?.labels ?? {})) {
-          if (value === null) delete labels[key];
-          else labels[key] = value;
-        }
-        return labels;
-      });
-      const flavors = result.objects.filter((o) => o.kind === 'ResourceFlavor').map((o) => ResourceFlavorSchema.parse(o));
-      expect(flavors.length).toBeGreaterThan(0);
-      for (const flavor of flavors) {
-        const labels = flavor.metadata.labels ?? {};
-        const capacityKey = Object.keys(labels).find((k) => k.endsWith('.capacity')) as string;
-        const count = Number(labels[capacityKey.replace(/\.capacity$/, '.count')]);
-        const pinned = after.filter((node) => Object.entries(flavor.spec.nodeLabels).every(([k, v]) => node[k] === v));
-        expect(pinned.length * count, flavor.metadata.name).toBe(Number(labels[capacityKey]));
+  const SETTINGS = [
+    {},
+    { mixedOnNode: false },
+    { generalKey: 'CPUModel' },
+    { generalKey: 'CPUModel', mixedOnNode: false },
+  ];
+  it.each(
+    listClusterFiles().flatMap((file) => SETTINGS.map((spec): [string, Record<string, unknown>] => [file, spec])),
+  )('every flavor of %s with %j pins exactly the nodes its capacity counts', (file, spec) => {
+    const nodes = loadClusterNodes(file);
+    const result = render(file, makeSchedulingChain().spec(spec).obj());
+    const after = nodes.map((node) => {
+      const labels: Record<string, string> = { ...node.metadata.labels };
+      for (const [key, value] of Object.entries(
+        result.nodes.find((n) => n.name === node.metadata.name)?.labels ?? {},
+      )) {
+        if (value === null) delete labels[key];
+        else labels[key] = value;
       }
-    },
-  );
+      return labels;
+    });
+    const flavors = result.objects.filter((o) => o.kind === 'ResourceFlavor').map((o) => ResourceFlavorSchema.parse(o));
+    expect(flavors.length).toBeGreaterThan(0);
+    for (const flavor of flavors) {
+      const labels = flavor.metadata.labels ?? {};
+      const capacityKey = Object.keys(labels).find((k) => k.endsWith('.capacity')) as string;
+      const count = Number(labels[capacityKey.replace(/\.capacity$/, '.count')]);
+      const pinned = after.filter((node) => Object.entries(flavor.spec.nodeLabels).every(([k, v]) => node[k] === v));
+      expect(pinned.length * count, flavor.metadata.name).toBe(Number(labels[capacityKey]));
+    }
+  });
 
   it('stops at the first refusal: invalid settings', () => {
-    const result = renderChain({ nodes: loadClusterNodes('h100-8x.yaml'), namespaces: NAMESPACES, chain: makeSchedulingChain().spec({ mixedOnNode: 'no' }).obj() }, { now: NOW });
+    const result = renderChain(
+      {
+        nodes: loadClusterNodes('h100-8x.yaml'),
+        namespaces: NAMESPACES,
+        chain: makeSchedulingChain().spec({ mixedOnNode: 'no' }).obj(),
+      },
+      { now: NOW },
+    );
     expect(result).toMatchObject({ ok: false, error: { code: 'InvalidSettings' } });
   });
 });

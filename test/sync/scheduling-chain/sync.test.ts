@@ -1,12 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { SchedulingChainSyncRequestSchema, customizeSchedulingChain, syncSchedulingChain } from '../../../src/sync/index.js';
+import {
+  SchedulingChainSyncRequestSchema,
+  customizeSchedulingChain,
+  syncSchedulingChain,
+} from '../../../src/sync/index.js';
 import { makeInstanceType, makeSchedulingChain } from '../../builders/gpustack.js';
 import { makeNode } from '../../builders/node.js';
 import { chainRequest } from '../../builders/request.js';
 import { readRequestFixture } from '../../support/fixtures.js';
 import { NOW, runHook, runScenario } from '../../support/hooks.js';
 import {
-  admissionChecksOf, chainStatusOf, conditionOf, expectOk, expectRefusal, flavorsOf, instanceTypesOf, namesOfKind,
+  admissionChecksOf,
+  chainStatusOf,
+  conditionOf,
+  expectOk,
+  expectRefusal,
+  flavorsOf,
+  instanceTypesOf,
+  namesOfKind,
 } from '../../support/responses.js';
 
 const C = 'scheduling-chain';
@@ -18,9 +29,7 @@ const CPU_ONLY = 'feature.gpustack.ai/cpu-only';
 const GENERIC = 'gpustack-generic-linux-amd64';
 const A10G = 'gpustack-nvidia-a10g-linux-amd64';
 const T4 = 'gpustack-nvidia-tesla-t4-linux-amd64';
-const REFERENCE_FLAVORS = [
-  `${GENERIC}-16c`, `${GENERIC}-48c`, `${GENERIC}-4c`, `${A10G}-1d`, `${T4}-1d`, `${T4}-4d`,
-];
+const REFERENCE_FLAVORS = [`${GENERIC}-16c`, `${GENERIC}-48c`, `${GENERIC}-4c`, `${A10G}-1d`, `${T4}-1d`, `${T4}-4d`];
 
 /** The observed children of a fixture as `Kind/name`, to compare with what is re-sent. */
 function observedChildren(scenario: string): Map<string, { spec?: unknown; metadata: { labels?: unknown } }> {
@@ -34,21 +43,34 @@ function observedChildren(scenario: string): Map<string, { spec?: unknown; metad
 
 describe('syncSchedulingChain scenarios', () => {
   it('pools the reference cluster into flavors, instance types and the admission check', async () => {
-    const response = expectOk(await runScenario(C, 'pools-the-reference-cluster-into-flavors-instance-types-and-the-admission-check'));
+    const response = expectOk(
+      await runScenario(C, 'pools-the-reference-cluster-into-flavors-instance-types-and-the-admission-check'),
+    );
     expect(namesOfKind(response, 'ResourceFlavor')).toEqual(REFERENCE_FLAVORS);
     expect(namesOfKind(response, 'InstanceType')).toEqual([GENERIC, A10G, T4]);
     expect(namesOfKind(response, 'AdmissionCheck')).toEqual(['gpustack-node-devices']);
-    const capacity = Object.fromEntries(flavorsOf(response).map((f) => {
-      const labels = f.metadata.labels ?? {};
-      const key = Object.keys(labels).find((k) => k.endsWith('.capacity')) as string;
-      return [f.metadata.name, labels[key]];
-    }));
+    const capacity = Object.fromEntries(
+      flavorsOf(response).map((f) => {
+        const labels = f.metadata.labels ?? {};
+        const key = Object.keys(labels).find((k) => k.endsWith('.capacity')) as string;
+        return [f.metadata.name, labels[key]];
+      }),
+    );
     expect(capacity).toEqual({
-      [`${GENERIC}-16c`]: '16', [`${GENERIC}-48c`]: '48', [`${GENERIC}-4c`]: '8', [`${A10G}-1d`]: '1', [`${T4}-1d`]: '1', [`${T4}-4d`]: '4',
+      [`${GENERIC}-16c`]: '16',
+      [`${GENERIC}-48c`]: '48',
+      [`${GENERIC}-4c`]: '8',
+      [`${A10G}-1d`]: '1',
+      [`${T4}-1d`]: '1',
+      [`${T4}-4d`]: '4',
     });
     const status = chainStatusOf(response);
     expect(status.managedNodes).toBe(4);
-    expect(status.pools.map((p) => [p.name, p.nodes])).toEqual([[GENERIC, 4], [A10G, 1], [T4, 2]]);
+    expect(status.pools.map((p) => [p.name, p.nodes])).toEqual([
+      [GENERIC, 4],
+      [A10G, 1],
+      [T4, 2],
+    ]);
     expect(conditionOf(status, 'Ready')).toMatchObject({ status: 'True', reason: 'Synced', lastTransitionTime: NOW });
     expect(status.skippedNodes).toBeUndefined();
     expect(response.resyncAfterSeconds).toBeUndefined();
@@ -76,7 +98,9 @@ describe('syncSchedulingChain scenarios', () => {
       expect(seen, `${child.kind}/${child.metadata.name} was observed`).toBeDefined();
       expect(child['spec']).toEqual(seen?.spec);
       expect(child.metadata['labels']).toEqual(seen?.metadata.labels);
-      expect(Object.keys(child.metadata['annotations'] ?? {}).filter((k) => k.startsWith('metacontroller.k8s.io/'))).toEqual([]);
+      expect(
+        Object.keys(child.metadata['annotations'] ?? {}).filter((k) => k.startsWith('metacontroller.k8s.io/')),
+      ).toEqual([]);
     }
   });
 
@@ -92,8 +116,11 @@ describe('syncSchedulingChain scenarios', () => {
     const types = Object.fromEntries(instanceTypesOf(response).map((t) => [t.metadata.name, t.spec]));
     expect(Object.keys(types)).toEqual([GENERIC, A10G, T4]);
     expect(types[A10G]).toMatchObject({
-      displayName: 'A10G (retired pool)', description: 'g5 nodes were returned; keep the type for the quota history', inactive: true,
-      acceleratable: true, acceleratorGroup: 'nvidia-a10g',
+      displayName: 'A10G (retired pool)',
+      description: 'g5 nodes were returned; keep the type for the quota history',
+      inactive: true,
+      acceleratable: true,
+      acceleratorGroup: 'nvidia-a10g',
     });
     expect(types[T4]).toMatchObject({ displayName: 'T4 16GB (inference)', description: 'cheap inference cards' });
     expect(types[T4]?.inactive).toBeUndefined();
@@ -110,11 +137,16 @@ describe('syncSchedulingChain scenarios', () => {
   it('leaves out the admission check when it is disabled', async () => {
     const response = expectOk(await runScenario(C, 'leaves-out-the-admission-check-when-it-is-disabled'));
     expect(admissionChecksOf(response)).toEqual([]);
-    expect(namesOfKind(response, 'ResourceFlavor')).toEqual([`${GENERIC}-224c`, 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d']);
+    expect(namesOfKind(response, 'ResourceFlavor')).toEqual([
+      `${GENERIC}-224c`,
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+    ]);
   });
 
   it('keeps accelerated nodes out of CPU flavors when mixedOnNode is off', async () => {
-    const response = expectOk(await runScenario(C, 'keeps-accelerated-nodes-out-of-cpu-flavors-when-mixed-on-node-is-off'));
+    const response = expectOk(
+      await runScenario(C, 'keeps-accelerated-nodes-out-of-cpu-flavors-when-mixed-on-node-is-off'),
+    );
     expect(namesOfKind(response, 'ResourceFlavor')).toEqual([`${GENERIC}-16c`, `${A10G}-1d`, `${T4}-1d`, `${T4}-4d`]);
     const [cpu] = flavorsOf(response);
     expect(cpu?.spec.nodeLabels[CPU_ONLY]).toBe('true');
@@ -131,10 +163,15 @@ describe('syncSchedulingChain scenarios', () => {
       'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
     ]);
     const epyc = flavorsOf(response)[0];
-    expect(epyc?.metadata.annotations).toMatchObject({ 'note.gpustack.ai/manufacturer': 'amd', 'note.gpustack.ai/product': 'AMD EPYC 7763 64-Core Processor' });
+    expect(epyc?.metadata.annotations).toMatchObject({
+      'note.gpustack.ai/manufacturer': 'amd',
+      'note.gpustack.ai/product': 'AMD EPYC 7763 64-Core Processor',
+    });
     expect(epyc?.spec.nodeLabels).toMatchObject({ [`${G}amd-epyc-7763`]: 'true', [`${G}amd-epyc-7763.count`]: '128' });
     expect(namesOfKind(response, 'InstanceType')).toEqual([
-      'gpustack-amd-epyc-7763-linux-amd64', 'gpustack-intel-xeon-platinum-8480-linux-amd64', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
+      'gpustack-amd-epyc-7763-linux-amd64',
+      'gpustack-intel-xeon-platinum-8480-linux-amd64',
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
     ]);
   });
 
@@ -152,7 +189,12 @@ describe('syncSchedulingChain scenarios', () => {
     expect(conditionOf(status, 'Ready')).toMatchObject({ status: 'True' });
     // cpu-03 says managed=false: not counted, not pooled.
     expect(status.managedNodes).toBe(5);
-    expect(namesOfKind(response, 'ResourceFlavor')).toEqual([`${GENERIC}-16c`, `${GENERIC}-4c`, `${GENERIC}-8c`, `${T4}-1d`]);
+    expect(namesOfKind(response, 'ResourceFlavor')).toEqual([
+      `${GENERIC}-16c`,
+      `${GENERIC}-4c`,
+      `${GENERIC}-8c`,
+      `${T4}-1d`,
+    ]);
     const t4 = flavorsOf(response).find((f) => f.metadata.name === `${T4}-1d`);
     expect(t4?.metadata.labels?.[`${A}nvidia-tesla-t4.capacity`]).toBe('1');
   });
@@ -163,7 +205,12 @@ describe('syncSchedulingChain scenarios', () => {
     const status = chainStatusOf(response);
     for (const condition of status.conditions) expect(condition.lastTransitionTime, condition.type).toBe(EARLIER);
     // The desired children are exactly what the first sync asked for (its snapshot).
-    const first = expectOk(runHook(C, readRequestFixture(C, 'pools-the-reference-cluster-into-flavors-instance-types-and-the-admission-check')));
+    const first = expectOk(
+      runHook(
+        C,
+        readRequestFixture(C, 'pools-the-reference-cluster-into-flavors-instance-types-and-the-admission-check'),
+      ),
+    );
     expect(response.children).toEqual(first.children);
   });
 });
@@ -173,41 +220,72 @@ describe('syncSchedulingChain with builders', () => {
   const sync = (raw: unknown) => expectOk(runHook(C, raw));
 
   it('pools nodes with the same key, os, arch and count into one flavor', () => {
-    const response = sync(chainRequest({
-      parent: chain.obj(),
-      nodes: [makeNode('gpu-1').h100(8).cpu(224).profiled().obj(), makeNode('gpu-2').h100(8).cpu(224).profiled().obj(), makeNode('gpu-3').h100(4).cpu(224).profiled().obj()],
-    }));
+    const response = sync(
+      chainRequest({
+        parent: chain.obj(),
+        nodes: [
+          makeNode('gpu-1').h100(8).cpu(224).profiled().obj(),
+          makeNode('gpu-2').h100(8).cpu(224).profiled().obj(),
+          makeNode('gpu-3').h100(4).cpu(224).profiled().obj(),
+        ],
+      }),
+    );
     const flavors = flavorsOf(response);
-    expect(flavors.map((f) => [f.metadata.name, f.metadata.labels?.[`${A}nvidia-h100-80gb-hbm3.capacity`] ?? f.metadata.labels?.[`${G}generic.capacity`]])).toEqual([
+    expect(
+      flavors.map((f) => [
+        f.metadata.name,
+        f.metadata.labels?.[`${A}nvidia-h100-80gb-hbm3.capacity`] ?? f.metadata.labels?.[`${G}generic.capacity`],
+      ]),
+    ).toEqual([
       [`${GENERIC}-224c`, '672'],
       ['gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d', '4'],
       ['gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d', '16'],
     ]);
     expect(flavors[2]?.spec).toEqual({
       nodeLabels: {
-        'gpustack.ai/managed': 'true', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
-        [`${A}nvidia-h100-80gb-hbm3`]: 'true', [`${A}nvidia-h100-80gb-hbm3.count`]: '8',
+        'gpustack.ai/managed': 'true',
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        [`${A}nvidia-h100-80gb-hbm3`]: 'true',
+        [`${A}nvidia-h100-80gb-hbm3.count`]: '8',
       },
       tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' }],
     });
   });
 
   it('splits pools by os and arch', () => {
-    const response = sync(chainRequest({
-      parent: chain.obj(),
-      nodes: [makeNode('npu-1').arch('arm64').ascend910b2(8).cpu(192).profiled().obj(), makeNode('cpu-1').cpu(192).profiled().obj()],
-    }));
+    const response = sync(
+      chainRequest({
+        parent: chain.obj(),
+        nodes: [
+          makeNode('npu-1').arch('arm64').ascend910b2(8).cpu(192).profiled().obj(),
+          makeNode('cpu-1').cpu(192).profiled().obj(),
+        ],
+      }),
+    );
     expect(namesOfKind(response, 'InstanceType')).toEqual([
-      'gpustack-ascend-910b2-linux-arm64', `${GENERIC}`, 'gpustack-generic-linux-arm64',
+      'gpustack-ascend-910b2-linux-arm64',
+      `${GENERIC}`,
+      'gpustack-generic-linux-arm64',
     ]);
     const ascend = instanceTypesOf(response)[0];
-    expect(ascend?.spec).toMatchObject({ acceleratorGroup: 'ascend-910b2', arch: 'arm64', unitResources: { cpu: '8', ram: '64Gi' } });
+    expect(ascend?.spec).toMatchObject({
+      acceleratorGroup: 'ascend-910b2',
+      arch: 'arm64',
+      unitResources: { cpu: '8', ram: '64Gi' },
+    });
   });
 
   it.each([
     { name: 'label gpustack.ai/managed=false', node: makeNode('n').h100(8).profiled().managed('false').obj() },
-    { name: 'no gpustack.ai/managed label', node: makeNode('n').h100(8).profiled().withoutLabel('gpustack.ai/managed').obj() },
-    { name: 'label gpustack.ai/managed=True (not exactly "true")', node: makeNode('n').h100(8).profiled().managed('True').obj() },
+    {
+      name: 'no gpustack.ai/managed label',
+      node: makeNode('n').h100(8).profiled().withoutLabel('gpustack.ai/managed').obj(),
+    },
+    {
+      name: 'label gpustack.ai/managed=True (not exactly "true")',
+      node: makeNode('n').h100(8).profiled().managed('True').obj(),
+    },
   ])('ignores an unmanaged node: $name', ({ node }) => {
     const response = sync(chainRequest({ parent: chain.obj(), nodes: [node] }));
     expect(flavorsOf(response)).toEqual([]);
@@ -215,15 +293,52 @@ describe('syncSchedulingChain with builders', () => {
   });
 
   it.each([
-    { name: 'a device count that is not a number', node: makeNode('bad').t4(1).profiled().label(`${A}nvidia-tesla-t4.count`, 'abc'), reason: 'InvalidDeviceCount', flavors: [`${GENERIC}-16c`] },
-    { name: 'a zero device count', node: makeNode('bad').t4(1).profiled().label(`${A}nvidia-tesla-t4.count`, '0'), reason: 'InvalidDeviceCount', flavors: [`${GENERIC}-16c`] },
-    { name: 'a device memory that is not a quantity', node: makeNode('bad').a10g(1).profiled().label(`${A}nvidia-a10g.memory`, 'huge'), reason: 'InvalidDeviceMemory', flavors: [`${GENERIC}-16c`] },
-    { name: 'no arch label', node: makeNode('bad').arch(undefined).t4(1).profiled(), reason: 'InvalidOsArch', flavors: [] },
-    { name: 'no general key', node: makeNode('bad').t4(1).profiled().withoutLabel(`${G}generic`), reason: 'MissingGeneralKey', flavors: [`${T4}-1d`] },
-    { name: 'a CPU count that is not a number', node: makeNode('bad').profiled().label(`${G}generic.count`, 'lots'), reason: 'InvalidCpuCount', flavors: [] },
-    { name: 'two general keys', node: makeNode('bad').profiled().label(`${G}amd-epyc-7763`, 'true').label(`${G}amd-epyc-7763.count`, '16'), reason: 'AmbiguousGeneralKey', flavors: [] },
+    {
+      name: 'a device count that is not a number',
+      node: makeNode('bad').t4(1).profiled().label(`${A}nvidia-tesla-t4.count`, 'abc'),
+      reason: 'InvalidDeviceCount',
+      flavors: [`${GENERIC}-16c`],
+    },
+    {
+      name: 'a zero device count',
+      node: makeNode('bad').t4(1).profiled().label(`${A}nvidia-tesla-t4.count`, '0'),
+      reason: 'InvalidDeviceCount',
+      flavors: [`${GENERIC}-16c`],
+    },
+    {
+      name: 'a device memory that is not a quantity',
+      node: makeNode('bad').a10g(1).profiled().label(`${A}nvidia-a10g.memory`, 'huge'),
+      reason: 'InvalidDeviceMemory',
+      flavors: [`${GENERIC}-16c`],
+    },
+    {
+      name: 'no arch label',
+      node: makeNode('bad').arch(undefined).t4(1).profiled(),
+      reason: 'InvalidOsArch',
+      flavors: [],
+    },
+    {
+      name: 'no general key',
+      node: makeNode('bad').t4(1).profiled().withoutLabel(`${G}generic`),
+      reason: 'MissingGeneralKey',
+      flavors: [`${T4}-1d`],
+    },
+    {
+      name: 'a CPU count that is not a number',
+      node: makeNode('bad').profiled().label(`${G}generic.count`, 'lots'),
+      reason: 'InvalidCpuCount',
+      flavors: [],
+    },
+    {
+      name: 'two general keys',
+      node: makeNode('bad').profiled().label(`${G}amd-epyc-7763`, 'true').label(`${G}amd-epyc-7763.count`, '16'),
+      reason: 'AmbiguousGeneralKey',
+      flavors: [],
+    },
   ])('skips what a node with $name cannot feed, and says why', ({ node, reason, flavors }) => {
-    const response = sync(chainRequest({ parent: chain.obj(), nodes: [node.obj(), makeNode('good').cpu(32).profiled().obj()] }));
+    const response = sync(
+      chainRequest({ parent: chain.obj(), nodes: [node.obj(), makeNode('good').cpu(32).profiled().obj()] }),
+    );
     const status = chainStatusOf(response);
     expect(status.skippedNodes).toEqual([{ name: 'bad', reason, message: expect.any(String) }]);
     expect(conditionOf(status, 'NodesSkipped')).toMatchObject({ status: 'True' });
@@ -237,44 +352,88 @@ describe('syncSchedulingChain with builders', () => {
 
   it('keeps lastTransitionTime of unchanged conditions and moves it for changed ones', () => {
     const previous = [
-      { type: 'Ready', status: 'True', reason: 'Synced', message: '1 pools from 1 managed nodes', lastTransitionTime: EARLIER },
-      { type: 'NodesSkipped', status: 'True', reason: 'InvalidNodeLabels', message: '1 nodes are left out of some pools; see status.skippedNodes', lastTransitionTime: EARLIER },
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Synced',
+        message: '1 pools from 1 managed nodes',
+        lastTransitionTime: EARLIER,
+      },
+      {
+        type: 'NodesSkipped',
+        status: 'True',
+        reason: 'InvalidNodeLabels',
+        message: '1 nodes are left out of some pools; see status.skippedNodes',
+        lastTransitionTime: EARLIER,
+      },
     ];
-    const status = chainStatusOf(sync(chainRequest({ parent: chain.previousConditions(previous).obj(), nodes: [makeNode('a').profiled().obj()] })));
+    const status = chainStatusOf(
+      sync(chainRequest({ parent: chain.previousConditions(previous).obj(), nodes: [makeNode('a').profiled().obj()] })),
+    );
     expect(conditionOf(status, 'Ready').lastTransitionTime).toBe(EARLIER);
     expect(conditionOf(status, 'NodesSkipped')).toMatchObject({ status: 'False', lastTransitionTime: NOW });
   });
 
   it('answers with no children, not an error, for invalid settings when nothing is observed yet', () => {
-    const response = sync(chainRequest({ parent: makeSchedulingChain().spec({ mixedOnNode: 'yes' }).obj(), nodes: [makeNode('a').profiled().obj()] }));
+    const response = sync(
+      chainRequest({
+        parent: makeSchedulingChain().spec({ mixedOnNode: 'yes' }).obj(),
+        nodes: [makeNode('a').profiled().obj()],
+      }),
+    );
     expect(response.children).toEqual([]);
-    expect(conditionOf(chainStatusOf(response), 'Ready')).toMatchObject({ reason: 'InvalidSettings', message: expect.stringContaining('spec.mixedOnNode') });
+    expect(conditionOf(chainStatusOf(response), 'Ready')).toMatchObject({
+      reason: 'InvalidSettings',
+      message: expect.stringContaining('spec.mixedOnNode'),
+    });
     expect(chainStatusOf(response).managedNodes).toBe(1);
   });
 
   it('derives no InstanceType at all with deriveInstanceTypes off and nothing observed', () => {
-    const response = sync(chainRequest({ parent: makeSchedulingChain().spec({ deriveInstanceTypes: false }).obj(), nodes: [makeNode('g').t4(1).profiled().obj()] }));
+    const response = sync(
+      chainRequest({
+        parent: makeSchedulingChain().spec({ deriveInstanceTypes: false }).obj(),
+        nodes: [makeNode('g').t4(1).profiled().obj()],
+      }),
+    );
     expect(instanceTypesOf(response)).toEqual([]);
     expect(namesOfKind(response, 'ResourceFlavor')).toEqual([`${GENERIC}-16c`, `${T4}-1d`]);
   });
 
   it('re-emits a sticky InstanceType exactly as observed, without inventing fields', () => {
-    const observed = makeInstanceType('gpustack-nvidia-h200-linux-amd64').device('nvidia-h200').displayName('H200').obj();
+    const observed = makeInstanceType('gpustack-nvidia-h200-linux-amd64')
+      .device('nvidia-h200')
+      .displayName('H200')
+      .obj();
     const response = sync(chainRequest({ parent: chain.obj(), nodes: [], children: [observed] }));
-    expect(instanceTypesOf(response)).toEqual([{
-      apiVersion: 'worker.gpustack.ai/v1alpha1',
-      kind: 'InstanceType',
-      metadata: {
-        name: 'gpustack-nvidia-h200-linux-amd64',
-        labels: {
-          'schedule.gpustack.ai/derived-from-node': 'true',
-          'schedule.gpustack.ai/queue-entrance': expect.stringMatching(/^gpustack-fnv64-[0-9a-f]{16}$/),
-          'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'feature.gpustack.ai/acceleratable': 'true', [`${A}nvidia-h200`]: 'true',
+    expect(instanceTypesOf(response)).toEqual([
+      {
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: {
+          name: 'gpustack-nvidia-h200-linux-amd64',
+          labels: {
+            'schedule.gpustack.ai/derived-from-node': 'true',
+            'schedule.gpustack.ai/queue-entrance': expect.stringMatching(/^gpustack-fnv64-[0-9a-f]{16}$/),
+            'kubernetes.io/os': 'linux',
+            'kubernetes.io/arch': 'amd64',
+            'feature.gpustack.ai/acceleratable': 'true',
+            [`${A}nvidia-h200`]: 'true',
+          },
+        },
+        spec: {
+          displayName: 'H200',
+          acceleratable: true,
+          acceleratorGroup: 'nvidia-h200',
+          generalGroup: 'generic',
+          os: 'linux',
+          arch: 'amd64',
         },
       },
-      spec: { displayName: 'H200', acceleratable: true, acceleratorGroup: 'nvidia-h200', generalGroup: 'generic', os: 'linux', arch: 'amd64' },
-    }]);
-    expect(chainStatusOf(response).pools).toEqual([{ name: 'gpustack-nvidia-h200-linux-amd64', acceleratable: true, nodes: 0, flavors: [] }]);
+    ]);
+    expect(chainStatusOf(response).pools).toEqual([
+      { name: 'gpustack-nvidia-h200-linux-amd64', acceleratable: true, nodes: 0, flavors: [] },
+    ]);
   });
 
   it('writes no pool-key label for an observed accelerated InstanceType without acceleratorGroup', () => {
@@ -287,31 +446,54 @@ describe('syncSchedulingChain with builders', () => {
   });
 
   it('leaves out devices of manufacturers that are not enabled', () => {
-    const response = sync(chainRequest({
-      parent: makeSchedulingChain().spec({ manufacturers: [{ name: 'ascend' }] }).obj(),
-      nodes: [makeNode('gpu').h100(8).profiled().obj(), makeNode('npu').ascend910b2(8).profiled().obj()],
-    }));
+    const response = sync(
+      chainRequest({
+        parent: makeSchedulingChain()
+          .spec({ manufacturers: [{ name: 'ascend' }] })
+          .obj(),
+        nodes: [makeNode('gpu').h100(8).profiled().obj(), makeNode('npu').ascend910b2(8).profiled().obj()],
+      }),
+    );
     expect(namesOfKind(response, 'ResourceFlavor')).toEqual(['gpustack-ascend-910b2-linux-amd64-8d', `${GENERIC}-16c`]);
   });
 
   it('tolerates the overridden device resource, and uses flavorTolerations when given', () => {
-    const overridden = sync(chainRequest({
-      parent: makeSchedulingChain().spec({ manufacturers: [{ name: 'nvidia', resourceName: 'nvidia.com/gpu.shared' }] }).obj(),
-      nodes: [makeNode('gpu').t4(1).profiled().obj()],
-    }));
-    expect(flavorsOf(overridden).find((f) => f.metadata.name === `${T4}-1d`)?.spec.tolerations).toEqual([{ key: 'nvidia.com/gpu.shared', operator: 'Exists' }]);
-    const custom = sync(chainRequest({
-      parent: makeSchedulingChain().spec({ flavorTolerations: { cpu: [{ key: 'dedicated', operator: 'Equal', value: 'cpu', effect: 'NoSchedule' }], device: [] } }).obj(),
-      nodes: [makeNode('gpu').t4(1).profiled().obj()],
-    }));
+    const overridden = sync(
+      chainRequest({
+        parent: makeSchedulingChain()
+          .spec({ manufacturers: [{ name: 'nvidia', resourceName: 'nvidia.com/gpu.shared' }] })
+          .obj(),
+        nodes: [makeNode('gpu').t4(1).profiled().obj()],
+      }),
+    );
+    expect(flavorsOf(overridden).find((f) => f.metadata.name === `${T4}-1d`)?.spec.tolerations).toEqual([
+      { key: 'nvidia.com/gpu.shared', operator: 'Exists' },
+    ]);
+    const custom = sync(
+      chainRequest({
+        parent: makeSchedulingChain()
+          .spec({
+            flavorTolerations: {
+              cpu: [{ key: 'dedicated', operator: 'Equal', value: 'cpu', effect: 'NoSchedule' }],
+              device: [],
+            },
+          })
+          .obj(),
+        nodes: [makeNode('gpu').t4(1).profiled().obj()],
+      }),
+    );
     const [cpu, device] = flavorsOf(custom);
-    expect(cpu?.spec.tolerations).toEqual([{ key: 'dedicated', operator: 'Equal', value: 'cpu', effect: 'NoSchedule' }]);
+    expect(cpu?.spec.tolerations).toEqual([
+      { key: 'dedicated', operator: 'Equal', value: 'cpu', effect: 'NoSchedule' },
+    ]);
     expect(device?.spec.tolerations).toBeUndefined();
   });
 
   it('relates the managed nodes through customize', () => {
     expect(customizeSchedulingChain({ parent: chain.obj() })).toEqual({
-      relatedResources: [{ apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { 'gpustack.ai/managed': 'true' } } }],
+      relatedResources: [
+        { apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { 'gpustack.ai/managed': 'true' } } },
+      ],
     });
   });
 
