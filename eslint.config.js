@@ -1,33 +1,23 @@
 // Lint enforces the dependency direction of DESIGN §2:
 // server → sync → nodefeature → k8s, agent → native, agent → nodefeature, agent → kube,
 // admission → sync | kube (and what sync imports). kube is the shared API client: it imports no src/.
-// sync, nodefeature and k8s are pure: no hono, client-node, native code, I/O modules.
+// sync, nodefeature and k8s are pure: no hono, client-node, native code, Node built-ins, no clock, timers,
+// environment or global state. Everywhere in src/, another folder is imported only through its index.js.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
 
-const IO_MODULES = [
-  'fs',
-  'node:fs',
-  'fs/promises',
-  'node:fs/promises',
-  'net',
-  'node:net',
-  'http',
-  'node:http',
-  'https',
-  'node:https',
-  'child_process',
-  'node:child_process',
-  'process',
-  'node:process',
-  'os',
-  'node:os',
-  'worker_threads',
-  'node:worker_threads',
-  'dgram',
-  'node:dgram',
-];
+// Every Node.js built-in, bare and `node:`-prefixed: pure code imports none of them.
+const BUILTIN_MODULES = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+const IO_MODULES = BUILTIN_MODULES;
 const FRAMEWORKS = ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node', 'pino', 'prom-client'];
+
+// A folder's index.ts is its public surface: `../labels/index.js` is fine, `../labels/keys.js` is
+// not, at any depth (`../../nodefeature/labels.js`) and into a child folder (`./render/render.js`).
+const INDEX_ONLY = {
+  regex: '^(\\.\\./)*\\.{1,2}/(?:[^/]+/)*[^/]+/(?!index\\.js$)[^/]+$',
+  message: "import another folder through its index.js (the folder's public surface)",
+};
 
 /** Forbid imports of the given src/ folders (relative paths of any depth) and packages. */
 function restrict(folders, packages, message) {
@@ -37,6 +27,7 @@ function restrict(folders, packages, message) {
       {
         paths: packages.filter((p) => !p.includes('*')).map((name) => ({ name, message })),
         patterns: [
+          INDEX_ONLY,
           ...folders.map((f) => ({ group: [`**/${f}`, `**/${f}/**`], message })),
           ...packages.filter((p) => p.includes('*')).map((p) => ({ group: [p], message })),
         ],
@@ -45,17 +36,33 @@ function restrict(folders, packages, message) {
   };
 }
 
+const CLOCK = 'pure code reads no clock: take a `now` argument';
 const PURE_GLOBALS_RULE = {
   'no-restricted-globals': [
     'error',
     { name: 'process', message: 'pure code reads no environment: pass settings in' },
+    { name: 'globalThis', message: 'pure code reaches no global state (globalThis.process, …)' },
+    { name: 'global', message: 'pure code reaches no global state' },
     { name: 'fetch', message: 'pure code does no I/O' },
+    { name: 'crypto', message: 'pure code must be deterministic' },
+    { name: 'performance', message: CLOCK },
+    ...['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate'].map((name) => ({
+      name,
+      message: 'pure code schedules nothing: return desired state',
+    })),
+    { name: 'queueMicrotask', message: 'pure code schedules nothing: return desired state' },
   ],
   'no-restricted-properties': [
     'error',
-    { object: 'Date', property: 'now', message: 'pure code reads no clock: take a `now` argument' },
+    { object: 'Date', property: 'now', message: CLOCK },
     { object: 'Math', property: 'random', message: 'pure code must be deterministic' },
     { object: 'console', message: 'pure code does not log' },
+  ],
+  // `Date` as a type is fine (a `now` argument); constructing one is a clock read or a detour.
+  'no-restricted-syntax': [
+    'error',
+    { selector: "NewExpression[callee.name='Date']", message: CLOCK },
+    { selector: "CallExpression[callee.name='Date']", message: CLOCK },
   ],
 };
 
@@ -68,6 +75,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+  {
+    // Files outside the layered folders (the CLI) still go through each folder's index.js.
+    files: ['src/**/*.ts', 'native/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [INDEX_ONLY] }] },
   },
   {
     files: ['src/k8s/**/*.ts'],

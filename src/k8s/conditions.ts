@@ -28,5 +28,6 @@ export function buildCondition(
  * equal to the one written, so no needless status churn.
  */
 export function rfc3339Seconds(date: Date): string {
-  return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  // toISOString always prints milliseconds; dropping them floors to the second, also before 1970.
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildCondition, type Condition, type ConditionInput } from '../../src/k8s/index.js';
+import { buildCondition, rfc3339Seconds, type Condition, type ConditionInput } from '../../src/k8s/index.js';
 
 const NOW = '2025-01-02T03:04:05Z';
 const BEFORE = '2024-12-31T00:00:00Z';
@@ -68,5 +68,15 @@ describe('buildCondition', () => {
       NOW,
     );
     expect(Object.keys(got).sort()).toEqual(['lastTransitionTime', 'message', 'reason', 'status', 'type']);
+  });
+});
+
+describe('rfc3339Seconds', () => {
+  it.each([
+    ['2025-01-02T03:04:05.999Z', '2025-01-02T03:04:05Z'],
+    ['2025-01-02T03:04:05.000Z', '2025-01-02T03:04:05Z'],
+    ['1969-12-31T23:59:59.500Z', '1969-12-31T23:59:59Z'],
+  ])('%s is stored as %s (floored to the second)', (iso, want) => {
+    expect(rfc3339Seconds(new Date(iso))).toBe(want);
   });
 });

@@ -1,0 +1,157 @@
+// The layering and purity rules of eslint.config.js, proven to fire: each probe is linted as if it
+// were a file at `path`, and must be reported by `rule`. A rule that silently stops matching (a
+// config override, a pattern typo) fails here instead of letting impure code into src/sync.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const eslint = new ESLint({ cwd: REPO_ROOT });
+
+async function ruleIds(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(REPO_ROOT, file) });
+  return (result?.messages ?? []).map((message) => message.ruleId ?? `fatal: ${message.message}`);
+}
+
+const PROBES: { name: string; path: string; code: string; rule: string }[] = [
+  {
+    name: 'globalThis.process.env',
+    path: 'src/sync/probe.ts',
+    code: 'export const env = globalThis.process.env;',
+    rule: 'no-restricted-globals',
+  },
+  {
+    name: 'process.env',
+    path: 'src/nodefeature/probe.ts',
+    code: 'export const env = process.env;',
+    rule: 'no-restricted-globals',
+  },
+  { name: 'global', path: 'src/k8s/probe.ts', code: 'export const g = global;', rule: 'no-restricted-globals' },
+  {
+    name: 'new Date()',
+    path: 'src/sync/probe.ts',
+    code: 'export const now = new Date();',
+    rule: 'no-restricted-syntax',
+  },
+  {
+    name: 'new Date(x)',
+    path: 'src/k8s/probe.ts',
+    code: 'export const d = new Date(0);',
+    rule: 'no-restricted-syntax',
+  },
+  { name: 'Date()', path: 'src/k8s/probe.ts', code: 'export const d = Date();', rule: 'no-restricted-syntax' },
+  {
+    name: 'Date.now()',
+    path: 'src/sync/probe.ts',
+    code: 'export const now = Date.now();',
+    rule: 'no-restricted-properties',
+  },
+  {
+    name: 'performance.now()',
+    path: 'src/nodefeature/probe.ts',
+    code: 'export const t = performance.now();',
+    rule: 'no-restricted-globals',
+  },
+  {
+    name: 'setTimeout',
+    path: 'src/k8s/probe.ts',
+    code: 'export const t = setTimeout(() => undefined, 1);',
+    rule: 'no-restricted-globals',
+  },
+  {
+    name: 'queueMicrotask',
+    path: 'src/sync/probe.ts',
+    code: 'queueMicrotask(() => undefined);',
+    rule: 'no-restricted-globals',
+  },
+  {
+    name: 'global crypto',
+    path: 'src/sync/probe.ts',
+    code: 'export const id = crypto.randomUUID();',
+    rule: 'no-restricted-globals',
+  },
+  {
+    name: 'node:crypto',
+    path: 'src/sync/probe.ts',
+    code: "import { randomUUID } from 'node:crypto';\nexport const id = randomUUID();",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'bare crypto',
+    path: 'src/nodefeature/probe.ts',
+    code: "import { createHash } from 'crypto';\nexport const h = createHash;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'node:path',
+    path: 'src/k8s/probe.ts',
+    code: "import path from 'node:path';\nexport const p = path;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'another folder past its index (sync → nodefeature)',
+    path: 'src/sync/probe.ts',
+    code: "import { GPUSTACK } from '../nodefeature/labels.js';\nexport const g = GPUSTACK;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'another folder past its index, two levels up',
+    path: 'src/sync/node-profile/probe.ts',
+    code: "import { x } from '../../nodefeature/labels.js';\nexport const g = x;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'a sibling folder past its index',
+    path: 'src/sync/node-profile/probe.ts',
+    code: "import { x } from '../common/settings.js';\nexport const g = x;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'a child folder past its index',
+    path: 'src/sync/probe.ts',
+    code: "import { x } from './render/render.js';\nexport const g = x;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'the server past a folder index',
+    path: 'src/server/probe.ts',
+    code: "import { x } from '../sync/common/settings.js';\nexport const g = x;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'the CLI past a folder index',
+    path: 'src/probe.ts',
+    code: "import { x } from './server/app.js';\nexport const g = x;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'the agent past the native index',
+    path: 'src/agent/probe.ts',
+    code: "import type { X } from '../../native/types.js';\nexport type G = X;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'sync importing the server',
+    path: 'src/sync/probe.ts',
+    code: "import { x } from '../server/index.js';\nexport const g = x;",
+    rule: 'no-restricted-imports',
+  },
+];
+
+describe('lint rules fire on probe files', () => {
+  it.each(PROBES)('$name in $path → $rule', async ({ path: file, code, rule }) => {
+    expect(await ruleIds(file, code)).toContain(rule);
+  });
+
+  it('a pure file that uses Date as a type and imports through index.js passes', async () => {
+    const code = [
+      "import { rfc3339Seconds } from '../k8s/index.js';",
+      "import { helper } from './sibling.js';",
+      'export function stamp(now: Date): string {',
+      '  return rfc3339Seconds(now) + String(helper);',
+      '}',
+    ].join('\n');
+    expect(await ruleIds('src/sync/probe.ts', code)).toEqual([]);
+  });
+});
