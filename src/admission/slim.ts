@@ -12,71 +12,78 @@
 import type { Node } from '../k8s/index.js';
 import type { Container, ObservedResourceFlavor, Pod, PodSpec, Workload } from '../sync/index.js';
 
-type Loose = Readonly<Record<string, unknown>>;
-
-/** The members of `source` named in `keys` that are present; an absent one stays absent, not `undefined`. */
-function pick(source: unknown, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (source === null || typeof source !== 'object') return out;
+/**
+ * The members of `source` named in `keys` that are present; an absent one stays absent, not
+ * `undefined`. The one cast is sound for what this module picks from: each source passed its
+ * schema, so a member its type requires is present and is copied.
+ */
+function pick<T extends object, const K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {
+  const out: Partial<Pick<T, K>> = {};
   for (const key of keys) {
-    const value = (source as Loose)[key];
-    if (value !== undefined) out[key] = value;
+    if (source[key] !== undefined) out[key] = source[key];
   }
-  return out;
+  return out as Pick<T, K>;
 }
 
-/** `pick` over an optional member: absent (or `null`, kept as `null`) stays so, present becomes the picked object. */
-function pickMember(source: Loose, key: string, keys: readonly string[]): Record<string, unknown> {
-  const value = source[key];
-  if (value === undefined) return {};
-  return { [key]: value === null ? null : pick(value, keys) };
+/** `pick` over an optional member: absent (or `null`) stays so, present becomes the picked object. */
+function pickOptional<T extends object, const K extends keyof T>(
+  value: T | undefined,
+  keys: readonly K[],
+): Pick<T, K> | undefined;
+function pickOptional<T extends object, const K extends keyof T>(
+  value: T | null | undefined,
+  keys: readonly K[],
+): Pick<T, K> | null | undefined;
+function pickOptional<T extends object, const K extends keyof T>(
+  value: T | null | undefined,
+  keys: readonly K[],
+): Pick<T, K> | null | undefined {
+  return value === undefined || value === null ? value : pick(value, keys);
 }
 
-const IDENTITY = ['apiVersion', 'kind'];
+const IDENTITY = ['apiVersion', 'kind'] as const;
 
 function slimContainer(container: Container): Container {
-  return {
-    ...pick(container, ['name', 'restartPolicy']),
-    ...pickMember(container, 'resources', ['requests', 'limits']),
-  } as Container;
+  const resources = pickOptional(container.resources, ['requests', 'limits']);
+  return { ...pick(container, ['name', 'restartPolicy']), ...(resources === undefined ? {} : { resources }) };
 }
 
 /** What a pod asks for and where it may run; `extra` names the PodSpec fields kept beyond the containers. */
-function slimPodSpec(spec: PodSpec, extra: readonly string[]): PodSpec {
+function slimPodSpec<S extends PodSpec, const K extends keyof S>(spec: S, extra: readonly K[]): Pick<S, K> & PodSpec {
   return {
     ...pick(spec, extra),
     containers: spec.containers.map(slimContainer),
     ...(spec.initContainers !== undefined ? { initContainers: spec.initContainers.map(slimContainer) } : {}),
-  } as PodSpec;
+  };
 }
 
 /** A Node: its labels (flavors select by any of them), whether it is cordoned, its taints. */
 export function slimNode(node: Node): Node {
+  const spec = pickOptional(node.spec, ['unschedulable', 'taints']);
   return {
     ...pick(node, IDENTITY),
     metadata: pick(node.metadata, ['name', 'resourceVersion', 'labels']),
-    ...pickMember(node, 'spec', ['unschedulable', 'taints']),
-  } as Node;
+    ...(spec === undefined ? {} : { spec }),
+  };
 }
 
 /** A Pod: where it is bound, what its containers ask for, its phase. */
 export function slimPod(pod: Pod): Pod {
+  const status = pickOptional(pod.status, ['phase']);
   return {
     ...pick(pod, IDENTITY),
     metadata: pick(pod.metadata, ['name', 'namespace', 'resourceVersion', 'uid']),
     spec: slimPodSpec(pod.spec, ['nodeName']),
-    ...pickMember(pod, 'status', ['phase']),
-  } as Pod;
+    ...(status === undefined ? {} : { status }),
+  };
 }
 
 type WorkloadStatus = NonNullable<Workload['status']>;
 
 function slimWorkloadStatus(status: WorkloadStatus): WorkloadStatus {
-  const admission = status.admission;
+  const { admission, conditions, admissionChecks } = status;
   return {
-    ...(status.conditions !== undefined
-      ? { conditions: status.conditions.map((c) => pick(c, ['type', 'status', 'reason'])) }
-      : {}),
+    ...(conditions !== undefined ? { conditions: conditions.map((c) => pick(c, ['type', 'status', 'reason'])) } : {}),
     ...(admission === undefined
       ? {}
       : {
@@ -88,14 +95,14 @@ function slimWorkloadStatus(status: WorkloadStatus): WorkloadStatus {
                   podSetAssignments: admission.podSetAssignments.map((a) => pick(a, ['name', 'flavors', 'count'])),
                 },
         }),
-    ...(status.admissionChecks !== undefined
+    ...(admissionChecks !== undefined
       ? {
-          admissionChecks: status.admissionChecks.map((c) =>
+          admissionChecks: admissionChecks.map((c) =>
             pick(c, ['name', 'state', 'message', 'lastTransitionTime', 'requeueAfterSeconds']),
           ),
         }
       : {}),
-  } as WorkloadStatus;
+  };
 }
 
 /** A Workload: identity, whether it is active, each PodSet's count and pod template, and the status our check reads and writes. */
@@ -112,14 +119,15 @@ export function slimWorkload(workload: Workload): Workload {
       })),
     },
     ...(status === undefined ? {} : { status: status === null ? null : slimWorkloadStatus(status) }),
-  } as Workload;
+  };
 }
 
 /** A ResourceFlavor: its name, the node labels it pins and the taints it tolerates. */
 export function slimResourceFlavor(flavor: ObservedResourceFlavor): ObservedResourceFlavor {
+  const spec = pickOptional(flavor.spec, ['nodeLabels', 'tolerations']);
   return {
     ...pick(flavor, IDENTITY),
     metadata: pick(flavor.metadata, ['name', 'resourceVersion']),
-    ...pickMember(flavor, 'spec', ['nodeLabels', 'tolerations']),
-  } as ObservedResourceFlavor;
+    ...(spec === undefined ? {} : { spec }),
+  };
 }

@@ -6,8 +6,8 @@
 import {
   GPUSTACK_API_VERSION,
   SCHEDULING_CHAIN_NAME,
+  SchedulingChainStatusSchema,
   sortObjects,
-  type InstanceType,
   type Node,
   type SchedulingChain,
   type SyncRefusal,
@@ -21,8 +21,8 @@ import {
   SCHEDULING_CHAIN_KEY,
   type SyncContext,
 } from '../common/index.js';
-import { syncInstanceType, type ObservedObject } from '../instance-type/index.js';
-import { syncNodeDevicesCheck, type NodeDevicesCheckSyncRequest } from '../node-devices-check/index.js';
+import { InstanceTypeSyncRequestSchema, syncInstanceType } from '../instance-type/index.js';
+import { NodeDevicesCheckSyncRequestSchema, syncNodeDevicesCheck } from '../node-devices-check/index.js';
 import { syncNodeProfile } from '../node-profile/index.js';
 import { syncSchedulingChain } from '../scheduling-chain/index.js';
 
@@ -90,6 +90,8 @@ function byName<T extends { metadata: { name: string; namespace?: string } }>(
 
 /**
  * Runs the chain on a node dump. A refusal from any hook (e.g. invalid settings) stops the run.
+ * The chain's children reach the downstream hooks as Metacontroller would hand them over: parsed
+ * by those hooks' own request schemas, so what `render` feeds them is typed without a cast.
  * @example renderChain({ nodes, namespaces: ['default'] }, { now }) // { ok: true, nodes: [...], objects: [...] }
  */
 export function renderChain(input: RenderInput, context: SyncContext): RenderResult {
@@ -110,28 +112,29 @@ export function renderChain(input: RenderInput, context: SyncContext): RenderRes
     context,
   );
   if (!chainOutcome.ok) return chainOutcome;
-  const chainChildren = chainOutcome.response.children as unknown as ObservedObject[];
-  const checks = chainChildren
-    .filter((c) => c.kind === 'AdmissionCheck')
+  const { children, status } = chainOutcome.response;
+  const checks = children
+    .filter((child) => child.kind === 'AdmissionCheck')
     .map((check) => {
-      const parent = check as NodeDevicesCheckSyncRequest['parent'];
-      const outcome = syncNodeDevicesCheck({ parent, children: {}, related: {}, finalizing: false }, context);
+      const request = NodeDevicesCheckSyncRequestSchema.parse({ parent: check });
+      const outcome = syncNodeDevicesCheck(request, context);
       return outcome.ok && outcome.response.status ? { ...check, status: outcome.response.status } : check;
     });
   const related = {
     ...chainMap,
-    [RESOURCE_FLAVOR_KEY]: byName(chainChildren.filter((c) => c.kind === 'ResourceFlavor')),
+    [RESOURCE_FLAVOR_KEY]: byName(children.filter((child) => child.kind === 'ResourceFlavor')),
     [NAMESPACE_KEY]: byName(
       input.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
     ),
-    [ADMISSION_CHECK_KEY]: byName(checks as ObservedObject[]),
+    [ADMISSION_CHECK_KEY]: byName(checks),
   };
-  const objects: RenderedObject[] = [...(chainOutcome.response.children as RenderedObject[])];
-  for (const type of chainChildren.filter((c) => c.kind === 'InstanceType') as unknown as InstanceType[]) {
-    const outcome = syncInstanceType({ parent: type, children: {}, related, finalizing: false }, context);
+  const objects: RenderedObject[] = [...children];
+  for (const type of children.filter((child) => child.kind === 'InstanceType')) {
+    const request = InstanceTypeSyncRequestSchema.parse({ parent: type, related });
+    const outcome = syncInstanceType(request, context);
     if (!outcome.ok) return outcome;
-    objects.push(...(outcome.response.children as RenderedObject[]));
+    objects.push(...outcome.response.children);
   }
-  const skipped = (chainOutcome.response.status as { skippedNodes?: RenderedSkip[] } | undefined)?.skippedNodes ?? [];
+  const skipped = SchedulingChainStatusSchema.partial().parse(status ?? {}).skippedNodes ?? [];
   return { ok: true, nodes: rendered, objects: sortObjects(objects), skipped };
 }
