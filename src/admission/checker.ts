@@ -15,6 +15,12 @@ import { ChainSettings } from './settings.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
 
 export const DEFAULT_CHECK_NAME = 'gpustack-node-devices';
+/** Events arrive in bursts (a Job's pods, a node's relabel): one pass for the burst, not one per event. */
+export const DEFAULT_DEBOUNCE_MS = 150;
+/** Re-decide without events too: a `Retry` whose blocking pods went away while Kueue backed off. */
+export const DEFAULT_RESYNC_MS = 30_000;
+/** Longer than a watch's normal reconnect gap, so /healthz does not flap on a routine relist. */
+export const DEFAULT_WATCH_GRACE_MS = 60_000;
 
 export interface CheckerOptions {
   readonly api: KubeApi;
@@ -23,13 +29,13 @@ export interface CheckerOptions {
   readonly checkName?: string;
   /** @default server-side apply through `api` */
   readonly writer?: CheckWriter;
-  /** How long events coalesce before a pass. @default 150 */
+  /** How long events coalesce before a pass. @default DEFAULT_DEBOUNCE_MS */
   readonly debounceMs?: number;
-  /** A pass at least this often, events or not. @default 30000 */
+  /** A pass at least this often, events or not. @default DEFAULT_RESYNC_MS */
   readonly resyncMs?: number;
   /** For watches and for failed writes. @default 1 s doubling up to 30 s */
   readonly backoff?: BackoffOptions;
-  /** How long a watch may be without its stream and still count as live. @default 60000 */
+  /** How long a watch may be without its stream and still count as live. @default DEFAULT_WATCH_GRACE_MS */
   readonly graceMs?: number;
   /** @default 300 */
   readonly watchTimeoutSeconds?: number;
@@ -48,11 +54,12 @@ export interface Checker {
 
 export function startChecker(options: CheckerOptions): Checker {
   const checkName = options.checkName ?? DEFAULT_CHECK_NAME;
+  const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   const clock = options.clock ?? (() => new Date());
   const stop = new AbortController();
   const informerOptions = {
     logger: options.logger,
-    onChange: () => schedule(options.debounceMs ?? 150),
+    onChange: () => schedule(debounceMs),
     clock: () => clock().getTime(),
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
@@ -105,7 +112,7 @@ export function startChecker(options: CheckerOptions): Checker {
     running = undefined;
     if (pending) {
       pending = false;
-      schedule(options.debounceMs ?? 150);
+      schedule(debounceMs);
     }
   }
 
@@ -127,14 +134,14 @@ export function startChecker(options: CheckerOptions): Checker {
     if (writeFailures > 0) setTimeout(() => schedule(0), backoffMs(writeFailures, options.backoff)).unref();
   }
 
-  const resync = setInterval(() => schedule(0), options.resyncMs ?? 30_000);
+  const resync = setInterval(() => schedule(0), options.resyncMs ?? DEFAULT_RESYNC_MS);
   const runs = informers.map((i) => i.run(stop.signal));
   return {
     health: () =>
       healthReport(
         informers.map((i) => i.status),
         clock().getTime(),
-        options.graceMs ?? 60_000,
+        options.graceMs ?? DEFAULT_WATCH_GRACE_MS,
       ),
     firstPass,
     async stop() {

@@ -111,6 +111,13 @@ function listPage(
 }
 
 /** A small client over the current cluster of `kc`. */
+interface CallOptions {
+  readonly body?: string;
+  readonly contentType?: string;
+  /** A GET answered 404 rejects instead of resolving to `undefined`. @default false */
+  readonly notFoundIsError?: boolean;
+}
+
 export function createKubeApi(kc: KubeConfig): KubeApi {
   const server = new URL(kc.getCurrentCluster()?.server ?? '');
 
@@ -129,13 +136,12 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
     return { url, options, send: url.protocol === 'http:' ? httpRequest : (httpsRequest as typeof httpRequest) };
   }
 
-  async function call(
-    method: string,
-    path: string,
-    body?: string,
-    contentType?: string,
-    notFoundIsError = false,
-  ): Promise<unknown> {
+  /**
+   * One request. A GET answered 404 resolves to `undefined` (an object that is not there) unless
+   * `notFoundIsError`: a list of a resource the server does not serve is an error, not emptiness.
+   */
+  async function call(method: string, path: string, request: CallOptions = {}): Promise<unknown> {
+    const { body, contentType, notFoundIsError = false } = request;
     const { url, options, send } = await open(method, path, REQUEST_TIMEOUT_MS, contentType);
     return new Promise((resolve, reject) => {
       const req = send(url, options, (res) => {
@@ -161,7 +167,7 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
     let resourceVersion: string;
     do {
       const pagePath = withQuery(path, { limit: String(LIST_PAGE_SIZE), continue: next });
-      const page = listPage(await call('GET', pagePath, undefined, undefined, true), pagePath);
+      const page = listPage(await call('GET', pagePath, { notFoundIsError: true }), pagePath);
       for (const item of page.items) onItem(item);
       resourceVersion = page.resourceVersion;
       next = page.continue;
@@ -210,7 +216,7 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
 
   return {
     get: (path) => call('GET', path),
-    patch: (path, body, contentType) => call('PATCH', path, JSON.stringify(body), contentType),
+    patch: (path, body, contentType) => call('PATCH', path, { body: JSON.stringify(body), contentType }),
     listEach,
     watch,
   };

@@ -19,7 +19,7 @@ export const UNKNOWN_MODEL = 'unknown';
 export function constructAcceleratorKey(mfr: ManufacturerName, product: string, memorySuffix?: string): string {
   const suffix = memorySuffix ? `-${memorySuffix}` : '';
   const budget = ACCELERATOR_KEY_MAX - mfr.length - 1 - suffix.length;
-  const id = normalizeName(product, mfr, budget) || UNKNOWN_MODEL;
+  const id = normalizeName(product, { prefix: mfr, maxLength: budget }) || UNKNOWN_MODEL;
   return `${mfr}-${id}${suffix}`;
 }
 
@@ -48,15 +48,15 @@ export interface CpuIdentity {
  */
 export function constructGeneralKey(cpu: CpuIdentity): string | undefined {
   if (cpu.vendor === undefined) return GENERIC_KEY;
-  const manu = normalizeName(cpu.vendor, '', GENERAL_KEY_MAX).replace(/[-_.]/g, '');
+  const manu = normalizeName(cpu.vendor, { maxLength: GENERAL_KEY_MAX }).replace(/[-_.]/g, '');
   if (manu === '') return undefined;
   if (manu === 'vendorunknown' || manu === 'unknown') return GENERIC_KEY;
   const budget = GENERAL_KEY_MAX - manu.length - 1;
   if (budget <= 0) return manu;
   const cpuName = cpu.cpuName?.startsWith('@') ? undefined : cpu.cpuName;
   let id = '';
-  if (cpuName) id = normalizeName(cpuName, manu, budget, true);
-  else if (cpu.family && cpu.model) id = normalizeName(`${cpu.family}-${cpu.model}`, '', budget);
+  if (cpuName) id = normalizeName(cpuName, { prefix: manu, maxLength: budget, stripCpuCruft: true });
+  else if (cpu.family && cpu.model) id = normalizeName(`${cpu.family}-${cpu.model}`, { maxLength: budget });
   return id ? `${manu}-${id}` : manu;
 }
 

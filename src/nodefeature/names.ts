@@ -28,19 +28,29 @@ export function stripCpuCruft(name: string): string {
   return out;
 }
 
+export interface NormalizeNameOptions {
+  /** A manufacturer word the output drops while it is all there is (`nvidia`, `amd`). @default '' */
+  readonly prefix?: string;
+  /** Longest output; ≤ 0 means no limit. @default 0 */
+  readonly maxLength?: number;
+  /** Strip CPU marketing cruft first (`(R)`, `(TM)`, ` @ 2.0GHz`, ` Processor`, `64-Core`). @default false */
+  readonly stripCpuCruft?: boolean;
+}
+
 /**
  * Lower-cases a product or CPU name into a key fragment: keeps `a-z0-9`, space → `-`, keeps
  * `-_.` unless leading or doubled, drops anything else, clears the output whenever it equals
- * `prefix` (so `NVIDIA H100` under `nvidia` → `h100`), stops at `maxLen` (≤ 0 = no limit) and
+ * `prefix` (so `NVIDIA H100` under `nvidia` → `h100`), stops at `maxLength` (none by default) and
  * drops one trailing separator.
- * @example normalizeName('NVIDIA H100 80GB HBM3', 'nvidia', 46) // 'h100-80gb-hbm3'
+ * @example normalizeName('NVIDIA H100 80GB HBM3', { prefix: 'nvidia', maxLength: 46 }) // 'h100-80gb-hbm3'
  */
-export function normalizeName(name: string, prefix: string, maxLen: number, stripCruft = false): string {
+export function normalizeName(name: string, options: NormalizeNameOptions = {}): string {
+  const { prefix = '', maxLength = 0, stripCpuCruft: stripCruft = false } = options;
   const source = stripCruft ? stripCpuCruft(name) : name;
   const lowerPrefix = prefix.toLowerCase();
   let out = '';
   for (const ch of source) {
-    if (maxLen > 0 && out.length >= maxLen) break;
+    if (maxLength > 0 && out.length >= maxLength) break;
     if (ch >= 'A' && ch <= 'Z') out += ch.toLowerCase();
     else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) out += ch;
     else if (ch === ' ' || SEPARATORS.has(ch)) {

@@ -79,7 +79,7 @@ function containsSequence(tokens: readonly string[], pattern: readonly string[])
  * @example unitResourcesFor('nvidia', 'NVIDIA H100 80GB HBM3') // { cpu: '12', ram: '192Gi' }
  */
 export function unitResourcesFor(mfr: ManufacturerName, product: string): UnitResources {
-  const tokens = normalizeName(product, mfr, 0).split(/[-_.]/).filter(Boolean);
+  const tokens = normalizeName(product, { prefix: mfr }).split(/[-_.]/).filter(Boolean);
   if (tokens[0] === 'tesla') tokens.shift();
   const entry = (PRESETS[mfr] ?? []).find(
     (e) => containsSequence(tokens, e.tokens) && (e.by === undefined || tokens.includes(e.by)),

@@ -161,7 +161,7 @@ describe('properties of names', () => {
         fc.integer({ min: -1, max: 64 }),
         fc.boolean(),
         (text, prefix, maxLen, strip) => {
-          const out = normalizeName(text, prefix, maxLen, strip);
+          const out = normalizeName(text, { prefix, maxLength: maxLen, stripCpuCruft: strip });
           expect(out).toMatch(/^([a-z0-9]+([._-][a-z0-9]+)*)?$/);
           if (maxLen > 0) expect(out.length).toBeLessThanOrEqual(maxLen);
           if (prefix !== '') expect(out.startsWith(prefix)).toBe(false);
@@ -179,8 +179,8 @@ describe('properties of names', () => {
         fc.integer({ min: 0, max: 64 }),
         fc.boolean(),
         (text, prefix, maxLen, strip) => {
-          const once = normalizeName(text, prefix, maxLen, strip);
-          expect(normalizeName(once, prefix, maxLen, strip)).toBe(once);
+          const once = normalizeName(text, { prefix, maxLength: maxLen, stripCpuCruft: strip });
+          expect(normalizeName(once, { prefix, maxLength: maxLen, stripCpuCruft: strip })).toBe(once);
         },
       ),
       RUNS,
