@@ -1,6 +1,7 @@
 // Lint enforces the dependency direction of DESIGN §2:
 // server → sync → nodefeature → k8s, agent → native, agent → nodefeature, agent → kube,
-// admission → sync | kube (and what sync imports). kube is the shared API client: it imports no src/.
+// admission → sync | kube (and what sync imports); server, agent, admission → runtime (shared plumbing).
+// kube is the shared API client and runtime the processes' plumbing: neither imports src/.
 // sync, nodefeature and k8s are pure: no hono, client-node, native code, Node built-ins, no clock, timers,
 // environment or global state. Everywhere in src/, another folder is imported only through its index.js.
 import js from '@eslint/js';
@@ -85,7 +86,7 @@ export default tseslint.config(
     files: ['src/k8s/**/*.ts'],
     rules: {
       ...restrict(
-        ['nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
+        ['nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/k8s is the leaf: it imports nothing from src/ and does no I/O',
       ),
@@ -96,7 +97,7 @@ export default tseslint.config(
     files: ['src/nodefeature/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
+        ['sync', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/nodefeature may import only src/k8s and is pure',
       ),
@@ -107,7 +108,7 @@ export default tseslint.config(
     files: ['src/sync/**/*.ts'],
     rules: {
       ...restrict(
-        ['server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
+        ['server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/sync may import only src/nodefeature and src/k8s and is pure',
       ),
@@ -128,6 +129,14 @@ export default tseslint.config(
       ['sync', 'server', 'admission', 'cli', 'cli.js'],
       ['hono', 'hono/*', '@hono/*'],
       'src/agent imports native/, src/kube, src/nodefeature and src/k8s, never sync, server or admission',
+    ),
+  },
+  {
+    files: ['src/runtime/**/*.ts'],
+    rules: restrict(
+      ['k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
+      ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node', 'pino', 'prom-client'],
+      'src/runtime is shared plumbing of the processes: it imports nothing from src/',
     ),
   },
   {

@@ -8,7 +8,8 @@
  */
 import type { KubeApi } from '../kube/index.js';
 import { healthReport, type HealthReport } from './health.js';
-import { Informer, backoffMs, type AdmissionLogger, type BackoffOptions } from './informer.js';
+import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js';
+import { DEFAULT_BACKOFF, Informer } from './informer.js';
 import { Reconciler, type PassResult } from './reconcile.js';
 import { NODES, PODS, RESOURCE_FLAVORS, SCHEDULING_CHAINS, WORKLOADS } from './resources.js';
 import { ChainSettings } from './settings.js';
@@ -24,7 +25,7 @@ export const DEFAULT_WATCH_GRACE_MS = 60_000;
 
 export interface CheckerOptions {
   readonly api: KubeApi;
-  readonly logger: AdmissionLogger;
+  readonly logger: Logger;
   /** Our entry in `status.admissionChecks`, also the field manager of the apply. @default 'gpustack-node-devices' */
   readonly checkName?: string;
   /** @default server-side apply through `api` */
@@ -131,7 +132,8 @@ export function startChecker(options: CheckerOptions): Checker {
     firstPassDone();
     options.onPass?.(result);
     writeFailures = result.failed > 0 ? writeFailures + 1 : 0;
-    if (writeFailures > 0) setTimeout(() => schedule(0), backoffMs(writeFailures, options.backoff)).unref();
+    if (writeFailures > 0)
+      setTimeout(() => schedule(0), backoffMs(writeFailures, options.backoff ?? DEFAULT_BACKOFF)).unref();
   }
 
   const resync = setInterval(() => schedule(0), options.resyncMs ?? DEFAULT_RESYNC_MS);

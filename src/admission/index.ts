@@ -5,14 +5,7 @@
  */
 export { DEFAULT_CHECK_NAME, startChecker, type Checker, type CheckerOptions } from './checker.js';
 export { healthReport, isLive, serveHealth, type HealthReport, type WatchHealth } from './health.js';
-export {
-  Informer,
-  backoffMs,
-  type AdmissionLogger,
-  type BackoffOptions,
-  type InformerOptions,
-  type InformerStatus,
-} from './informer.js';
+export { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 export {
   Reconciler,
   differsFromObserved,

@@ -7,23 +7,14 @@
  */
 import type { KubeObject } from '../k8s/index.js';
 import { ApiError, type KubeApi, type WatchEvent } from '../kube/index.js';
+import { backoffMs, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { objectKey, resourceVersionOf, type WatchedResource } from './resources.js';
 
-export interface AdmissionLogger {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
-
-export interface BackoffOptions {
-  /** @default 1000 */
-  readonly initialMs?: number;
-  /** @default 30000 */
-  readonly maxMs?: number;
-}
+/** 1 s doubling to 30 s; checkers restarted together (an API server upgrade) spread their relists. */
+export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1000, maxMs: 30_000, jitter: 0.2 };
 
 export interface InformerOptions {
-  readonly logger: AdmissionLogger;
+  readonly logger: Logger;
   /** Called after every change to the store (a list, or an added, modified or deleted object). */
   readonly onChange: () => void;
   readonly backoff?: BackoffOptions;
@@ -45,29 +36,6 @@ export interface InformerStatus {
   /** Consecutive failures; the backoff grows with it. */
   failures: number;
   lists: number;
-}
-
-/** Delay after `failures` consecutive failures: initial, 2×, 4× … capped at max. */
-export function backoffMs(failures: number, options: BackoffOptions = {}): number {
-  const initial = options.initialMs ?? 1000;
-  const max = options.maxMs ?? 30_000;
-  return Math.min(max, initial * 2 ** Math.min(Math.max(failures - 1, 0), 30));
-}
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    // The listener goes with the timer: one left behind per sleep would pile up on the signal.
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** The outcome of one watch stream: where to continue from, or relist. */
@@ -115,8 +83,7 @@ export class Informer<T extends KubeObject> {
         resourceVersion = undefined;
         // Some servers answer a too-old resourceVersion with HTTP 410 instead of an ERROR event.
         if (error instanceof ApiError && error.status === 410 && error.method === 'GET' && ++goneAtOnce <= 1) continue;
-        this.fail(error as Error);
-        await sleep(backoffMs(this.status.failures, this.options.backoff), signal);
+        await sleep(this.fail(error as Error), signal);
       }
     }
     this.markDown();
@@ -234,19 +201,17 @@ export class Informer<T extends KubeObject> {
     this.status.streaming = false;
   }
 
-  private fail(error: Error): void {
+  /** Records a failure and answers how long to wait before the relist. */
+  private fail(error: Error): number {
     this.status.failures++;
     this.status.lastError = error.message;
     this.markDown();
+    const retryInMs = backoffMs(this.status.failures, this.options.backoff ?? DEFAULT_BACKOFF);
     this.options.logger.error(
-      {
-        resource: this.resource.name,
-        err: error.message,
-        failures: this.status.failures,
-        retryInMs: backoffMs(this.status.failures, this.options.backoff),
-      },
+      { resource: this.resource.name, err: error.message, failures: this.status.failures, retryInMs },
       'list/watch failed; will relist after a backoff',
     );
+    return retryInMs;
   }
 }
 

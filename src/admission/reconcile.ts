@@ -17,7 +17,7 @@ import {
   type Pod,
   type Workload,
 } from '../sync/index.js';
-import type { AdmissionLogger } from './informer.js';
+import type { Logger } from '../runtime/index.js';
 import { objectKey, resourceVersionOf } from './resources.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
@@ -40,7 +40,7 @@ export interface Snapshot {
 export interface ReconcilerOptions {
   readonly writer: CheckWriter;
   readonly checkName: string;
-  readonly logger: AdmissionLogger;
+  readonly logger: Logger;
   readonly clock?: () => Date;
 }
 

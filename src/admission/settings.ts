@@ -6,7 +6,7 @@
  */
 import { SCHEDULING_CHAIN_NAME, type KubeObject, type Settings } from '../k8s/index.js';
 import { SCHEDULING_CHAIN_KEY, settingsFromRelated } from '../sync/index.js';
-import type { AdmissionLogger } from './informer.js';
+import type { Logger } from '../runtime/index.js';
 
 /**
  * Tracks the chain's settings across passes. An invalid spec is never replaced by guessed
@@ -18,7 +18,7 @@ export class ChainSettings {
   /** The invalid-spec message already warned about; cleared once the spec is valid again. */
   private warned: string | undefined;
 
-  constructor(private readonly logger: AdmissionLogger) {}
+  constructor(private readonly logger: Logger) {}
 
   /** The settings to decide with, or `undefined` to skip the pass. `chains` by name, as the informer stores them. */
   resolve(chains: ReadonlyMap<string, KubeObject>): Settings | undefined {

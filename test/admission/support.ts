@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { failure, json, readBody } from '../support/fake-http.js';
-import type { AdmissionLogger } from '../../src/admission/index.js';
+import type { Logger } from '../../src/runtime/index.js';
 
 export const TOKEN = 'admission-token';
 
@@ -253,7 +253,7 @@ export interface LogEntry {
   message: string;
 }
 
-export function recordingLogger(): AdmissionLogger & { entries: LogEntry[] } {
+export function recordingLogger(): Logger & { entries: LogEntry[] } {
   const entries: LogEntry[] = [];
   const at = (level: LogEntry['level']) => (fields: object, message: string) => {
     entries.push({ level, fields: fields as Record<string, unknown>, message });

@@ -132,6 +132,12 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     rule: 'no-restricted-imports',
   },
   {
+    name: "sync importing the processes' plumbing",
+    path: 'src/sync/probe.ts',
+    code: "import { sleep } from '../runtime/index.js';\nexport const s = sleep;",
+    rule: 'no-restricted-imports',
+  },
+  {
     name: 'sync importing the server',
     path: 'src/sync/probe.ts',
     code: "import { x } from '../server/index.js';\nexport const g = x;",

@@ -1,0 +1,7 @@
+/**
+ * @module src/runtime: plumbing the long-running processes share (hook server, agent, admission
+ * checker, API client): the logger surface, backoff and an abortable sleep. Imports nothing from
+ * src/; the pure folders never import it.
+ */
+export { SILENT_LOGGER, type Logger } from './logger.js';
+export { backoffMs, sleep, type BackoffOptions } from './backoff.js';
