@@ -22,7 +22,12 @@ export function objectMapSchema<T extends z.ZodType>(item: T) {
 
 const ControllerSchema = z.looseObject({ metadata: z.looseObject({ name: z.string().optional() }).optional() });
 
-export const CompositeSyncRequestSchema = z.looseObject({
+/**
+ * A sync (or finalize) hook body of hook API v2. CompositeController and DecoratorController send
+ * the same shape: the parent (a decorator's target), its children (attachments) and the related
+ * objects its customize hook asked for.
+ */
+export const SyncRequestSchema = z.looseObject({
   controller: ControllerSchema.optional(),
   parent: KubeObjectSchema,
   children: objectMapSchema(KubeObjectSchema).default({}),
@@ -49,14 +54,6 @@ function decoratorV1ToV2(body: unknown): unknown {
 export function decoratorRequest<T extends z.ZodType>(schema: T) {
   return z.preprocess(decoratorV1ToV2, schema);
 }
-
-export const DecoratorSyncRequestSchema = z.looseObject({
-  controller: ControllerSchema.optional(),
-  parent: KubeObjectSchema,
-  children: objectMapSchema(KubeObjectSchema).default({}),
-  related: objectMapSchema(KubeObjectSchema).default({}),
-  finalizing: z.boolean().default(false),
-});
 
 export const CustomizeRequestSchema = z.looseObject({
   controller: ControllerSchema.optional(),

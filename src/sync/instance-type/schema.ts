@@ -1,7 +1,7 @@
 /** @module Hook bodies of the `gpustack-instance-type` CompositeController (parent: InstanceType). */
 import { z } from 'zod';
 import {
-  CompositeSyncRequestSchema,
+  SyncRequestSchema,
   ConditionSchema,
   CustomizeRequestSchema,
   InstanceTypeSchema,
@@ -21,7 +21,7 @@ export const ObservedObjectSchema = KubeObjectSchema.extend({
 });
 export type ObservedObject = z.infer<typeof ObservedObjectSchema>;
 
-export const InstanceTypeSyncRequestSchema = CompositeSyncRequestSchema.extend({
+export const InstanceTypeSyncRequestSchema = SyncRequestSchema.extend({
   parent: InstanceTypeSchema,
   children: objectMapSchema(ObservedObjectSchema).default({}),
   related: objectMapSchema(ObservedObjectSchema).default({}),

@@ -11,7 +11,6 @@ import {
   type CustomizeResponse,
   type Settings,
   type SyncOutcome,
-  type SyncRefusal,
 } from '../../k8s/index.js';
 import {
   NODE_DEVICES_CHECK_NAME,
@@ -26,10 +25,10 @@ import {
   LOCAL_QUEUE_KEY,
   NAMESPACE_KEY,
   RESOURCE_FLAVOR_KEY,
-  RETRY_AFTER_SECONDS,
   enabledManufacturers,
   isTerminating,
   objectsOf,
+  refuse,
   settingsFromRelated,
   type SyncContext,
 } from '../common/index.js';
@@ -56,10 +55,6 @@ export function customizeInstanceType(_request: InstanceTypeCustomizeRequest): C
       { apiVersion: 'kueue.x-k8s.io/v1beta2', resource: 'admissionchecks', names: [NODE_DEVICES_CHECK_NAME] },
     ],
   };
-}
-
-function refuse(code: SyncRefusal['code'], message: string): { ok: false; error: SyncRefusal } {
-  return { ok: false, error: { code, message, retryAfterSeconds: RETRY_AFTER_SECONDS } };
 }
 
 /** Namespaces that get a LocalQueue: the settings' selector, or all but kube-system and the system namespace. */

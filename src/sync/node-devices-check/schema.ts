@@ -1,6 +1,6 @@
 /** @module Hook bodies of the `gpustack-node-devices-check` DecoratorController (target: our AdmissionCheck). */
 import { z } from 'zod';
-import { ConditionSchema, DecoratorSyncRequestSchema, KubeObjectSchema, decoratorRequest } from '../../k8s/index.js';
+import { ConditionSchema, SyncRequestSchema, KubeObjectSchema, decoratorRequest } from '../../k8s/index.js';
 
 export const AdmissionCheckObjectSchema = KubeObjectSchema.extend({
   spec: z.looseObject({ controllerName: z.string().optional() }).optional(),
@@ -8,7 +8,7 @@ export const AdmissionCheckObjectSchema = KubeObjectSchema.extend({
 });
 
 export const NodeDevicesCheckSyncRequestSchema = decoratorRequest(
-  DecoratorSyncRequestSchema.extend({
+  SyncRequestSchema.extend({
     parent: AdmissionCheckObjectSchema,
   }),
 );

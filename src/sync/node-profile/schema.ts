@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import {
   CustomizeRequestSchema,
-  DecoratorSyncRequestSchema,
+  SyncRequestSchema,
   KubeObjectSchema,
   NodeSchema,
   decoratorRequest,
@@ -10,7 +10,7 @@ import {
 } from '../../k8s/index.js';
 
 export const NodeProfileSyncRequestSchema = decoratorRequest(
-  DecoratorSyncRequestSchema.extend({
+  SyncRequestSchema.extend({
     parent: NodeSchema,
     related: objectMapSchema(KubeObjectSchema).default({}),
   }),

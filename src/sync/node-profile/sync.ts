@@ -10,7 +10,7 @@ import {
   type SyncOutcome,
 } from '../../k8s/index.js';
 import { constructProfileLabels } from '../../nodefeature/index.js';
-import { RETRY_AFTER_SECONDS, enabledManufacturers, settingsFromRelated } from '../common/index.js';
+import { enabledManufacturers, refuse, settingsFromRelated } from '../common/index.js';
 import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './schema.js';
 
 /** Relates the settings object, so a settings change re-labels every node. */
@@ -29,14 +29,7 @@ export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): Cus
 export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<DecoratorSyncResponse> {
   const resolution = settingsFromRelated(request.related);
   if (!resolution.ok) {
-    return {
-      ok: false,
-      error: {
-        code: 'InvalidSettings',
-        message: `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`,
-        retryAfterSeconds: RETRY_AFTER_SECONDS,
-      },
-    };
+    return refuse('InvalidSettings', `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`);
   }
   const { settings } = resolution;
   const node = request.parent;

@@ -1,7 +1,7 @@
 /** @module Hook bodies of the `gpustack-scheduling-chain` CompositeController (parent: SchedulingChain). */
 import { z } from 'zod';
 import {
-  CompositeSyncRequestSchema,
+  SyncRequestSchema,
   CustomizeRequestSchema,
   InstanceTypeSchema,
   KubeObjectSchema,
@@ -13,7 +13,7 @@ import { INSTANCE_TYPE_KEY } from '../common/index.js';
 export const ChildObjectSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
 export type ChildObject = z.infer<typeof ChildObjectSchema>;
 
-export const SchedulingChainSyncRequestSchema = CompositeSyncRequestSchema.extend({
+export const SchedulingChainSyncRequestSchema = SyncRequestSchema.extend({
   parent: SchedulingChainSchema,
   // Observed InstanceTypes are read (sticky pools, admin-edited fields); other kinds pass through.
   children: z

@@ -17,6 +17,7 @@ import {
   NODE_KEY,
   RETRY_AFTER_SECONDS,
   enabledManufacturers,
+  refuse,
   type SyncContext,
 } from '../common/index.js';
 import {
@@ -88,14 +89,7 @@ export function syncSchedulingChain(
     return { ok: true, response: { status, children: [] } };
   }
   if (related[NODE_KEY] === undefined) {
-    return {
-      ok: false,
-      error: {
-        code: 'MissingRelated',
-        message: `related ${NODE_KEY} is missing: the customize hook has not been applied yet`,
-        retryAfterSeconds: RETRY_AFTER_SECONDS,
-      },
-    };
+    return refuse('MissingRelated', `related ${NODE_KEY} is missing: the customize hook has not been applied yet`);
   }
   // Unsorted: planChain visits nodes by name itself, and the count below needs no order.
   const nodes = Object.values(related[NODE_KEY] ?? {});
