@@ -1,6 +1,7 @@
 // Lint enforces the dependency direction of DESIGN §2:
 // server → sync → nodefeature → k8s, agent → native, agent → nodefeature, agent → kube,
-// admission → sync | kube (and what sync imports); server, agent, admission → runtime (shared plumbing).
+// admission → placement | sync | kube; render → sync; server, agent, admission → runtime (shared plumbing);
+// placement and render are pure like sync.
 // kube is the shared API client and runtime the processes' plumbing: neither imports src/.
 // sync, nodefeature and k8s are pure: no hono, client-node, native code, Node built-ins, no clock, timers,
 // environment or global state. Everywhere in src/, another folder is imported only through its index.js.
@@ -86,7 +87,20 @@ export default tseslint.config(
     files: ['src/k8s/**/*.ts'],
     rules: {
       ...restrict(
-        ['nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        [
+          'nodefeature',
+          'sync',
+          'placement',
+          'render',
+          'server',
+          'agent',
+          'admission',
+          'kube',
+          'runtime',
+          'native',
+          'cli',
+          'cli.js',
+        ],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/k8s is the leaf: it imports nothing from src/ and does no I/O',
       ),
@@ -97,7 +111,7 @@ export default tseslint.config(
     files: ['src/nodefeature/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/nodefeature may import only src/k8s and is pure',
       ),
@@ -108,7 +122,7 @@ export default tseslint.config(
     files: ['src/sync/**/*.ts'],
     rules: {
       ...restrict(
-        ['server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/sync may import only src/nodefeature and src/k8s and is pure',
       ),
@@ -116,9 +130,31 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/placement/**/*.ts'],
+    rules: {
+      ...restrict(
+        ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        [...IO_MODULES, ...FRAMEWORKS],
+        "src/placement (the checker's per-card decision) may import only src/nodefeature and src/k8s and is pure",
+      ),
+      ...PURE_GLOBALS_RULE,
+    },
+  },
+  {
+    files: ['src/render/**/*.ts'],
+    rules: {
+      ...restrict(
+        ['placement', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        [...IO_MODULES, ...FRAMEWORKS],
+        'src/render runs the sync functions offline: it imports src/sync (and what sync imports) and is pure',
+      ),
+      ...PURE_GLOBALS_RULE,
+    },
+  },
+  {
     files: ['src/server/**/*.ts'],
     rules: restrict(
-      ['agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
+      ['placement', 'render', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
       ['@kubernetes/client-node'],
       'src/server imports src/sync and src/k8s, never the agent, the admission checker, the API client or native code',
     ),
@@ -126,7 +162,7 @@ export default tseslint.config(
   {
     files: ['src/agent/**/*.ts'],
     rules: restrict(
-      ['sync', 'server', 'admission', 'cli', 'cli.js'],
+      ['placement', 'render', 'sync', 'server', 'admission', 'cli', 'cli.js'],
       ['hono', 'hono/*', '@hono/*'],
       'src/agent imports native/, src/kube, src/nodefeature and src/k8s, never sync, server or admission',
     ),
@@ -134,7 +170,20 @@ export default tseslint.config(
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict(
-      ['k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
+      [
+        'placement',
+        'render',
+        'k8s',
+        'nodefeature',
+        'sync',
+        'server',
+        'agent',
+        'admission',
+        'kube',
+        'native',
+        'cli',
+        'cli.js',
+      ],
       ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node', 'pino', 'prom-client'],
       'src/runtime is shared plumbing of the processes: it imports nothing from src/',
     ),
@@ -142,7 +191,7 @@ export default tseslint.config(
   {
     files: ['src/kube/**/*.ts'],
     rules: restrict(
-      ['k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'native', 'cli', 'cli.js'],
+      ['placement', 'render', 'k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'native', 'cli', 'cli.js'],
       ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
       'src/kube is the shared API client: it imports nothing from src/',
     ),
@@ -150,7 +199,7 @@ export default tseslint.config(
   {
     files: ['src/admission/**/*.ts'],
     rules: restrict(
-      ['server', 'agent', 'native', 'cli', 'cli.js'],
+      ['render', 'server', 'agent', 'native', 'cli', 'cli.js'],
       ['hono', 'hono/*', '@hono/*'],
       'src/admission imports src/sync, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
     ),

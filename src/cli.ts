@@ -12,7 +12,7 @@ import { UsageError } from './cli-errors.js';
 import { canonicalize, parseQuantity, rfc3339Seconds } from './k8s/index.js';
 import { InputError, parseChain, parseNodes } from './render-input.js';
 import { runServer } from './server/index.js';
-import { renderChain } from './sync/index.js';
+import { renderChain } from './render/index.js';
 
 const USAGE = `Usage: gpustack-operator <command> [options]
 

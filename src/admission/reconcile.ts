@@ -8,7 +8,6 @@ import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from 
 import { ApiError } from '../kube/index.js';
 import {
   decideNodeDevices,
-  deviceResourceOf,
   indexNodeDevices,
   type AdmissionCheckState,
   type NodeDevicesIndex,
@@ -16,7 +15,8 @@ import {
   type ObservedResourceFlavor,
   type Pod,
   type Workload,
-} from '../sync/index.js';
+} from '../placement/index.js';
+import { deviceResourceOf } from '../sync/index.js';
 import type { Logger } from '../runtime/index.js';
 import { objectKey, resourceVersionOf } from './resources.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';

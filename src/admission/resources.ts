@@ -20,7 +20,7 @@ import {
   type ObservedResourceFlavor,
   type Pod,
   type Workload,
-} from '../sync/index.js';
+} from '../placement/index.js';
 
 export const KUEUE_API = '/apis/kueue.x-k8s.io/v1beta2';
 

@@ -10,7 +10,7 @@
  * of a ResourceFlavor, which decide whether a pod could be placed on a node at all.
  */
 import type { Node } from '../k8s/index.js';
-import type { Container, ObservedResourceFlavor, Pod, PodSpec, Workload } from '../sync/index.js';
+import type { Container, ObservedResourceFlavor, Pod, PodSpec, Workload } from '../placement/index.js';
 
 /**
  * The members of `source` named in `keys` that are present; an absent one stays absent, not

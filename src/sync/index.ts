@@ -7,5 +7,3 @@ export * from './node-profile/index.js';
 export * from './node-devices-check/index.js';
 export * from './scheduling-chain/index.js';
 export * from './instance-type/index.js';
-export * from './render/index.js';
-export * from './node-devices-admission/index.js';

@@ -10,15 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveHealth, startChecker, type Checker, type CheckerOptions } from '../../src/admission/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
-import {
-  CHECK,
-  H100_FLAVOR,
-  boundPod,
-  deviceFlavor,
-  gpuNode,
-  gpus,
-  makeWorkload,
-} from '../sync/node-devices-admission/builders.js';
+import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');

@@ -14,7 +14,7 @@ import {
 } from '../../src/admission/index.js';
 import { ApiError } from '../../src/kube/index.js';
 import { resolveSettings, type Settings } from '../../src/k8s/index.js';
-import { WorkloadSchema, type AdmissionCheckState, type Pod, type Workload } from '../../src/sync/index.js';
+import { WorkloadSchema, type AdmissionCheckState, type Pod, type Workload } from '../../src/placement/index.js';
 import {
   CHECK,
   H100_FLAVOR,
@@ -24,7 +24,7 @@ import {
   gpuNode,
   gpus,
   makeWorkload,
-} from '../sync/node-devices-admission/builders.js';
+} from '../placement/builders.js';
 import { recordingLogger } from './support.js';
 
 const NOW = '2026-03-01T12:00:00Z';

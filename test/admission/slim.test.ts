@@ -11,12 +11,12 @@ import type { KubeObject, Node } from '../../src/k8s/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
 import {
   decideNodeDevices,
-  deviceResourceOf,
   type Container,
   type ObservedResourceFlavor,
   type Pod,
   type Workload,
-} from '../../src/sync/index.js';
+} from '../../src/placement/index.js';
+import { deviceResourceOf } from '../../src/sync/index.js';
 import { resolveSettings } from '../../src/k8s/index.js';
 import {
   CHECK,
@@ -28,7 +28,7 @@ import {
   gpus,
   makeWorkload,
   type WorkloadWrapper,
-} from '../sync/node-devices-admission/builders.js';
+} from '../placement/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 type Json = Record<string, unknown>;

@@ -21,7 +21,7 @@ import {
   gpuNode,
   gpus,
   makeWorkload,
-} from '../sync/node-devices-admission/builders.js';
+} from '../placement/builders.js';
 import { eventually, kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { FAKE_LIBRARIES } from '../native/fake-machine.js';
-import { renderChain } from '../../src/sync/index.js';
+import { renderChain } from '../../src/render/index.js';
 import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
 import {
   createNode,

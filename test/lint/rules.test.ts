@@ -138,6 +138,24 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     rule: 'no-restricted-imports',
   },
   {
+    name: 'placement reading the clock',
+    path: 'src/placement/probe.ts',
+    code: 'export const now = Date.now();',
+    rule: 'no-restricted-properties',
+  },
+  {
+    name: 'render importing node:fs',
+    path: 'src/render/probe.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'sync importing render (render runs sync, not the reverse)',
+    path: 'src/sync/probe.ts',
+    code: "import { renderChain } from '../render/index.js';\nexport const r = renderChain;",
+    rule: 'no-restricted-imports',
+  },
+  {
     name: 'sync importing the server',
     path: 'src/sync/probe.ts',
     code: "import { x } from '../server/index.js';\nexport const g = x;",

@@ -13,7 +13,7 @@ import {
 import { ADMISSION_FLAGS } from '../../src/cli-admission-flags.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { hookRoutes } from '../../src/server/index.js';
-import { renderChain } from '../../src/sync/index.js';
+import { renderChain } from '../../src/render/index.js';
 
 interface ControllerManifest {
   kind: string;

@@ -163,7 +163,9 @@ const behaviourCases: NormalizeCase[] = [
 
 describe('normalizeName', () => {
   it.each([...referenceVectors, ...behaviourCases])('$name', ({ input, want }) => {
-    expect(normalizeName(input.text, { prefix: input.prefix, maxLength: input.maxLen, stripCpuCruft: input.strip ?? false })).toBe(want);
+    expect(
+      normalizeName(input.text, { prefix: input.prefix, maxLength: input.maxLen, stripCpuCruft: input.strip ?? false }),
+    ).toBe(want);
   });
 });
 

@@ -22,7 +22,7 @@ import {
   type DecoratorSyncResponse,
 } from '../../src/k8s/index.js';
 import { createApp, hookRoutes } from '../../src/server/index.js';
-import { renderChain } from '../../src/sync/index.js';
+import { renderChain } from '../../src/render/index.js';
 import {
   EXAMPLES_DIR,
   EXAMPLE_ROUTES,

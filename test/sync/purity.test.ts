@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Node } from '../../src/k8s/index.js';
-import { renderChain } from '../../src/sync/index.js';
+import { renderChain } from '../../src/render/index.js';
 import { makeSchedulingChain } from '../builders/gpustack.js';
 import { makeNode } from '../builders/node.js';
 import { chainRequest } from '../builders/request.js';

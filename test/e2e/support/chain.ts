@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 
 import { NodeSchema, type Node } from '../../../src/k8s/index.js';
-import { renderChain, type RenderedObject } from '../../../src/sync/index.js';
+import { renderChain, type RenderedObject } from '../../../src/render/index.js';
 import { parseManifests, type KubeClient, type KubeObject } from './apply.js';
 import { REPO_ROOT } from './components.js';
 

@@ -4,7 +4,7 @@
  * `boundPod('p', 'gpu-a', [gpus(4)])`. Labels are spelled out here, not computed by
  * src/nodefeature, and every object goes through the receiving schema, as the checker's would.
  */
-import type { Node, ReceivedToleration, Taint } from '../../../src/k8s/index.js';
+import type { Node, ReceivedToleration, Taint } from '../../src/k8s/index.js';
 import {
   ObservedResourceFlavorSchema,
   PodSchema,
@@ -13,7 +13,7 @@ import {
   type ObservedResourceFlavor,
   type Pod,
   type Workload,
-} from '../../../src/sync/index.js';
+} from '../../src/placement/index.js';
 
 export const A = 'acceleratable.feature.gpustack.ai/';
 export const H100 = 'nvidia-h100-80gb-hbm3';

@@ -10,8 +10,8 @@ import {
   type ManufacturerName,
   type Node,
   type ReceivedToleration,
-} from '../../k8s/index.js';
-import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../../nodefeature/index.js';
+} from '../k8s/index.js';
+import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../nodefeature/index.js';
 import type { ObservedResourceFlavor } from './schema.js';
 
 export interface PoolNode {

@@ -4,7 +4,7 @@
  * decides many Workloads against the same Nodes and Pods builds them once per pass instead of
  * once per Workload (at 50,000 Pods that is most of a pass).
  */
-import type { ManufacturerName, Node, ReceivedToleration } from '../../k8s/index.js';
+import type { ManufacturerName, Node, ReceivedToleration } from '../k8s/index.js';
 import { podCards } from './demand.js';
 import { resolvePool, type PoolResolution } from './pool.js';
 import type { ObservedResourceFlavor, Pod } from './schema.js';

@@ -11,20 +11,22 @@ import {
   type Node,
   type SchedulingChain,
   type SyncRefusal,
-} from '../../k8s/index.js';
-import { MANAGED_LABEL } from '../../nodefeature/index.js';
+} from '../k8s/index.js';
+import { MANAGED_LABEL } from '../nodefeature/index.js';
 import {
   ADMISSION_CHECK_KEY,
+  InstanceTypeSyncRequestSchema,
   NAMESPACE_KEY,
   NODE_KEY,
+  NodeDevicesCheckSyncRequestSchema,
   RESOURCE_FLAVOR_KEY,
   SCHEDULING_CHAIN_KEY,
+  syncInstanceType,
+  syncNodeDevicesCheck,
+  syncNodeProfile,
+  syncSchedulingChain,
   type SyncContext,
-} from '../common/index.js';
-import { InstanceTypeSyncRequestSchema, syncInstanceType } from '../instance-type/index.js';
-import { NodeDevicesCheckSyncRequestSchema, syncNodeDevicesCheck } from '../node-devices-check/index.js';
-import { syncNodeProfile } from '../node-profile/index.js';
-import { syncSchedulingChain } from '../scheduling-chain/index.js';
+} from '../sync/index.js';
 
 export interface RenderInput {
   readonly nodes: readonly Node[];

@@ -2,8 +2,8 @@
  * @module Reading a Workload: whether our check has a decision to make, and what each PodSet asks
  * of which flavor (manufacturer from the `credits.gpustack.ai/<mfr>` resource Kueue assigned).
  */
-import type { ManufacturerName, ReceivedToleration } from '../../k8s/index.js';
-import { CREDITS_PREFIX, isManufacturer } from '../../nodefeature/index.js';
+import type { ManufacturerName, ReceivedToleration } from '../k8s/index.js';
+import { CREDITS_PREFIX, isManufacturer } from '../nodefeature/index.js';
 import { podCards } from './demand.js';
 import type { PodSet, PodSetAssignment, Workload } from './schema.js';
 

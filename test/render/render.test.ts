@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ClusterQueueSchema, ResourceFlavorSchema, type ClusterQueue } from '../../../src/k8s/index.js';
-import { renderChain, type RenderResult } from '../../../src/sync/index.js';
-import { makeSchedulingChain } from '../../builders/gpustack.js';
-import { renderSnapshotPath } from '../../support/fixtures.js';
-import { NOW } from '../../support/hooks.js';
-import { listClusterFiles, loadClusterNodes } from '../../support/nodes.js';
-import { parseChild } from '../../support/responses.js';
-import { toYaml } from '../../support/snapshot.js';
+import { ClusterQueueSchema, ResourceFlavorSchema, type ClusterQueue } from '../../src/k8s/index.js';
+import { renderChain, type RenderResult } from '../../src/render/index.js';
+import { makeSchedulingChain } from '../builders/gpustack.js';
+import { renderSnapshotPath } from '../support/fixtures.js';
+import { NOW } from '../support/hooks.js';
+import { listClusterFiles, loadClusterNodes } from '../support/nodes.js';
+import { parseChild } from '../support/responses.js';
+import { toYaml } from '../support/snapshot.js';
 
 const NAMESPACES = ['default', 'gpustack-system', 'kube-system', 'team-a'];
 const GENERIC_AMD64 = 'gpustack-generic-linux-amd64';

@@ -4,7 +4,7 @@
  * loose: only the fields the decision reads are checked, everything else passes through.
  */
 import { z } from 'zod';
-import { ConditionSchema, KubeObjectSchema, ReceivedLabelsSchema, ReceivedTolerationSchema } from '../../k8s/index.js';
+import { ConditionSchema, KubeObjectSchema, ReceivedLabelsSchema, ReceivedTolerationSchema } from '../k8s/index.js';
 
 /** A resource list (`requests`/`limits`): quantities arrive as strings, sometimes as JSON numbers. */
 export const ResourceListSchema = z.record(z.string(), z.union([z.string(), z.number()]));

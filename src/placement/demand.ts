@@ -2,7 +2,7 @@
  * @module Whole cards a pod asks for: one device resource (e.g. `nvidia.com/gpu`) read from a
  * PodSpec the way the scheduler sums it, so our count matches what kubelet will hand out.
  */
-import { parseQuantity } from '../../k8s/index.js';
+import { parseQuantity } from '../k8s/index.js';
 import type { Container, PodSpec, ResourceList } from './schema.js';
 
 /** Extended resources are whole numbers; int32 is the most Kueue counts in. */

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ManufacturerName, Node } from '../../../src/k8s/index.js';
+import type { ManufacturerName, Node } from '../../src/k8s/index.js';
 import {
   NodeDevicesVerdictSchema,
   decideNodeDevices,
@@ -14,8 +14,8 @@ import {
   type ObservedResourceFlavor,
   type Pod,
   type Workload,
-} from '../../../src/sync/index.js';
-import { deepFreeze } from '../../support/snapshot.js';
+} from '../../src/placement/index.js';
+import { deepFreeze } from '../support/snapshot.js';
 import {
   A,
   CHECK,

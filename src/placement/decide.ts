@@ -4,7 +4,7 @@
  * places every pod of every PodSet on the assigned flavor's nodes, card by card, before the
  * Workload is let through. Pure: the caller lists the objects and stamps `lastTransitionTime`.
  */
-import type { ManufacturerName, Node } from '../../k8s/index.js';
+import type { ManufacturerName, Node } from '../k8s/index.js';
 import { indexNodeDevices, type NodeDevicesIndex } from './pass-index.js';
 import { CardLedger, type Pool, type PoolNode } from './pool.js';
 import {

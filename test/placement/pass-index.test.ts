@@ -5,9 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ManufacturerName, Node } from '../../../src/k8s/index.js';
-import { decideNodeDevices, indexNodeDevices, type Pod, type Workload } from '../../../src/sync/index.js';
-import { deepFreeze } from '../../support/snapshot.js';
+import type { ManufacturerName, Node } from '../../src/k8s/index.js';
+import { decideNodeDevices, indexNodeDevices, type Pod, type Workload } from '../../src/placement/index.js';
+import { deepFreeze } from '../support/snapshot.js';
 import {
   CHECK,
   boundPod,

@@ -9,7 +9,7 @@ import {
   ObservedResourceFlavorSchema,
   PodSchema,
   WorkloadSchema,
-} from '../../../src/sync/index.js';
+} from '../../src/placement/index.js';
 
 const workload = {
   apiVersion: 'kueue.x-k8s.io/v1beta2',
