@@ -20,7 +20,7 @@ import {
   readLiveChain,
 } from './support/chain.js';
 import { describeComponents, ensureCrds } from './support/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
+import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
 import { CLI, startHookServer, type HookServer } from './support/hook-server.js';
 import { freePorts, startProcess } from './support/processes.js';
 
@@ -58,6 +58,43 @@ async function flavorNames(): Promise<string[]> {
 async function queueFlavors(name: string): Promise<string[] | undefined> {
   const queue = await client.get<Spec<ClusterQueueSpec>>(KUEUE, 'ClusterQueue', name);
   return queue?.spec.resourceGroups?.[0]?.flavors.map((f) => f.name);
+}
+
+/** Calls of one hook our server has answered since it started, by its own counter on /metrics. */
+async function hookCalls(controller: string, hook: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('gpustack_hook_requests_total{'))
+    .filter((line) => line.includes(`controller="${controller}"`) && line.includes(`hook="${hook}"`))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+}
+
+/**
+ * Waits until a sync of the chain has both started and ended after this call. Metacontroller
+ * syncs one parent at a time, so the second answer counted from now belongs to a sync that began
+ * after the first one ended, i.e. after now.
+ */
+async function chainSyncedSinceNow(): Promise<void> {
+  const seen = await hookCalls('scheduling-chain', 'sync');
+  await waitFor(
+    async () => (await hookCalls('scheduling-chain', 'sync')) >= seen + 2,
+    CONVERGE_MS,
+    'the chain did not sync again',
+  );
+}
+
+/** Waits until Metacontroller's log, past `offset`, shows a refused call of `route` (our server is down). */
+async function refusedSince(offset: number, route: string): Promise<void> {
+  await waitFor(
+    () =>
+      readLog(plane, 'metacontroller')
+        .slice(offset)
+        .split('\n')
+        .some((line) => line.includes(route) && line.includes('connection refused')),
+    CONVERGE_MS,
+    `Metacontroller did not try ${route} while the hooks were down`,
+  );
 }
 
 /** Waits until `check` returns no differences; fails with the last list of them. */
@@ -311,7 +348,7 @@ describe('the scheduling chain on a real control plane', () => {
         ...(type?.status?.phase === 'Inactive' ? [] : [`phase ${type?.status?.phase}`]),
       ];
     });
-    await new Promise((resolve) => setTimeout(resolve, 6000)); // one more resync of the chain
+    await chainSyncedSinceNow();
     expect((await client.get<Spec<{ inactive?: boolean }>>(GPUSTACK, 'InstanceType', name))?.spec.inactive).toBe(true);
   });
 
@@ -394,6 +431,7 @@ describe('the scheduling chain on a real control plane', () => {
 
   it('survives the hook server being killed mid-run: nothing is lost, and the chain converges after restart', async () => {
     const before = await flavorNames();
+    const logOffset = readLog(plane, 'metacontroller').length;
     await server.kill();
     await createNode(client, {
       apiVersion: 'v1',
@@ -401,7 +439,9 @@ describe('the scheduling chain on a real control plane', () => {
       metadata: { name: 'e2e-late', labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } },
       status: { capacity: { cpu: '96' } },
     });
-    await new Promise((resolve) => setTimeout(resolve, 8000));
+    // Both controllers have tried the dead server (the new Node, the chain's resync) and failed.
+    await refusedSince(logOffset, '/hooks/node-profile/sync');
+    await refusedSince(logOffset, '/hooks/scheduling-chain/sync');
     expect(await flavorNames(), 'no flavor may go while the hooks are down').toEqual(before);
     await server.start();
     await converge('after the restart the new node gets its 96-core flavor and nothing else changed', async () => {
