@@ -14,7 +14,12 @@ import { fileURLToPath } from 'node:url';
 import type { Node } from '../src/k8s/index.js';
 import { MANUFACTURER_NAMES, SCHEDULING_CHAIN_NAME, type ManufacturerName } from '../src/k8s/index.js';
 import { constructDeviceLabels, constructProfileLabels, type DeviceFacts } from '../src/nodefeature/index.js';
-import { SchedulingChainSyncRequestSchema, InstanceTypeSyncRequestSchema, syncInstanceType, syncSchedulingChain } from '../src/sync/index.js';
+import {
+  SchedulingChainSyncRequestSchema,
+  InstanceTypeSyncRequestSchema,
+  syncInstanceType,
+  syncSchedulingChain,
+} from '../src/sync/index.js';
 import { createRandom, type Random } from './random.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
