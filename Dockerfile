@@ -1,7 +1,7 @@
 # One image for the hook server (default: `serve`) and the node agent (`agent`).
 # Build stage: TypeScript and the N-API addon (cmake, g++; no vendor SDK is needed — the
 # vendor libraries are dlopen()ed at run time from the host).
-FROM node:20.19-bookworm AS build
+FROM node:24-bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends cmake g++ make \
  && rm -rf /var/lib/apt/lists/*
@@ -13,10 +13,10 @@ COPY src ./src
 COPY native ./native
 RUN npm run build \
  && npm run build:native \
- && npm prune --omit=dev
+ && npm prune --omit=dev --omit=optional
 
 # Runtime stage: Node, the compiled JavaScript, production dependencies and the addon.
-FROM node:20.19-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/package.json ./package.json

