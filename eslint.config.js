@@ -141,6 +141,17 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/kueue/**/*.ts'],
+    rules: {
+      ...restrict(
+        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        [...IO_MODULES, ...FRAMEWORKS],
+        'src/kueue (the Kueue configuration) may import only src/nodefeature and src/k8s and is pure',
+      ),
+      ...PURE_GLOBALS_RULE,
+    },
+  },
+  {
     files: ['src/render/**/*.ts'],
     rules: {
       ...restrict(

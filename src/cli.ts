@@ -29,6 +29,11 @@ Commands:
              [--kubeconfig FILE] [--manufacturers nvidia,amd]
   detect     Print what the vendor libraries report and the labels the agent would publish
              [-o json|text] [--manufacturers nvidia,amd]
+  kueue-config
+             Print the Kueue manager configuration with ours merged in (our feature gates and
+             device transformations set, every other key kept), valid for that Kueue version
+             [--kueue-version 0.19] [--merge FILE|-] (a Configuration or the kueue-manager-config
+             ConfigMap; printed back as the same kind) [-o yaml|json]
   admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
              write our entry of Workload.status.admissionChecks (Ready or Retry)
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
@@ -127,6 +132,9 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'admission':
         await (await import('./cli-admission.js')).admissionCommand(rest);
+        return 0;
+      case 'kueue-config':
+        (await import('./cli-kueue-config.js')).kueueConfigCommand(rest);
         return 0;
       case undefined:
       case 'help':

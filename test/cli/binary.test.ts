@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { eventually, kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
 
@@ -374,6 +374,61 @@ describe('gpustack-operator admission', () => {
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(error);
       expect(run.stderr).toContain('Usage: gpustack-operator <command> [options]');
+    },
+    CLI_TIMEOUT_MS,
+  );
+});
+
+describe.concurrent('gpustack-operator kueue-config', () => {
+  it(
+    'merges into the kueue-manager-config ConfigMap and prints the ConfigMap back, other keys kept',
+    async () => {
+      const file = join(scratch, 'kueue-manager-config.yaml');
+      writeFileSync(
+        file,
+        stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'kueue-manager-config', namespace: 'kueue-system' },
+          data: {
+            'controller_manager_config.yaml': stringify({
+              apiVersion: 'config.kueue.x-k8s.io/v1beta2',
+              kind: 'Configuration',
+              namespace: 'kueue-system',
+              featureGates: { QuotaCheckStrategy: true },
+              resources: { quotaCheckStrategy: 'IgnoreUndeclared' },
+            }),
+          },
+        }),
+      );
+      const run = await cli('kueue-config', '--merge', file, '--kueue-version=v0.17.0');
+      expect(run.code).toBe(0);
+      const configMap = parse(run.stdout) as { kind: string; metadata: { name: string }; data: Record<string, string> };
+      expect(configMap.kind).toBe('ConfigMap');
+      expect(configMap.metadata.name).toBe('kueue-manager-config');
+      const config = parse(configMap.data['controller_manager_config.yaml'] as string) as {
+        namespace: string;
+        featureGates: Record<string, boolean>;
+        resources: Record<string, unknown> & { transformations: unknown[] };
+      };
+      expect(config.namespace).toBe('kueue-system');
+      expect(config.featureGates).toEqual({ AssignQueueLabelsForPods: false });
+      expect(config.resources).not.toHaveProperty('quotaCheckStrategy');
+      expect(config.resources.transformations).toHaveLength(27);
+      expect(run.stderr).toContain('removed resources.quotaCheckStrategy: Kueue 0.17 does not know it');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it.each([
+    { args: ['--kueue-version', '0.16'], code: 2, error: /--kueue-version: "0.16" is not a Kueue version we support/ },
+    { args: ['--merge', '/nonexistent/kueue.yaml'], code: 1, error: /no such file/ },
+  ])(
+    'exits $code for $args',
+    async ({ args, code, error }) => {
+      const run = await cli('kueue-config', ...args);
+      expect(run.code).toBe(code);
+      expect(run.stderr).toMatch(error);
     },
     CLI_TIMEOUT_MS,
   );

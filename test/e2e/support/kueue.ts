@@ -13,24 +13,24 @@
 //   the configuration's featureGates only (gates on the command line as well are fatal);
 // - leader election off; health, metrics and webhook servers on free 127.0.0.1 ports.
 // The configuration is decoded strictly (serializer.EnableStrict): an unknown field is fatal,
-// and so is an unknown feature gate. It starts from our manifests/kueue/controller_manager_config.yaml
-// (the DESIGN §4.1 resource transformations), minus what the running version does not know.
+// and so is an unknown feature gate. The configuration is what `gpustack-operator kueue-config`
+// prints for the running version, merged into the out-of-cluster settings above.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 
 import { KubeError, parseManifests, sleep, waitFor, type KubeClient, type KubeObject } from './apply.js';
-import { ensureComponents, REPO_ROOT, type Component } from './components.js';
+import { ensureComponents, type Component } from './components.js';
 import type { ControlPlane, Stoppable } from './control-plane.js';
 import { freePorts, startProcess, type ManagedProcess } from './processes.js';
+import { CLI } from './hook-server.js';
 
 export const KUEUE_API = 'kueue.x-k8s.io/v1beta2';
 export const KUEUE_NAMESPACE = 'kueue-system';
 /** Where Kueue's metrics server loads its certificate from when internal cert management is off. */
 export const KUEUE_METRICS_CERT_DIR = '/etc/kueue/metrics/certs';
-export const OUR_KUEUE_CONFIG = path.join(REPO_ROOT, 'manifests', 'kueue', 'controller_manager_config.yaml');
 const ADMISSION_REGISTRATION = 'admissionregistration.k8s.io/v1';
 
 export interface KueueOptions {
@@ -68,69 +68,40 @@ function log(message: string): void {
   if (process.env.E2E_QUIET !== '1') process.stderr.write(`[e2e] ${message}\n`);
 }
 
-/** `v0.17.0` → [0, 17, 0]; undefined when it is not a release version. */
-function semver(version: string): [number, number, number] | undefined {
-  const match = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
-  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined;
-}
-
-function atLeast(version: string, major: number, minor: number): boolean {
-  const v = semver(version);
-  if (!v) return true; // a prebuilt of unknown version: assume current
-  return v[0] > major || (v[0] === major && v[1] >= minor);
-}
-
 /**
- * Our manifests/kueue configuration adapted to `version`. `resources.quotaCheckStrategy` and the
- * `QuotaCheckStrategy` gate arrived after v0.17 (absent from v0.17.0's apis/config/v1beta2 and
- * pkg/features; our generator targets >= v0.19); strict decoding would refuse the field and the
- * gate registry the gate, so they are dropped below v0.19.
+ * The configuration Kueue runs with: the out-of-cluster settings of this suite, with ours merged in
+ * by the product itself — `gpustack-operator kueue-config --merge FILE --kueue-version V`, the
+ * command the README's install section runs — so Kueue starting on it proves the command's output.
+ * `version` 'unknown' (a prebuilt binary) takes the command's default.
  */
-export function adaptOurKueueConfig(
-  base: Record<string, unknown>,
-  version: string,
-): { config: Record<string, unknown>; dropped: string[] } {
-  const config = structuredClone(base);
-  const dropped: string[] = [];
-  if (!atLeast(version, 0, 19)) {
-    const resources = config['resources'] as Record<string, unknown> | undefined;
-    if (resources && 'quotaCheckStrategy' in resources) {
-      dropped.push(`resources.quotaCheckStrategy: ${String(resources['quotaCheckStrategy'])}`);
-      delete resources['quotaCheckStrategy'];
-    }
-    const gates = config['featureGates'] as Record<string, boolean> | undefined;
-    if (gates && 'QuotaCheckStrategy' in gates) {
-      dropped.push(`featureGates.QuotaCheckStrategy: ${String(gates['QuotaCheckStrategy'])}`);
-      delete gates['QuotaCheckStrategy'];
-    }
-  }
-  return { config, dropped };
-}
-
-/** The configuration Kueue runs with: ours, adapted, plus the out-of-cluster settings. */
 export function kueueConfiguration(
   version: string,
   ports: { health: number; metrics: number; webhook: number },
   certDir: string,
 ): { config: Record<string, unknown>; dropped: string[] } {
-  const base = parse(readFileSync(OUR_KUEUE_CONFIG, 'utf8')) as Record<string, unknown>;
-  const { config, dropped } = adaptOurKueueConfig(base, version);
-  return {
-    dropped,
-    config: {
-      ...config,
-      apiVersion: 'config.kueue.x-k8s.io/v1beta2',
-      kind: 'Configuration',
-      namespace: KUEUE_NAMESPACE,
-      internalCertManagement: { enable: false },
-      leaderElection: { leaderElect: false },
-      health: { healthProbeBindAddress: `127.0.0.1:${ports.health}` },
-      metrics: { bindAddress: `127.0.0.1:${ports.metrics}` },
-      webhook: { host: '127.0.0.1', port: ports.webhook, certDir },
-      featureGates: { ...(config['featureGates'] as Record<string, boolean> | undefined), VisibilityOnDemand: false },
-      integrations: { frameworks: ['batch/job'] },
-    },
+  const base = {
+    apiVersion: 'config.kueue.x-k8s.io/v1beta2',
+    kind: 'Configuration',
+    namespace: KUEUE_NAMESPACE,
+    internalCertManagement: { enable: false },
+    leaderElection: { leaderElect: false },
+    health: { healthProbeBindAddress: `127.0.0.1:${ports.health}` },
+    metrics: { bindAddress: `127.0.0.1:${ports.metrics}` },
+    webhook: { host: '127.0.0.1', port: ports.webhook, certDir },
+    featureGates: { VisibilityOnDemand: false },
+    integrations: { frameworks: ['batch/job'] },
   };
+  const baseFile = path.join(certDir, 'kueue-base-config.yaml');
+  writeFileSync(baseFile, stringify(base));
+  const args = [CLI, 'kueue-config', '--merge', baseFile, '-o', 'json'];
+  if (version !== 'unknown') args.push('--kueue-version', version);
+  const run = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`gpustack-operator ${args.slice(1).join(' ')} failed: ${run.stderr}`);
+  const config = JSON.parse(run.stdout) as Record<string, unknown>;
+  const resources = config['resources'] as Record<string, unknown>;
+  const dropped =
+    'quotaCheckStrategy' in resources ? [] : ['resources.quotaCheckStrategy', 'featureGates.QuotaCheckStrategy'];
+  return { config, dropped };
 }
 
 /** A self-signed certificate for 127.0.0.1/localhost: `tls.crt` and `tls.key` in `dir`. */
@@ -361,10 +332,10 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
   // version-like string out of the usage text): decide by what it refuses, below.
   const knownVersion = component.module === 'prebuilt' ? 'unknown' : component.version;
   const launch = async (attempt: number, dropQuotaCheckStrategy: boolean): Promise<void> => {
-    const { config, dropped } = kueueConfiguration(dropQuotaCheckStrategy ? 'v0.0.0' : knownVersion, ports, certDir);
+    const { config, dropped } = kueueConfiguration(dropQuotaCheckStrategy ? '0.17' : knownVersion, ports, certDir);
     if (dropped.length > 0)
       log(
-        `Kueue ${component.module === 'prebuilt' ? '(prebuilt)' : component.version} does not know ${dropped.join(', ')}: dropped from manifests/kueue/controller_manager_config.yaml for this run`,
+        `Kueue ${component.module === 'prebuilt' ? '(prebuilt)' : component.version} does not know ${dropped.join(', ')}: kueue-config leaves them out for this version`,
       );
     handle.config = config;
     handle.dropped = dropped;

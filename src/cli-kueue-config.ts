@@ -1,0 +1,70 @@
+/**
+ * @module `gpustack-operator kueue-config`: the Kueue manager configuration with ours merged in,
+ * for the Kueue version given. `--merge` takes the configuration a cluster runs — a Configuration
+ * document, or the `kueue-manager-config` ConfigMap that holds it — so that
+ * `kubectl get configmap kueue-manager-config -n kueue-system -o yaml | gpustack-operator kueue-config --merge - | kubectl apply -f -`
+ * needs no hand merge.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parse, stringify } from 'yaml';
+import { UsageError } from './cli-errors.js';
+import { DEFAULT_KUEUE_MINOR, OLDEST_KUEUE_MINOR, kueueMinor, mergeKueueConfig } from './kueue/index.js';
+import { InputError } from './render-input.js';
+
+/** The key of Kueue's ConfigMap that holds the manager configuration (Kueue's own manifests). */
+export const KUEUE_CONFIG_KEY = 'controller_manager_config.yaml';
+
+function readInput(file: string): string {
+  return readFileSync(file === '-' ? 0 : file, 'utf8');
+}
+
+function parseDocument(text: string, source: string): unknown {
+  try {
+    return parse(text);
+  } catch (error) {
+    throw new InputError(`${source}: not YAML or JSON: ${(error as Error).message}`);
+  }
+}
+
+type ConfigMapLike = { kind: 'ConfigMap'; data?: Record<string, unknown> } & Record<string, unknown>;
+const isConfigMap = (value: unknown): value is ConfigMapLike =>
+  typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'ConfigMap';
+
+/** Merges ours into `document` (a Configuration or the ConfigMap holding one); notes go to stderr. */
+export function mergeDocument(document: unknown, minor: number, source: string): unknown {
+  const embedded = isConfigMap(document) ? document.data?.[KUEUE_CONFIG_KEY] : undefined;
+  if (isConfigMap(document) && typeof embedded !== 'string')
+    throw new InputError(`${source}: ConfigMap has no data.${KUEUE_CONFIG_KEY}`);
+  const existing =
+    typeof embedded === 'string' ? parseDocument(embedded, `${source} data.${KUEUE_CONFIG_KEY}`) : document;
+  const merged = mergeKueueConfig(existing, { minor });
+  if (!merged.ok) throw new InputError(`${source}: ${merged.message}`);
+  for (const note of merged.notes) process.stderr.write(`note: ${note}\n`);
+  if (!isConfigMap(document)) return merged.config;
+  return { ...document, data: { ...document.data, [KUEUE_CONFIG_KEY]: stringify(merged.config, { lineWidth: 0 }) } };
+}
+
+export function kueueConfigCommand(args: string[]): void {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'kueue-version': { type: 'string', default: `0.${DEFAULT_KUEUE_MINOR}` },
+      merge: { type: 'string' },
+      output: { type: 'string', short: 'o', default: 'yaml' },
+    },
+  });
+  const minor = kueueMinor(values['kueue-version']);
+  if (minor === undefined)
+    throw new UsageError(
+      `--kueue-version: "${values['kueue-version']}" is not a Kueue version we support (0.${OLDEST_KUEUE_MINOR} or newer, e.g. 0.19 or v0.19.2)`,
+    );
+  if (values.output !== 'yaml' && values.output !== 'json')
+    throw new UsageError(`-o: "${values.output}" must be yaml or json`);
+  const source = values.merge === '-' ? 'stdin' : (values.merge ?? 'an empty configuration');
+  const document = values.merge === undefined ? {} : parseDocument(readInput(values.merge), source);
+  const output = mergeDocument(document ?? {}, minor, source);
+  process.stdout.write(
+    values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }),
+  );
+}

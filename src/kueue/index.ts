@@ -1,0 +1,18 @@
+/**
+ * @module src/kueue: the Kueue manager configuration the chain needs, built from the manufacturer
+ * table and merged into an existing one for a given Kueue version (pure; `kueue-config` prints it,
+ * `npm run generate:manifests` writes it).
+ */
+export {
+  DEFAULT_KUEUE_MINOR,
+  KUEUE_CONFIG_API_VERSION,
+  OLDEST_KUEUE_MINOR,
+  QUOTA_CHECK_STRATEGY_MINOR,
+  buildKueueConfig,
+  buildTransformations,
+  kueueMinor,
+  mergeKueueConfig,
+  type KueueTarget,
+  type MergeError,
+  type MergeResult,
+} from './config.js';
