@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
-import { serveHealth, startChecker } from './admission/index.js';
+import { createAdmissionMetrics, serveHealth, startChecker } from './admission/index.js';
 import { ADMISSION_FLAGS } from './cli-admission-flags.js';
 import { UsageError } from './cli-errors.js';
 import { isDnsSubdomain } from './k8s/index.js';
@@ -50,10 +50,11 @@ export async function startAdmission(settings: AdmissionSettings): Promise<Runni
   }
   const logger = admissionLogger(settings.logLevel);
   const api = createKubeApi(loadKubeConfig(settings.kubeconfig));
-  const checker = startChecker({ api, logger, checkName: settings.checkName });
+  const metrics = createAdmissionMetrics({ defaultMetrics: true });
+  const checker = startChecker({ api, logger, checkName: settings.checkName, recorder: metrics });
   let health: Server;
   try {
-    health = await serveHealth(() => checker.health(), healthPort);
+    health = await serveHealth({ report: () => checker.health(), port: healthPort, metrics: metrics.registry });
   } catch (error) {
     await checker.stop();
     throw error;

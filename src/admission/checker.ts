@@ -10,6 +10,7 @@ import type { KubeApi } from '../kube/index.js';
 import { healthReport, type HealthReport } from './health.js';
 import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { DEFAULT_BACKOFF, Informer } from './informer.js';
+import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import { Reconciler, type PassResult } from './reconcile.js';
 import { NODES, PODS, RESOURCE_FLAVORS, SCHEDULING_CHAINS, WORKLOADS } from './resources.js';
 import { ChainSettings } from './settings.js';
@@ -41,6 +42,8 @@ export interface CheckerOptions {
   /** @default 300 */
   readonly watchTimeoutSeconds?: number;
   readonly clock?: () => Date;
+  /** Pass times, writes and watch restarts for /metrics. @default NO_RECORDING */
+  readonly recorder?: AdmissionRecorder;
   /** Called after each pass (tests and diagnostics). */
   readonly onPass?: (result: PassResult) => void;
 }
@@ -58,8 +61,10 @@ export function startChecker(options: CheckerOptions): Checker {
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   const clock = options.clock ?? (() => new Date());
   const stop = new AbortController();
+  const recorder = options.recorder ?? NO_RECORDING;
   const informerOptions = {
     logger: options.logger,
+    onRestart: (resource: string) => recorder.watchRestart(resource),
     onChange: () => schedule(debounceMs),
     clock: () => clock().getTime(),
     ...(options.backoff ? { backoff: options.backoff } : {}),
@@ -77,6 +82,7 @@ export function startChecker(options: CheckerOptions): Checker {
     checkName,
     logger: options.logger,
     clock,
+    recorder,
   });
 
   let timer: NodeJS.Timeout | undefined;
@@ -122,6 +128,7 @@ export function startChecker(options: CheckerOptions): Checker {
     const current = settings.resolve(chains.store);
     if (current === undefined) return;
     const flavorsByName = Object.fromEntries([...flavors.store.values()].map((f) => [f.metadata.name, f]));
+    const started = performance.now();
     const result = await reconciler.pass({
       workloads: workloads.store.values(),
       flavors: flavorsByName,
@@ -129,6 +136,7 @@ export function startChecker(options: CheckerOptions): Checker {
       pods: [...pods.store.values()],
       settings: current,
     });
+    recorder.pass((performance.now() - started) / 1000);
     firstPassDone();
     options.onPass?.(result);
     writeFailures = result.failed > 0 ? writeFailures + 1 : 0;

@@ -3,6 +3,7 @@
  * are not. A checker whose watches are down decides on stale stores, so the kubelet should know.
  */
 import { createServer, type Server } from 'node:http';
+import type { Registry } from 'prom-client';
 import type { InformerStatus } from './informer.js';
 
 export interface WatchHealth {
@@ -43,15 +44,31 @@ export function healthReport(statuses: readonly InformerStatus[], now: number, g
   return { healthy: down.length === 0, down, watches };
 }
 
-/** Serves the report on `GET /healthz`; everything else is 404. */
-export function serveHealth(report: () => HealthReport, port: number, host = '0.0.0.0'): Promise<Server> {
+export interface ProbeServerOptions {
+  readonly report: () => HealthReport;
+  readonly port: number;
+  /** @default '0.0.0.0' */
+  readonly host?: string;
+  /** Served on `GET /metrics` (Prometheus text) when given. */
+  readonly metrics?: Registry;
+}
+
+/** Serves the report on `GET /healthz` and the metrics on `GET /metrics`; everything else is 404. */
+export function serveHealth(options: ProbeServerOptions): Promise<Server> {
+  const { report, port, host = '0.0.0.0', metrics } = options;
   const server = createServer((req, res) => {
-    if (req.method !== 'GET' || new URL(req.url ?? '/', 'http://health').pathname !== '/healthz') {
+    const pathname = req.method === 'GET' ? new URL(req.url ?? '/', 'http://health').pathname : undefined;
+    if (pathname === '/healthz') {
+      const body = report();
+      res.writeHead(body.healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    } else if (pathname === '/metrics' && metrics) {
+      metrics.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    } else {
       res.writeHead(404).end();
-      return;
     }
-    const body = report();
-    res.writeHead(body.healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -4,7 +4,15 @@
  * server-side applies only its own entry of `Workload.status.admissionChecks`.
  */
 export { DEFAULT_CHECK_NAME, startChecker, type Checker, type CheckerOptions } from './checker.js';
-export { healthReport, isLive, serveHealth, type HealthReport, type WatchHealth } from './health.js';
+export {
+  healthReport,
+  isLive,
+  serveHealth,
+  type HealthReport,
+  type ProbeServerOptions,
+  type WatchHealth,
+} from './health.js';
+export { NO_RECORDING, createAdmissionMetrics, type AdmissionMetrics, type AdmissionRecorder } from './metrics.js';
 export { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 export {
   Reconciler,

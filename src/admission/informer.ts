@@ -17,6 +17,8 @@ export interface InformerOptions {
   readonly logger: Logger;
   /** Called after every change to the store (a list, or an added, modified or deleted object). */
   readonly onChange: () => void;
+  /** Called when a lost watch lists again (every list but the first). */
+  readonly onRestart?: (resource: string) => void;
   readonly backoff?: BackoffOptions;
   /** Server-side watch timeout; the loop re-watches from the last resourceVersion. @default 300 */
   readonly watchTimeoutSeconds?: number;
@@ -98,6 +100,7 @@ export class Informer<T extends KubeObject> {
     this.store.clear();
     for (const [key, object] of fresh) this.store.set(key, object);
     this.status.synced = true;
+    if (this.status.lists > 0) this.options.onRestart?.(this.resource.name);
     this.status.lists++;
     this.options.onChange();
     return resourceVersion;

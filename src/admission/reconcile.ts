@@ -18,6 +18,7 @@ import {
 } from '../placement/index.js';
 import { deviceResourceOf } from '../sync/index.js';
 import type { Logger } from '../runtime/index.js';
+import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import { objectKey, resourceVersionOf } from './resources.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
@@ -42,6 +43,8 @@ export interface ReconcilerOptions {
   readonly checkName: string;
   readonly logger: Logger;
   readonly clock?: () => Date;
+  /** @default NO_RECORDING */
+  readonly recorder?: AdmissionRecorder;
 }
 
 export interface PassResult {
@@ -145,6 +148,7 @@ export class Reconciler {
       state: entry.state,
       message: entry.message,
     };
+    const recorder = this.options.recorder ?? NO_RECORDING;
     try {
       await this.options.writer.write(ref, entry);
     } catch (error) {
@@ -154,15 +158,18 @@ export class Reconciler {
           { ...fields, status: error.status, err: error.message },
           'admission check not written; will decide again on the next change',
         );
+        recorder.write('skipped', entry.state);
         return 'skipped';
       }
       this.options.logger.error(
         { ...fields, err: (error as Error).message },
         'admission check write failed; will retry',
       );
+      recorder.write('failed', entry.state);
       return 'failed';
     }
     this.written.set(key, { resourceVersion, entry });
+    recorder.write('written', entry.state);
     this.options.logger.info(
       {
         ...fields,

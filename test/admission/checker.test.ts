@@ -8,7 +8,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serveHealth, startChecker, type Checker, type CheckerOptions } from '../../src/admission/index.js';
+import {
+  createAdmissionMetrics,
+  serveHealth,
+  startChecker,
+  type Checker,
+  type CheckerOptions,
+} from '../../src/admission/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
@@ -273,7 +279,7 @@ describe('checker: /healthz', () => {
   it('200 while every watch is live; 503 naming the watch that cannot relist; 200 again once it can', async () => {
     seedFragmentedPool();
     const running = start({ graceMs: 0 }).checker;
-    health = await serveHealth(() => running.health(), 0, '127.0.0.1');
+    health = await serveHealth({ report: () => running.health(), port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(health.address() as AddressInfo).port}/healthz`;
     await eventually(async () => (await fetch(url)).status === 200, 'healthy');
 
@@ -288,6 +294,31 @@ describe('checker: /healthz', () => {
     api.failLists('pods', 0);
     await eventually(async () => (await fetch(url)).status === 200, 'healthy again');
     expect((await fetch(url.replace('/healthz', '/other'))).status).toBe(404);
+  });
+
+  it('/metrics: pass times, verdicts written by state, write results and watch restarts by resource', async () => {
+    seedFragmentedPool();
+    const metrics = createAdmissionMetrics();
+    const running = start({ recorder: metrics }).checker;
+    health = await serveHealth({
+      report: () => running.health(),
+      port: 0,
+      host: '127.0.0.1',
+      metrics: metrics.registry,
+    });
+    const url = `http://127.0.0.1:${(health.address() as AddressInfo).port}/metrics`;
+    await eventually(() => ourEntry()?.['state'] === 'Retry', 'the Retry verdict');
+    api.dropWatches();
+    await eventually(
+      async () =>
+        /gpustack_admission_watch_restarts_total\{resource="pods"\} [1-9]/.test(await (await fetch(url)).text()),
+      'a restart counted',
+    );
+    const text = await (await fetch(url)).text();
+    expect(text).toMatch(/^gpustack_admission_verdicts_total\{state="Retry"\} 1$/m);
+    expect(text).toMatch(/^gpustack_admission_writes_total\{result="written"\} 1$/m);
+    expect(text).toMatch(/^gpustack_admission_pass_duration_seconds_count [1-9]\d*$/m);
+    expect(text).not.toMatch(/state="Ready"/);
   });
 
   it('stop() ends every watch', async () => {

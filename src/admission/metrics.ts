@@ -1,0 +1,59 @@
+/**
+ * @module Prometheus metrics of the admission checker, named like the hook server's
+ * (`gpustack_<part>_…`), on a registry of its own; `/metrics` beside `/healthz` serves them.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the checker reports as it works; `NO_RECORDING` where nobody scrapes (tests, `serve --admission` off). */
+export interface AdmissionRecorder {
+  /** One reconcile pass took `seconds`. */
+  pass(seconds: number): void;
+  /** One write of our entry: `written` with the verdict's state, or `skipped` (404/409) / `failed`. */
+  write(result: 'written' | 'skipped' | 'failed', state: string): void;
+  /** A watch of `resource` lost its stream for good and lists again (not the first list). */
+  watchRestart(resource: string): void;
+}
+
+export const NO_RECORDING: AdmissionRecorder = { pass: () => {}, write: () => {}, watchRestart: () => {} };
+
+export interface AdmissionMetrics extends AdmissionRecorder {
+  readonly registry: Registry;
+}
+
+export function createAdmissionMetrics(options: { defaultMetrics?: boolean } = {}): AdmissionMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const passDuration = new Histogram({
+    name: 'gpustack_admission_pass_duration_seconds',
+    help: 'Time of one reconcile pass: every Workload awaiting our verdict decided, changed entries written.',
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const verdicts = new Counter({
+    name: 'gpustack_admission_verdicts_total',
+    help: 'Verdicts written to Workloads (only changes are written), by state (Ready, Retry).',
+    labelNames: ['state'],
+    registers: [registry],
+  });
+  const writes = new Counter({
+    name: 'gpustack_admission_writes_total',
+    help: 'Writes of our admission check entry, by result (written, skipped: 404/409, failed: retried).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const restarts = new Counter({
+    name: 'gpustack_admission_watch_restarts_total',
+    help: 'Relists of a watched resource after its watch was lost (410 Gone, errors), by resource.',
+    labelNames: ['resource'],
+    registers: [registry],
+  });
+  return {
+    registry,
+    pass: (seconds) => passDuration.observe(seconds),
+    write: (result, state) => {
+      writes.inc({ result });
+      if (result === 'written') verdicts.inc({ state });
+    },
+    watchRestart: (resource) => restarts.inc({ resource }),
+  };
+}
