@@ -255,10 +255,11 @@ bool OpenAmdLibrary(const Environment& env, Library* library, Report& report) {
   SearchPlan rocm_smi{{"librocm_smi64.so"},
                       {EnvValue(env, "ROCM_SMI_LIB_PATH"), root + "/lib", root + "/rocm_smi/lib"}};
   if (!EnvValue(env, OverrideVariable("amd")).empty()) return OpenLibrary(env, amd_smi, library, report);
-  std::string why_amd, why_rocm;
-  if (library->Open(LibraryCandidates(env, "amd", amd_smi), &why_amd)) return true;
-  if (library->Open(LibraryCandidates(env, "amd", rocm_smi), &why_rocm)) return true;
-  report.Fail(ErrorCode::kLibraryNotFound, why_amd + "; " + why_rocm);
+  OpenFailure amd, rocm;
+  if (library->Open(LibraryCandidates(env, "amd", amd_smi), &amd)) return true;
+  if (library->Open(LibraryCandidates(env, "amd", rocm_smi), &rocm)) return true;
+  bool damaged = amd.code == ErrorCode::kInvalidLibrary || rocm.code == ErrorCode::kInvalidLibrary;
+  report.Fail(damaged ? ErrorCode::kInvalidLibrary : ErrorCode::kLibraryNotFound, amd.why + "; " + rocm.why);
   return false;
 }
 

@@ -1,12 +1,17 @@
 #include "common.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <utility>
@@ -16,6 +21,7 @@ namespace gpustack {
 const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
     case ErrorCode::kLibraryNotFound: return "LibraryNotFound";
+    case ErrorCode::kInvalidLibrary: return "InvalidLibrary";
     case ErrorCode::kSymbolNotFound: return "SymbolNotFound";
     case ErrorCode::kInitFailed: return "InitFailed";
     case ErrorCode::kDriverMismatch: return "DriverMismatch";
@@ -32,17 +38,136 @@ constexpr const char* kInstallVariables[] = {
     "NEUWARE_HOME", "COREX_HOME", "MACA_HOME", "PPU_HOME", "GPUSTACK_SYSFS_ROOT",
 };
 
-bool FileExists(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0;
-}
-
 std::string LastDlError() {
   const char* text = dlerror();
   return text ? std::string(text) : std::string("unknown dlopen error");
 }
 
+// The ELF flavour this process runs: a library of another class, byte order or machine
+// cannot be loaded into it.
+constexpr unsigned char kElfClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+constexpr unsigned char kElfData = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+#if defined(__x86_64__)
+constexpr int kElfMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr int kElfMachine = EM_AARCH64;
+#else
+constexpr int kElfMachine = -1;  // not checked here; dlopen() still refuses a wrong machine
+#endif
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+bool ReadExactly(int fd, uint64_t offset, void* out, size_t size) {
+  auto* bytes = static_cast<char*>(out);
+  while (size > 0) {
+    ssize_t got = pread(fd, bytes, size, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    bytes += got;
+    offset += static_cast<uint64_t>(got);
+    size -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+// [offset, offset + length) inside a file of `size` bytes, without overflow.
+bool Inside(uint64_t offset, uint64_t length, uint64_t size) { return offset <= size && length <= size - offset; }
+
+std::string Range(uint64_t offset, uint64_t length) {
+  return "bytes " + std::to_string(offset) + " to " + std::to_string(offset + length);
+}
+
+// Why the header and program headers do not describe a loadable shared object of this
+// process, or "" when they do.
+std::string ElfHeaderProblem(const ElfW(Ehdr)& header, uint64_t size) {
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return "not an ELF file (no ELF magic)";
+  if (header.e_ident[EI_CLASS] != kElfClass) {
+    return "ELF class " + std::to_string(header.e_ident[EI_CLASS]) + " is not this process's";
+  }
+  if (header.e_ident[EI_DATA] != kElfData) return "ELF byte order is not this process's";
+  if (header.e_ident[EI_VERSION] != EV_CURRENT) return "unknown ELF version";
+  if (header.e_type != ET_DYN) return "not a shared object (ELF type " + std::to_string(header.e_type) + ")";
+  if (kElfMachine >= 0 && header.e_machine != kElfMachine) {
+    return "built for another machine (ELF machine " + std::to_string(header.e_machine) + ")";
+  }
+  if (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phnum == 0 || header.e_phnum == PN_XNUM) {
+    return "no usable program header table";
+  }
+  uint64_t table = uint64_t{header.e_phnum} * header.e_phentsize;
+  if (!Inside(header.e_phoff, table, size)) {
+    return "program header table (" + Range(header.e_phoff, table) + ") is cut off";
+  }
+  return "";
+}
+
+std::string SegmentProblem(const std::vector<ElfW(Phdr)>& segments, uint64_t size) {
+  const ElfW(Phdr)* dynamic = nullptr;
+  bool loads = false;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const ElfW(Phdr)& segment = segments[i];
+    if (segment.p_type == PT_NULL) continue;
+    // PT_LOAD is what gets mapped; any other segment past the end is a cut file just the
+    // same (in a sound library every segment's bytes are in the file).
+    if (!Inside(segment.p_offset, segment.p_filesz, size)) {
+      return "segment " + std::to_string(i) + " (" + Range(segment.p_offset, segment.p_filesz) + ") is cut off";
+    }
+    if (segment.p_type == PT_LOAD) {
+      loads = true;
+      if (segment.p_filesz > segment.p_memsz) {
+        return "segment " + std::to_string(i) + " is larger on file than in memory";
+      }
+    }
+    if (segment.p_type == PT_DYNAMIC) dynamic = &segment;
+  }
+  if (!loads) return "no loadable segment";
+  if (dynamic == nullptr) return "no dynamic section";
+  // The loader reads the dynamic section at its address, which must be file bytes of a load.
+  for (const ElfW(Phdr)& segment : segments) {
+    if (segment.p_type == PT_LOAD && dynamic->p_vaddr >= segment.p_vaddr &&
+        Inside(dynamic->p_vaddr - segment.p_vaddr, dynamic->p_filesz, segment.p_filesz)) {
+      return "";
+    }
+  }
+  return "dynamic section lies outside the loaded bytes";
+}
+
 }  // namespace
+
+FileCheck CheckSharedObject(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  FileDescriptor fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return {FileVerdict::kMissing, path + ": cannot open shared object file: " + std::strerror(errno)};
+  auto invalid = [&path](const std::string& reason) { return FileCheck{FileVerdict::kInvalid, path + ": " + reason}; };
+  struct stat info {};
+  if (fstat(fd.get(), &info) != 0) return invalid(std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) return invalid("not a regular file");
+  const auto size = static_cast<uint64_t>(info.st_size);
+  ElfW(Ehdr) header{};
+  if (size < sizeof header || !ReadExactly(fd.get(), 0, &header, sizeof header)) {
+    return invalid("too short for an ELF header (" + std::to_string(size) + " bytes)");
+  }
+  std::string problem = ElfHeaderProblem(header, size);
+  if (!problem.empty()) return invalid(problem);
+  std::vector<ElfW(Phdr)> segments(header.e_phnum);
+  if (!ReadExactly(fd.get(), header.e_phoff, segments.data(), segments.size() * sizeof(ElfW(Phdr)))) {
+    return invalid("cannot read the program header table");
+  }
+  problem = SegmentProblem(segments, size);
+  if (!problem.empty()) return invalid(problem + " (the file has " + std::to_string(size) + " bytes)");
+  return {};
+}
 
 std::string OverrideVariable(const std::string& manufacturer) {
   std::string name = "GPUSTACK_";
@@ -183,11 +308,22 @@ void Library::Close() {
   handle_ = nullptr;
 }
 
-bool Library::Open(const std::vector<std::string>& candidates, std::string* why) {
+bool Library::Open(const std::vector<std::string>& candidates, OpenFailure* failure) {
   Close();
   std::string first_error;
   std::vector<std::string> present_errors;
+  std::vector<std::string> damaged;
   for (const auto& candidate : candidates) {
+    if (candidate.find('/') != std::string::npos) {
+      FileCheck check = CheckSharedObject(candidate);
+      if (check.verdict == FileVerdict::kInvalid) damaged.push_back(check.why);
+      if (check.verdict != FileVerdict::kLoadable) {
+        if (first_error.empty()) first_error = check.why;
+        continue;
+      }
+    } else if (!damaged.empty()) {
+      continue;
+    }
     dlerror();
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
@@ -197,17 +333,22 @@ bool Library::Open(const std::vector<std::string>& candidates, std::string* why)
     }
     std::string error = LastDlError();
     if (first_error.empty()) first_error = error;
-    // A file that exists but does not load (wrong arch, missing dependency) is the
-    // interesting case: keep its reason.
-    else if (candidate.find('/') != std::string::npos && FileExists(candidate)) present_errors.push_back(error);
+    // A file that exists but does not load (missing dependency) is the interesting case:
+    // keep its reason.
+    else if (candidate.find('/') != std::string::npos) present_errors.push_back(error);
   }
-  if (why != nullptr) {
-    *why = candidates.empty() ? std::string("no candidate path") : first_error;
-    for (const auto& error : present_errors) *why += "; " + error;
+  if (failure != nullptr) {
+    std::string& why = failure->why;
+    failure->code = damaged.empty() ? ErrorCode::kLibraryNotFound : ErrorCode::kInvalidLibrary;
+    why = candidates.empty() ? std::string("no candidate path") : first_error;
+    for (const auto& error : damaged) {
+      if (error != first_error) why += "; " + error;
+    }
+    for (const auto& error : present_errors) why += "; " + error;
     if (candidates.size() > 1) {
-      *why += " (also tried:";
-      for (size_t i = 1; i < candidates.size(); ++i) *why += " " + candidates[i];
-      *why += ")";
+      why += " (also tried:";
+      for (size_t i = 1; i < candidates.size(); ++i) why += " " + candidates[i];
+      why += ")";
     }
   }
   return false;
@@ -262,9 +403,9 @@ void Report::Add(Device device) {
 }
 
 bool OpenLibrary(const Environment& env, const SearchPlan& plan, Library* library, Report& report) {
-  std::string why;
-  if (library->Open(LibraryCandidates(env, report.manufacturer(), plan), &why)) return true;
-  report.Fail(ErrorCode::kLibraryNotFound, why);
+  OpenFailure failure;
+  if (library->Open(LibraryCandidates(env, report.manufacturer(), plan), &failure)) return true;
+  report.Fail(failure.code, failure.why);
   return false;
 }
 

@@ -15,7 +15,14 @@ namespace gpustack {
 constexpr const char* kManufacturers[] = {"amd",      "ascend",   "cambricon", "hygon", "iluvatar",
                                           "metax",    "mthreads", "nvidia",    "thead"};
 
-enum class ErrorCode { kLibraryNotFound, kSymbolNotFound, kInitFailed, kDriverMismatch, kCallFailed };
+enum class ErrorCode {
+  kLibraryNotFound,
+  kInvalidLibrary,
+  kSymbolNotFound,
+  kInitFailed,
+  kDriverMismatch,
+  kCallFailed,
+};
 
 // The exact strings of native/types.ts `DeviceErrorCode`.
 const char* ErrorCodeName(ErrorCode code);
@@ -92,6 +99,22 @@ std::optional<int32_t> FirstSetBit(const void* mask, size_t words, size_t word_b
 std::optional<std::string> MajorMinor(const std::string& version);
 std::optional<std::string> ReadFirstLine(const std::string& path);
 
+// Whether a file can be handed to dlopen() without risk to the process. glibc maps every
+// loadable segment straight from the file: a segment that runs past the end of a truncated
+// file maps pages with nothing behind them, and the loader's first touch of one kills the
+// process with SIGBUS. So the header and every segment must lie inside the file.
+enum class FileVerdict { kLoadable, kMissing, kInvalid };
+struct FileCheck {
+  FileVerdict verdict = FileVerdict::kLoadable;
+  std::string why;  // "<path>: <reason>" unless loadable
+};
+FileCheck CheckSharedObject(const std::string& path);
+
+struct OpenFailure {
+  ErrorCode code = ErrorCode::kLibraryNotFound;
+  std::string why;
+};
+
 // One dlopen() handle: RTLD_NOW surfaces missing dependencies at load time, RTLD_LOCAL
 // keeps look-alike exports (libixml's and libhydmi_mig's nvml* names) out of the global
 // scope. Every symbol is resolved through this handle; dlclose() on destruction.
@@ -104,8 +127,12 @@ class Library {
   Library& operator=(Library&& other) noexcept;
   ~Library();
 
-  // Opens the first candidate that loads. On failure `why` explains every attempt.
-  bool Open(const std::vector<std::string>& candidates, std::string* why);
+  // Opens the first candidate that loads. A candidate with a slash is a file: it is checked
+  // first (CheckSharedObject) and skipped when missing or damaged. A bare soname goes to the
+  // loader's own search, unless a damaged file was met before: that search may well land on
+  // the same file. On failure `failure` gets the code (InvalidLibrary when a damaged file
+  // was all there was, else LibraryNotFound) and every attempt.
+  bool Open(const std::vector<std::string>& candidates, OpenFailure* failure);
   bool IsOpen() const { return handle_ != nullptr; }
   const std::string& path() const { return path_; }
 
@@ -161,7 +188,7 @@ class Report {
   DetectResult* out_;
 };
 
-// Opens the manufacturer's library or reports LibraryNotFound.
+// Opens the manufacturer's library or reports LibraryNotFound / InvalidLibrary.
 bool OpenLibrary(const Environment& env, const SearchPlan& plan, Library* library, Report& report);
 
 // Resolves `name` through `lib` into `*out`; nullptr when the library lacks it, which is

@@ -17,9 +17,9 @@ void DetectHygon(const Environment& env, Report& report) {
     candidates.push_back("librocm_smi64.so");
   }
   Library library;
-  std::string why;
-  if (!library.Open(candidates, &why)) {
-    report.Fail(ErrorCode::kLibraryNotFound, why);
+  OpenFailure failure;
+  if (!library.Open(candidates, &failure)) {
+    report.Fail(failure.code, failure.why);
     return;
   }
   auto runtime = RocmRelease(rocm.empty() ? "/opt/dtk" : rocm);
