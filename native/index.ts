@@ -33,35 +33,46 @@ export class DeviceError extends Error {
   }
 }
 
-/** The compiled addon could not be loaded from any candidate path. */
+/**
+ * The compiled addon could not be loaded: from any candidate path, or from the one path
+ * `GPUSTACK_NATIVE_ADDON` names (then `override` is that path and nothing else was tried).
+ */
 export class AddonLoadError extends Error {
   override readonly name = 'AddonLoadError';
   readonly attempts: readonly string[];
+  readonly override: string | undefined;
 
-  constructor(attempts: readonly string[]) {
+  constructor(attempts: readonly string[], override?: string) {
+    const tried = attempts.map((attempt) => `  - ${attempt}`).join('\n');
     super(
-      `cannot load the native addon ${ADDON_FILE}; tried:\n` +
-        attempts.map((attempt) => `  - ${attempt}`).join('\n') +
-        `\nbuild it with \`npm run build:native\` or set ${ADDON_PATH_VARIABLE} to its path`,
+      override === undefined
+        ? `cannot load the native addon ${ADDON_FILE}; tried:\n${tried}\n` +
+            `build it with \`npm run build:native\` or set ${ADDON_PATH_VARIABLE} to its path`
+        : `${ADDON_PATH_VARIABLE} names ${override}, which does not load:\n${tried}\n` +
+            `fix the path, or unset ${ADDON_PATH_VARIABLE} to use the built addon`,
     );
     this.attempts = attempts;
+    this.override = override;
   }
 }
 
 /**
- * Candidate paths of the addon, in the order they are tried: the override variable,
- * then the cmake-js build folder seen from native/ (sources, tests) and from
- * dist/native/ (compiled), then a copy next to this file (slim images).
+ * Candidate paths of the addon, in the order they are tried: the cmake-js build folder
+ * seen from native/ (sources, tests) and from dist/native/ (compiled), then a copy next to
+ * this file (slim images). `GPUSTACK_NATIVE_ADDON` (relative to the working directory)
+ * replaces them all: a path set on purpose that does not load is an error, never a quiet
+ * fallback to another build.
  */
 export function addonCandidates(env: NodeJS.ProcessEnv = process.env): string[] {
+  const override = env[ADDON_PATH_VARIABLE];
+  if (override) return [path.resolve(override)];
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [
-    env[ADDON_PATH_VARIABLE],
     path.join(here, 'build', 'Release', ADDON_FILE),
     path.join(here, '..', '..', 'native', 'build', 'Release', ADDON_FILE),
     path.join(here, ADDON_FILE),
   ];
-  return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && c.length > 0))];
+  return [...new Set(candidates)];
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -75,8 +86,11 @@ function describeLoadFailure(error: unknown): string {
   return String(error);
 }
 
-/** @internal Loads the first candidate that works; exported for the loader tests. */
-export function _loadAddon(candidates: readonly string[]): RawAddon {
+/**
+ * @internal Loads the first candidate that works (`override`: the one path
+ * `GPUSTACK_NATIVE_ADDON` names); exported for the loader tests.
+ */
+export function _loadAddon(candidates: readonly string[], override?: string): RawAddon {
   const require = createRequire(import.meta.url);
   const attempts: string[] = [];
   for (const candidate of candidates) {
@@ -88,13 +102,16 @@ export function _loadAddon(candidates: readonly string[]): RawAddon {
       attempts.push(`${candidate}: ${describeLoadFailure(error)}`);
     }
   }
-  throw new AddonLoadError(attempts);
+  throw new AddonLoadError(attempts, override);
 }
 
 let loaded: RawAddon | undefined;
 
 function addon(): RawAddon {
-  loaded ??= _loadAddon(addonCandidates());
+  if (loaded === undefined) {
+    const candidates = addonCandidates();
+    loaded = _loadAddon(candidates, process.env[ADDON_PATH_VARIABLE] ? candidates[0] : undefined);
+  }
   return loaded;
 }
 

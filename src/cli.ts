@@ -142,7 +142,12 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${(error as Error).message}\n\n${USAGE}`);
       return 2;
     }
-    if (error instanceof InputError || (error as NodeJS.ErrnoException).code === 'ENOENT') {
+    // AddonLoadError (native/index.ts), by name: importing it here would load the addon loader for serve too.
+    if (
+      error instanceof InputError ||
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as Error).name === 'AddonLoadError'
+    ) {
       process.stderr.write(`error: ${(error as Error).message}\n`);
       return 1;
     }
