@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gpustack {
@@ -137,21 +138,6 @@ class Library {
   const std::string& path() const { return path_; }
 
   void* Raw(const char* name) const;
-  template <typename Fn>
-  Fn Find(const char* name) const {
-    return reinterpret_cast<Fn>(Raw(name));
-  }
-  // First of `names` that resolves; `found` receives its name.
-  template <typename Fn>
-  Fn FindFirst(const std::vector<std::string>& names, std::string* found = nullptr) const {
-    for (const auto& name : names) {
-      if (void* symbol = Raw(name.c_str())) {
-        if (found) *found = name;
-        return reinterpret_cast<Fn>(symbol);
-      }
-    }
-    return nullptr;
-  }
 
  private:
   void Close();
@@ -191,23 +177,85 @@ class Report {
 // Opens the manufacturer's library or reports LibraryNotFound / InvalidLibrary.
 bool OpenLibrary(const Environment& env, const SearchPlan& plan, Library* library, Report& report);
 
-// Resolves `name` through `lib` into `*out`; nullptr when the library lacks it, which is
-// how optional symbols become "unknown" fields.
+// How much detection depends on one vendor symbol.
+enum class Need {
+  kRequired,  // missing: a SymbolNotFound entry, and nothing is called
+  kOptional,  // missing: the field it feeds is "unknown"
+};
+
+// One row of a vendor's symbol table. `slot` is the address of the function pointer the
+// symbol goes into (see Slot()). Required rows that share a `group` stand in for each other
+// (memory_v2 or memory_v1): the group is missing only when all of them are.
+struct Symbol {
+  std::vector<std::string> names;  // tried in order: versioned names first
+  void* slot;
+  Need need = Need::kRequired;
+  const char* group = nullptr;
+  std::string* found = nullptr;  // receives the name that resolved, for messages
+};
+
 template <typename Fn>
-void Bind(const Library& lib, const char* name, Fn* out) {
-  *out = lib.Find<Fn>(name);
+void* Slot(Fn* function_pointer) {
+  static_assert(std::is_function_v<std::remove_pointer_t<Fn>>, "a slot holds a function pointer");
+  // dlsym() hands out function addresses as void*, which POSIX makes the same size.
+  static_assert(sizeof(Fn) == sizeof(void*), "function pointers are not void*-sized");
+  return function_pointer;
 }
 
-// The required symbols a library lacks, joined for one SymbolNotFound message.
-class MissingSymbols {
- public:
-  void Need(bool present, const std::string& name) {
-    if (!present) text_ += (text_.empty() ? "" : ", ") + name;
-  }
-  const std::string& text() const { return text_; }
+// Resolves every row through `library` (nullptr where absent).
+void ResolveSymbols(const Library& library, const std::vector<Symbol>& table);
+// The required symbols or groups still unresolved, ", "-joined; "" when none.
+std::string MissingSymbols(const std::vector<Symbol>& table);
+// ResolveSymbols, then a SymbolNotFound entry for whatever required is missing. False then:
+// the caller must call nothing.
+bool BindSymbols(const Library& library, const std::vector<Symbol>& table, Report& report);
 
- private:
-  std::string text_;
-};
+// "<text> (code <n>)" from the vendor's own error text, "error (code <n>)" without one.
+std::string DescribeCode(long long code, const char* text);
+// For libraries that return the text (nvmlErrorString, cndevGetErrorString, ...).
+template <typename Code>
+std::string Describe(const char* (*error_string)(Code), Code code) {
+  return DescribeCode(static_cast<long long>(code), error_string != nullptr ? error_string(code) : nullptr);
+}
+// For libraries that write it through a pointer and return a status (amdsmi, rsmi).
+template <typename Code>
+std::string Describe(Code (*status_string)(Code, const char**), Code code) {
+  const char* text = nullptr;
+  if (status_string == nullptr || status_string(code, &text) != 0) text = nullptr;
+  return DescribeCode(static_cast<long long>(code), text);
+}
+
+// Reads the C string a vendor call writes into a caller buffer: `call(buffer, size)` returns
+// the vendor's status (0 = success). The buffer holds one zeroed byte more than the library
+// is told, so a missing NUL is caught instead of read past. `what` names the call and
+// `error_text` is the library's error-text function, both for `why`.
+template <typename Call, typename ErrorText>
+bool ReadText(Call call, unsigned size, const char* what, ErrorText error_text, std::string* out,
+              std::string* why) {
+  std::vector<char> buffer(size + 1, '\0');
+  auto status = call(buffer.data(), size);
+  if (status != 0) {
+    *why = std::string(what) + ": " + Describe(error_text, status);
+    return false;
+  }
+  auto text = ReadCString(buffer.data(), size);
+  if (!text) {
+    *why = std::string(what) + " is not NUL-terminated within " + std::to_string(size) + " bytes";
+    return false;
+  }
+  *out = *text;
+  return true;
+}
+
+// The same for facts that may be unknown (versions): nullopt when the call fails, writes
+// nothing, or leaves no NUL.
+template <typename Call>
+std::optional<std::string> OptionalText(Call call, unsigned size) {
+  std::vector<char> buffer(size + 1, '\0');
+  if (call(buffer.data(), size) != 0) return std::nullopt;
+  auto text = ReadCString(buffer.data(), size);
+  if (!text || text->empty()) return std::nullopt;
+  return text;
+}
 
 }  // namespace gpustack
