@@ -18,7 +18,7 @@ export * from './types.js';
 
 const ADDON_FILE = 'gpustack_native.node';
 const ADDON_PATH_VARIABLE = 'GPUSTACK_NATIVE_ADDON';
-const OPTION_KEYS = new Set(['manufacturers']);
+const OPTION_KEYS = new Set(['manufacturers', 'hostRoot']);
 
 /** A detection failure as a throwable error, for callers that treat an entry as fatal. */
 export class DeviceError extends Error {
@@ -75,8 +75,12 @@ export function addonCandidates(env: NodeJS.ProcessEnv = process.env): string[] 
   return [...new Set(candidates)];
 }
 
+interface RawOptions {
+  manufacturers: string[];
+  hostRoot: string;
+}
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type RawAddon = { detect: (options: { manufacturers: string[] }) => Promise<any> };
+type RawAddon = { detect: (options: RawOptions) => Promise<any> };
 
 function describeLoadFailure(error: unknown): string {
   if (error instanceof Error) {
@@ -130,8 +134,21 @@ function validateManufacturers(value: unknown): Manufacturer[] {
   });
 }
 
-function validateOptions(options: unknown): Manufacturer[] {
-  if (options === undefined) return [...MANUFACTURERS];
+/** `''` or an absolute path, normalised: no trailing slash, and `/` is the process's own root. */
+function validateHostRoot(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'string') throw new TypeError(`options.hostRoot must be a string, got ${typeof value}`);
+  if (value.includes('\0')) throw new TypeError('options.hostRoot must not contain NUL');
+  if (value === '') return '';
+  if (!path.isAbsolute(value)) {
+    throw new RangeError(`options.hostRoot is "${value}", expected an absolute path or "" (this process's root)`);
+  }
+  const normalised = path.resolve(value);
+  return normalised === '/' ? '' : normalised;
+}
+
+function validateOptions(options: unknown): RawOptions {
+  if (options === undefined) return { manufacturers: [...MANUFACTURERS], hostRoot: '' };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError('options must be an object');
   }
@@ -140,8 +157,11 @@ function validateOptions(options: unknown): Manufacturer[] {
       throw new TypeError(`unknown option "${key}" (known: ${[...OPTION_KEYS].join(', ')})`);
     }
   }
-  const { manufacturers } = options as { manufacturers?: unknown };
-  return manufacturers === undefined ? [...MANUFACTURERS] : validateManufacturers(manufacturers);
+  const { manufacturers, hostRoot } = options as { manufacturers?: unknown; hostRoot?: unknown };
+  return {
+    manufacturers: manufacturers === undefined ? [...MANUFACTURERS] : validateManufacturers(manufacturers),
+    hostRoot: validateHostRoot(hostRoot),
+  };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -159,15 +179,15 @@ function checkResult(raw: any): DetectResult {
 
 /**
  * Asks the vendor runtime libraries which accelerators this node has. Runs off the
- * main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry).
- * The library of each manufacturer is opened and closed within the call, so a changed
- * `GPUSTACK_<MFR>_LIBRARY` (full path of the vendor library, e.g.
- * `GPUSTACK_NVIDIA_LIBRARY`) or driver is seen by the next call. `GPUSTACK_SYSFS_ROOT`
- * (default `/sys`) is where NUMA nodes are looked up when the library does not say.
+ * main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry) or
+ * a damaged library file (`InvalidLibrary`). The library of each manufacturer is opened
+ * and closed within the call, so a changed `GPUSTACK_<MFR>_LIBRARY` (full path of the
+ * vendor library, e.g. `GPUSTACK_NVIDIA_LIBRARY`) or driver is seen by the next call.
+ * `GPUSTACK_SYSFS_ROOT` (default `/sys`) is where NUMA nodes are looked up when the
+ * library does not say.
  * @example
- * const { devices, errors } = await detect({ manufacturers: ['nvidia'] });
+ * const { devices, errors } = await detect({ manufacturers: ['nvidia'], hostRoot: '/host' });
  */
 export async function detect(options?: DetectOptions): Promise<DetectResult> {
-  const manufacturers = validateOptions(options);
-  return checkResult(await addon().detect({ manufacturers }));
+  return checkResult(await addon().detect(validateOptions(options)));
 }

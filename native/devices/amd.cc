@@ -197,7 +197,7 @@ bool ReadDevice(const Api& api, Handle gpu, uint32_t index, Device* device, std:
   return true;
 }
 
-void DetectAmdSmi(const Environment& env, const Library& library, Report& report) {
+void DetectAmdSmi(const DetectContext& context, const Library& library, Report& report) {
   Api api;
   if (!BindSymbols(library, Symbols(&api), report)) return;
   Status status = api.init(kInitAmdGpus);
@@ -207,7 +207,7 @@ void DetectAmdSmi(const Environment& env, const Library& library, Report& report
   }
   std::vector<Handle> gpus;
   if (CollectGpus(api, &gpus, report)) {
-    auto runtime = RocmRelease(InstallRoot(env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
+    auto runtime = RocmRelease(context, InstallRoot(context.env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
     for (uint32_t i = 0; i < gpus.size(); ++i) {
       Device device;
       std::string why;
@@ -224,15 +224,16 @@ void DetectAmdSmi(const Environment& env, const Library& library, Report& report
 
 // AMD SMI first, ROCm SMI for older ROCm. Only one of the two is ever loaded, which
 // also sidesteps their load-order trouble (device-runtimes.md §1.5).
-bool OpenAmdLibrary(const Environment& env, Library* library, Report& report) {
+bool OpenAmdLibrary(const DetectContext& context, Library* library, Report& report) {
+  const Environment& env = context.env;
   std::string root = InstallRoot(env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm");
   SearchPlan amd_smi{{"libamd_smi.so"}, {EnvValue(env, "AMD_SMI_LIB_PATH"), root + "/lib"}};
   SearchPlan rocm_smi{{"librocm_smi64.so"},
                       {EnvValue(env, "ROCM_SMI_LIB_PATH"), root + "/lib", root + "/rocm_smi/lib"}};
-  if (!EnvValue(env, OverrideVariable("amd")).empty()) return OpenLibrary(env, amd_smi, library, report);
+  if (!EnvValue(env, OverrideVariable("amd")).empty()) return OpenLibrary(context, amd_smi, library, report);
   OpenFailure amd, rocm;
-  if (library->Open(LibraryCandidates(env, "amd", amd_smi), &amd)) return true;
-  if (library->Open(LibraryCandidates(env, "amd", rocm_smi), &rocm)) return true;
+  if (library->Open(LibraryCandidates(context, "amd", amd_smi), &amd)) return true;
+  if (library->Open(LibraryCandidates(context, "amd", rocm_smi), &rocm)) return true;
   bool damaged = amd.code == ErrorCode::kInvalidLibrary || rocm.code == ErrorCode::kInvalidLibrary;
   report.Fail(damaged ? ErrorCode::kInvalidLibrary : ErrorCode::kLibraryNotFound, amd.why + "; " + rocm.why);
   return false;
@@ -240,13 +241,13 @@ bool OpenAmdLibrary(const Environment& env, Library* library, Report& report) {
 
 }  // namespace
 
-void DetectAmd(const Environment& env, Report& report) {
+void DetectAmd(const DetectContext& context, Report& report) {
   Library library;
-  if (!OpenAmdLibrary(env, &library, report)) return;
+  if (!OpenAmdLibrary(context, &library, report)) return;
   if (library.Raw("amdsmi_init") != nullptr) {
-    DetectAmdSmi(env, library, report);
+    DetectAmdSmi(context, library, report);
   } else if (IsRocmSmi(library)) {
-    auto runtime = RocmRelease(InstallRoot(env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
+    auto runtime = RocmRelease(context, InstallRoot(context.env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
     DetectRocmSmi(RocmSmiTarget{0x1002, runtime}, library, report);
   } else {
     report.MissingSymbol(library, "amdsmi_init (or rsmi_init)");

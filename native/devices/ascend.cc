@@ -236,11 +236,11 @@ void Enumerate(const Api& api, Report& report) {
 
 }  // namespace
 
-void DetectAscend(const Environment& env, Report& report) {
-  std::string root = InstallRoot(env, {"CANN_HOME"}, "/usr/local/Ascend");
+void DetectAscend(const DetectContext& context, Report& report) {
+  std::string root = InstallRoot(context.env, {"CANN_HOME"}, "/usr/local/Ascend");
   SearchPlan plan{{"libdcmi.so"}, {root + "/driver/lib64/driver", "/usr/local/dcmi", root + "/driver/lib64"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
+  if (!OpenLibrary(context, plan, &library, report)) return;
   Api api;
   if (!BindSymbols(library, Symbols(&api), report)) return;
   int ret = api.init();

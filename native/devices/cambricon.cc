@@ -179,11 +179,11 @@ void Enumerate(const Api& api, Report& report) {
 
 }  // namespace
 
-void DetectCambricon(const Environment& env, Report& report) {
-  std::string root = InstallRoot(env, {"NEUWARE_HOME"}, "/usr/local/neuware");
+void DetectCambricon(const DetectContext& context, Report& report) {
+  std::string root = InstallRoot(context.env, {"NEUWARE_HOME"}, "/usr/local/neuware");
   SearchPlan plan{{"libcndev.so"}, {root + "/lib64", root + "/lib"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
+  if (!OpenLibrary(context, plan, &library, report)) return;
   Api api;
   std::vector<Symbol> symbols = Symbols(&api);
   ResolveSymbols(library, symbols);

@@ -185,6 +185,47 @@ Environment CaptureEnvironment() {
   return env;
 }
 
+std::optional<std::string> DetectContext::OnHost(const std::string& path) const {
+  if (host_root.empty()) return path;
+  // Components still to walk, the next one last; `resolved` is below host_root ("" or "/a/b").
+  std::vector<std::string> pending;
+  auto push_components = [&pending](const std::string& text) {
+    std::vector<std::string> parts;
+    for (size_t start = 0; start <= text.size();) {
+      size_t end = text.find('/', start);
+      if (end == std::string::npos) end = text.size();
+      parts.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    pending.insert(pending.end(), parts.rbegin(), parts.rend());
+  };
+  push_components(path);
+  std::string resolved;
+  int links = 0;
+  while (!pending.empty()) {
+    std::string part = std::move(pending.back());
+    pending.pop_back();
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      resolved.erase(resolved.empty() ? 0 : resolved.rfind('/'));  // never above the root
+      continue;
+    }
+    std::string next = resolved + "/" + part;
+    char target[4096];
+    ssize_t length = readlink((host_root + next).c_str(), target, sizeof target);
+    // Not a link, or missing: taken as it is (opening it later says why).
+    if (length < 0 || static_cast<size_t>(length) == sizeof target) {
+      resolved = next;
+      continue;
+    }
+    if (++links > 40) return std::nullopt;  // the kernel's own limit (ELOOP)
+    std::string link(target, static_cast<size_t>(length));
+    if (!link.empty() && link.front() == '/') resolved.clear();
+    push_components(link);
+  }
+  return host_root + (resolved.empty() ? "/" : resolved);
+}
+
 std::string EnvValue(const Environment& env, const std::string& name) {
   auto found = env.find(name);
   return found == env.end() ? std::string() : found->second;
@@ -359,15 +400,21 @@ void* Library::Raw(const char* name) const {
   return dlsym(handle_, name);
 }
 
-std::vector<std::string> LibraryCandidates(const Environment& env, const std::string& manufacturer,
+std::vector<std::string> LibraryCandidates(const DetectContext& context, const std::string& manufacturer,
                                            const SearchPlan& plan) {
-  std::string override_path = EnvValue(env, OverrideVariable(manufacturer));
+  std::string override_path = EnvValue(context.env, OverrideVariable(manufacturer));
   if (!override_path.empty()) return {override_path};
-  std::vector<std::string> out(plan.sonames.begin(), plan.sonames.end());
-  for (const auto& directory : plan.directories) {
+  std::vector<std::string> directories = plan.directories;
+  directories.insert(directories.end(), std::begin(kSystemLibraryDirectories), std::end(kSystemLibraryDirectories));
+  std::vector<std::string> out;
+  for (const auto& directory : directories) {
     if (directory.empty()) continue;
-    for (const auto& soname : plan.sonames) out.push_back(directory + "/" + soname);
+    for (const auto& soname : plan.sonames) {
+      if (auto path = context.OnHost(directory + "/" + soname)) out.push_back(*path);
+    }
   }
+  // The loader's own search looks in this process's filesystem, never on the host.
+  if (context.host_root.empty()) out.insert(out.end(), plan.sonames.begin(), plan.sonames.end());
   // Keep the first occurrence: install variables often repeat the default directory.
   std::vector<std::string> unique;
   for (const auto& path : out) {
@@ -459,9 +506,9 @@ void Report::Add(Device device) {
   out_->devices.push_back(std::move(device));
 }
 
-bool OpenLibrary(const Environment& env, const SearchPlan& plan, Library* library, Report& report) {
+bool OpenLibrary(const DetectContext& context, const SearchPlan& plan, Library* library, Report& report) {
   OpenFailure failure;
-  if (library->Open(LibraryCandidates(env, report.manufacturer(), plan), &failure)) return true;
+  if (library->Open(LibraryCandidates(context, report.manufacturer(), plan), &failure)) return true;
   report.Fail(failure.code, failure.why);
   return false;
 }

@@ -66,6 +66,18 @@ struct DetectResult {
 // so the worker thread never races a concurrent setenv().
 using Environment = std::map<std::string, std::string>;
 Environment CaptureEnvironment();
+
+// What one detection works with: the captured environment, and the folder the host's
+// filesystem is mounted at ("" = this process's own root; never ends in '/').
+struct DetectContext {
+  Environment env;
+  std::string host_root;
+
+  // A path on the host (vendor install folders, the install-root variables) as this
+  // process reaches it: under host_root, with every symlink resolved there, an absolute
+  // target included (as a chroot would). nullopt for a symlink loop.
+  std::optional<std::string> OnHost(const std::string& path) const;
+};
 std::string EnvValue(const Environment& env, const std::string& name);
 // First of `variables` that is set, else `fallback` (a vendor's default install root).
 std::string InstallRoot(const Environment& env, const std::vector<std::string>& variables,
@@ -145,14 +157,22 @@ class Library {
   std::string path_;
 };
 
-// Library search order: the GPUSTACK_<MFR>_LIBRARY override alone when set; otherwise
-// each soname through the loader path, then each soname in each directory.
+// Where distributions and driver packages put libraries outside any vendor folder.
+constexpr const char* kSystemLibraryDirectories[] = {"/usr/lib64", "/usr/lib/x86_64-linux-gnu",
+                                                     "/usr/lib/aarch64-linux-gnu", "/lib64",
+                                                     "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu"};
+
+// Library search order: the GPUSTACK_<MFR>_LIBRARY override alone when set (a path in this
+// process's filesystem, never under the host root); otherwise each soname, by full path,
+// in the vendor's directories and then the system library directories, all on the host;
+// and last, without a host root only, each bare soname through the loader's own search.
+// The process-wide search path is never changed: the host's libc must not reach Node.
 struct SearchPlan {
   std::vector<std::string> sonames;
-  std::vector<std::string> directories;
+  std::vector<std::string> directories;  // host paths; "" entries (unset variables) are skipped
 };
 std::string OverrideVariable(const std::string& manufacturer);
-std::vector<std::string> LibraryCandidates(const Environment& env, const std::string& manufacturer,
+std::vector<std::string> LibraryCandidates(const DetectContext& context, const std::string& manufacturer,
                                            const SearchPlan& plan);
 
 // Collects what one manufacturer's enumeration found.
@@ -175,7 +195,7 @@ class Report {
 };
 
 // Opens the manufacturer's library or reports LibraryNotFound / InvalidLibrary.
-bool OpenLibrary(const Environment& env, const SearchPlan& plan, Library* library, Report& report);
+bool OpenLibrary(const DetectContext& context, const SearchPlan& plan, Library* library, Report& report);
 
 // How much detection depends on one vendor symbol.
 enum class Need {

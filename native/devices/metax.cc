@@ -135,11 +135,11 @@ void Enumerate(const Api& api, Report& report) {
 
 }  // namespace
 
-void DetectMetax(const Environment& env, Report& report) {
-  std::string maca = InstallRoot(env, {"MACA_HOME"}, "/opt/maca");
+void DetectMetax(const DetectContext& context, Report& report) {
+  std::string maca = InstallRoot(context.env, {"MACA_HOME"}, "/opt/maca");
   SearchPlan plan{{"libmxsml.so"}, {"/opt/mxdriver/lib", maca + "/lib", maca + "/lib64", "/opt/mxn100/lib"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
+  if (!OpenLibrary(context, plan, &library, report)) return;
   Api api;
   if (!BindSymbols(library, Symbols(&api), report)) return;
   Ret ret = api.init();

@@ -146,11 +146,12 @@ void Enumerate(const Api& api, const Object* library, Report& report) {
 
 }  // namespace
 
-void DetectMthreads(const Environment& env, Report& report) {
-  // The driver package installs libmtml.so on the loader path (no documented directory).
-  SearchPlan plan{{"libmtml.so"}, {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64"}};
+void DetectMthreads(const DetectContext& context, Report& report) {
+  // The driver package installs libmtml.so in a system library directory (none is
+  // documented); /usr/lib/mthreads was on the agent's library path before.
+  SearchPlan plan{{"libmtml.so"}, {"/usr/lib/mthreads"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
+  if (!OpenLibrary(context, plan, &library, report)) return;
   Api api;
   if (!BindSymbols(library, Symbols(&api), report)) return;
   Object* handle = nullptr;

@@ -133,8 +133,10 @@ std::optional<std::string> GfxTarget(uint64_t raw) {
   return std::string(text);
 }
 
-std::optional<std::string> RocmRelease(const std::string& root) {
-  auto line = ReadFirstLine(root + "/.info/version");
+std::optional<std::string> RocmRelease(const DetectContext& context, const std::string& root) {
+  auto file = context.OnHost(root + "/.info/version");
+  if (!file) return std::nullopt;
+  auto line = ReadFirstLine(*file);
   if (!line) return std::nullopt;
   return MajorMinor(*line);
 }

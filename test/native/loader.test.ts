@@ -30,6 +30,13 @@ describe('detect() arguments', () => {
       TypeError,
       /^options\.manufacturers\[1\] must be a string/,
     ],
+    ['a non-string host root', { hostRoot: 7 }, TypeError, /^options\.hostRoot must be a string, got number/],
+    [
+      'a relative host root',
+      { hostRoot: 'host' },
+      RangeError,
+      /^options\.hostRoot is "host", expected an absolute path or ""/,
+    ],
     [
       'an unknown manufacturer',
       { manufacturers: ['intel'] },
