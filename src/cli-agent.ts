@@ -82,7 +82,7 @@ export async function agentCommand(args: string[]): Promise<void> {
         ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string)
         : nodeFeaturePublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string, namespace);
   const state = createAgentState();
-  const health = await startHealthServer(state, intervalMs, healthPort);
+  const health = await startHealthServer(state, { intervalMs, port: healthPort });
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
