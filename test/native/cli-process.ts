@@ -4,7 +4,10 @@
 // `npm run typecheck`'s job) into a private folder under build/, next to the addon.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+
+import { afterAll, beforeAll } from 'vitest';
 
 import { REPO_ROOT } from './fake-machine.js';
 
@@ -41,7 +44,7 @@ function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Pro
   });
 }
 
-export interface Cli {
+interface Cli {
   /**
    * Runs `gpustack-operator <args>` with exactly `env` plus PATH: nothing of the test
    * runner's environment (GPUSTACK_* variables) leaks in. `GPUSTACK_NATIVE_ADDON` names the
@@ -51,7 +54,7 @@ export interface Cli {
   dispose(): void;
 }
 
-export async function compileCli(): Promise<Cli> {
+async function compileCli(): Promise<Cli> {
   mkdirSync(path.join(REPO_ROOT, 'build'), { recursive: true });
   const outDir = mkdtempSync(path.join(REPO_ROOT, 'build', 'cli-test-'));
   const build = await run(
@@ -69,5 +72,28 @@ export async function compileCli(): Promise<Cli> {
         ...env,
       }),
     dispose: () => rmSync(outDir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * For a test file: compiles the CLI before its tests, and removes it and a scratch folder
+ * (named after `name`) after them.
+ */
+export function useCli(name: string): { readonly scratch: string; readonly run: Cli['run'] } {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), `gpustack-${name}-`));
+  let cli: Cli | undefined;
+  beforeAll(async () => {
+    cli = await compileCli();
+  }, 120_000);
+  afterAll(() => {
+    cli?.dispose();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+  return {
+    scratch,
+    run: (args, env) => {
+      if (cli === undefined) throw new Error('the CLI is compiled in beforeAll: run it from a test');
+      return cli.run(args, env);
+    },
   };
 }

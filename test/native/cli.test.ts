@@ -1,25 +1,16 @@
 // `gpustack-operator detect` as an operator and the agent's DaemonSet run it: the compiled
 // CLI in a child process, so a process that cannot even start shows as such.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 import { MANUFACTURERS, type DetectResult } from '../../native/index.js';
-import { CLI_TIMEOUT_MS, compileCli, type Cli } from './cli-process.js';
+import { CLI_TIMEOUT_MS, useCli } from './cli-process.js';
 import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from './fake-machine.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-cli-native-'));
-let cli: Cli;
-beforeAll(async () => {
-  cli = await compileCli();
-}, 120_000);
-afterAll(() => {
-  cli.dispose();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, run: runCli } = useCli('cli-native');
 
 describe('GPUSTACK_NATIVE_ADDON', () => {
   it(
@@ -27,7 +18,7 @@ describe('GPUSTACK_NATIVE_ADDON', () => {
     async () => {
       const missing = path.join(scratch, 'gpustack_native.node');
 
-      const run = await cli.run(['detect', '-o', 'json'], { GPUSTACK_NATIVE_ADDON: missing });
+      const run = await runCli(['detect', '-o', 'json'], { GPUSTACK_NATIVE_ADDON: missing });
 
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
@@ -71,7 +62,7 @@ describe('--host-root', () => {
     async () => {
       const root = brokenHost();
 
-      const run = await cli.run(['detect', '-o', 'json', '--host-root', root], {
+      const run = await runCli(['detect', '-o', 'json', '--host-root', root], {
         GPUSTACK_FAKE_DEVICES: machineFile(h200Machine, scratch),
       });
 
@@ -111,7 +102,7 @@ describe('--host-root', () => {
       const hostRootAt = container.args.indexOf('--host-root');
       const flags = hostRootAt < 0 ? [] : ['--host-root', onFakeHost(container.args[hostRootAt + 1] ?? '')];
 
-      const run = await cli.run(['detect', '-o', 'json', ...flags], {
+      const run = await runCli(['detect', '-o', 'json', ...flags], {
         ...env,
         GPUSTACK_FAKE_DEVICES: machineFile(h200Machine, scratch),
       });
@@ -124,7 +115,7 @@ describe('--host-root', () => {
   it(
     'is refused, with the usage, when it is not a directory',
     async () => {
-      const run = await cli.run(['detect', '--host-root', path.join(scratch, 'no-such-host')]);
+      const run = await runCli(['detect', '--host-root', path.join(scratch, 'no-such-host')]);
 
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(/^error: --host-root: ".*no-such-host" is not a directory\n/);

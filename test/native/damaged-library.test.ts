@@ -2,25 +2,16 @@
 // glibc's dlopen() map pages past the end of the file and the process died with SIGBUS (exit
 // 135, no output). The real CLI runs in a child process, so a crash shows as a signal exit.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { MANUFACTURERS, type DetectResult } from '../../native/index.js';
-import { ADDON_PATH, CLI_TIMEOUT_MS, compileCli, type Cli } from './cli-process.js';
+import { ADDON_PATH, CLI_TIMEOUT_MS, useCli } from './cli-process.js';
 import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from './fake-machine.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-damaged-'));
-let cli: Cli;
-beforeAll(async () => {
-  cli = await compileCli();
-}, 120_000);
-afterAll(() => {
-  cli.dispose();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, run: runCli } = useCli('damaged');
 
 const machine = {
   devices: {
@@ -93,7 +84,7 @@ async function detectWith(nvidiaLibrary: string) {
   env[libraryVariable('amd')] = FAKE_LIBRARIES.amd;
   env[libraryVariable('cambricon')] = FAKE_LIBRARIES.cambricon;
   env[libraryVariable('nvidia')] = nvidiaLibrary;
-  const run = await cli.run(['detect', '-o', 'json'], env);
+  const run = await runCli(['detect', '-o', 'json'], env);
   return { ...run, result: run.code === 0 ? (JSON.parse(run.stdout) as DetectResult) : undefined };
 }
 
