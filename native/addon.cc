@@ -12,15 +12,29 @@ namespace {
 using gpustack::DetectRequest;
 using gpustack::DetectResult;
 
+// "" (this process's root) or an absolute path without a trailing '/'.
+std::string ParseHostRoot(Napi::Env env, Napi::Value value) {
+  if (value.IsUndefined()) return "";
+  if (!value.IsString()) throw Napi::TypeError::New(env, "options.hostRoot must be a string");
+  std::string root = value.As<Napi::String>().Utf8Value();
+  if (root.find('\0') != std::string::npos) throw Napi::TypeError::New(env, "options.hostRoot contains NUL");
+  if (!root.empty() && root.front() != '/') throw Napi::RangeError::New(env, "options.hostRoot must be absolute");
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  return root;
+}
+
 DetectRequest ParseRequest(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   DetectRequest request;
   Napi::Value options = info.Length() > 0 ? info[0] : env.Undefined();
   Napi::Value wanted = env.Undefined();
+  Napi::Value host_root = env.Undefined();
   if (!options.IsUndefined()) {
     if (!options.IsObject()) throw Napi::TypeError::New(env, "options must be an object");
     wanted = options.As<Napi::Object>().Get("manufacturers");
+    host_root = options.As<Napi::Object>().Get("hostRoot");
   }
+  request.context.host_root = ParseHostRoot(env, host_root);
   if (wanted.IsUndefined()) {
     for (const char* name : gpustack::kManufacturers) request.manufacturers.insert(name);
   } else {
@@ -36,7 +50,7 @@ DetectRequest ParseRequest(const Napi::CallbackInfo& info) {
     }
   }
   // Read on the JS thread: getenv() on the worker would race process.env writes.
-  request.env = gpustack::CaptureEnvironment();
+  request.context.env = gpustack::CaptureEnvironment();
   return request;
 }
 

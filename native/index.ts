@@ -18,7 +18,7 @@ export * from './types.js';
 
 const ADDON_FILE = 'gpustack_native.node';
 const ADDON_PATH_VARIABLE = 'GPUSTACK_NATIVE_ADDON';
-const OPTION_KEYS = new Set(['manufacturers']);
+const OPTION_KEYS = new Set(['manufacturers', 'hostRoot']);
 
 /** A detection failure as a throwable error, for callers that treat an entry as fatal. */
 export class DeviceError extends Error {
@@ -33,39 +33,54 @@ export class DeviceError extends Error {
   }
 }
 
-/** The compiled addon could not be loaded from any candidate path. */
+/**
+ * The compiled addon could not be loaded: from any candidate path, or from the one path
+ * `GPUSTACK_NATIVE_ADDON` names (then `override` is that path and nothing else was tried).
+ */
 export class AddonLoadError extends Error {
   override readonly name = 'AddonLoadError';
   readonly attempts: readonly string[];
+  readonly override: string | undefined;
 
-  constructor(attempts: readonly string[]) {
+  constructor(attempts: readonly string[], override?: string) {
+    const tried = attempts.map((attempt) => `  - ${attempt}`).join('\n');
     super(
-      `cannot load the native addon ${ADDON_FILE}; tried:\n` +
-        attempts.map((attempt) => `  - ${attempt}`).join('\n') +
-        `\nbuild it with \`npm run build:native\` or set ${ADDON_PATH_VARIABLE} to its path`,
+      override === undefined
+        ? `cannot load the native addon ${ADDON_FILE}; tried:\n${tried}\n` +
+            `build it with \`npm run build:native\` or set ${ADDON_PATH_VARIABLE} to its path`
+        : `${ADDON_PATH_VARIABLE} names ${override}, which does not load:\n${tried}\n` +
+            `fix the path, or unset ${ADDON_PATH_VARIABLE} to use the built addon`,
     );
     this.attempts = attempts;
+    this.override = override;
   }
 }
 
 /**
- * Candidate paths of the addon, in the order they are tried: the override variable,
- * then the cmake-js build folder seen from native/ (sources, tests) and from
- * dist/native/ (compiled), then a copy next to this file (slim images).
+ * Candidate paths of the addon, in the order they are tried: the cmake-js build folder
+ * seen from native/ (sources, tests) and from dist/native/ (compiled), then a copy next to
+ * this file (slim images). `GPUSTACK_NATIVE_ADDON` (relative to the working directory)
+ * replaces them all: a path set on purpose that does not load is an error, never a quiet
+ * fallback to another build.
  */
 export function addonCandidates(env: NodeJS.ProcessEnv = process.env): string[] {
+  const override = env[ADDON_PATH_VARIABLE];
+  if (override) return [path.resolve(override)];
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [
-    env[ADDON_PATH_VARIABLE],
     path.join(here, 'build', 'Release', ADDON_FILE),
     path.join(here, '..', '..', 'native', 'build', 'Release', ADDON_FILE),
     path.join(here, ADDON_FILE),
   ];
-  return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && c.length > 0))];
+  return [...new Set(candidates)];
 }
 
+interface RawOptions {
+  manufacturers: string[];
+  hostRoot: string;
+}
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type RawAddon = { detect: (options: { manufacturers: string[] }) => Promise<any> };
+type RawAddon = { detect: (options: RawOptions) => Promise<any> };
 
 function describeLoadFailure(error: unknown): string {
   if (error instanceof Error) {
@@ -75,8 +90,11 @@ function describeLoadFailure(error: unknown): string {
   return String(error);
 }
 
-/** @internal Loads the first candidate that works; exported for the loader tests. */
-export function _loadAddon(candidates: readonly string[]): RawAddon {
+/**
+ * @internal Loads the first candidate that works (`override`: the one path
+ * `GPUSTACK_NATIVE_ADDON` names); exported for the loader tests.
+ */
+export function _loadAddon(candidates: readonly string[], override?: string): RawAddon {
   const require = createRequire(import.meta.url);
   const attempts: string[] = [];
   for (const candidate of candidates) {
@@ -88,13 +106,16 @@ export function _loadAddon(candidates: readonly string[]): RawAddon {
       attempts.push(`${candidate}: ${describeLoadFailure(error)}`);
     }
   }
-  throw new AddonLoadError(attempts);
+  throw new AddonLoadError(attempts, override);
 }
 
 let loaded: RawAddon | undefined;
 
 function addon(): RawAddon {
-  loaded ??= _loadAddon(addonCandidates());
+  if (loaded === undefined) {
+    const candidates = addonCandidates();
+    loaded = _loadAddon(candidates, process.env[ADDON_PATH_VARIABLE] ? candidates[0] : undefined);
+  }
   return loaded;
 }
 
@@ -113,8 +134,21 @@ function validateManufacturers(value: unknown): Manufacturer[] {
   });
 }
 
-function validateOptions(options: unknown): Manufacturer[] {
-  if (options === undefined) return [...MANUFACTURERS];
+/** `''` or an absolute path, normalised: no trailing slash, and `/` is the process's own root. */
+function validateHostRoot(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'string') throw new TypeError(`options.hostRoot must be a string, got ${typeof value}`);
+  if (value.includes('\0')) throw new TypeError('options.hostRoot must not contain NUL');
+  if (value === '') return '';
+  if (!path.isAbsolute(value)) {
+    throw new RangeError(`options.hostRoot is "${value}", expected an absolute path or "" (this process's root)`);
+  }
+  const normalised = path.resolve(value);
+  return normalised === '/' ? '' : normalised;
+}
+
+function validateOptions(options: unknown): RawOptions {
+  if (options === undefined) return { manufacturers: [...MANUFACTURERS], hostRoot: '' };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError('options must be an object');
   }
@@ -123,8 +157,11 @@ function validateOptions(options: unknown): Manufacturer[] {
       throw new TypeError(`unknown option "${key}" (known: ${[...OPTION_KEYS].join(', ')})`);
     }
   }
-  const { manufacturers } = options as { manufacturers?: unknown };
-  return manufacturers === undefined ? [...MANUFACTURERS] : validateManufacturers(manufacturers);
+  const { manufacturers, hostRoot } = options as { manufacturers?: unknown; hostRoot?: unknown };
+  return {
+    manufacturers: manufacturers === undefined ? [...MANUFACTURERS] : validateManufacturers(manufacturers),
+    hostRoot: validateHostRoot(hostRoot),
+  };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -142,15 +179,15 @@ function checkResult(raw: any): DetectResult {
 
 /**
  * Asks the vendor runtime libraries which accelerators this node has. Runs off the
- * main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry).
- * The library of each manufacturer is opened and closed within the call, so a changed
- * `GPUSTACK_<MFR>_LIBRARY` (full path of the vendor library, e.g.
- * `GPUSTACK_NVIDIA_LIBRARY`) or driver is seen by the next call. `GPUSTACK_SYSFS_ROOT`
- * (default `/sys`) is where NUMA nodes are looked up when the library does not say.
+ * main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry) or
+ * a damaged library file (`InvalidLibrary`). The library of each manufacturer is opened
+ * and closed within the call, so a changed `GPUSTACK_<MFR>_LIBRARY` (full path of the
+ * vendor library, e.g. `GPUSTACK_NVIDIA_LIBRARY`) or driver is seen by the next call.
+ * `GPUSTACK_SYSFS_ROOT` (default `/sys`) is where NUMA nodes are looked up when the
+ * library does not say.
  * @example
- * const { devices, errors } = await detect({ manufacturers: ['nvidia'] });
+ * const { devices, errors } = await detect({ manufacturers: ['nvidia'], hostRoot: '/host' });
  */
 export async function detect(options?: DetectOptions): Promise<DetectResult> {
-  const manufacturers = validateOptions(options);
-  return checkResult(await addon().detect({ manufacturers }));
+  return checkResult(await addon().detect(validateOptions(options)));
 }

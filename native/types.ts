@@ -16,9 +16,13 @@ export type Manufacturer = (typeof MANUFACTURERS)[number];
 /**
  * Why a manufacturer (or one of its devices) could not be enumerated.
  * `LibraryNotFound` is the normal answer on a node without that vendor's driver.
+ * `InvalidLibrary`: the file is there but is no loadable shared object of this process
+ * (truncated, empty, not ELF, another architecture, a directory); it is refused before
+ * it is loaded, because the loader would crash the process on a truncated one.
  */
 export const DEVICE_ERROR_CODES = [
   'LibraryNotFound',
+  'InvalidLibrary',
   'SymbolNotFound',
   'InitFailed',
   'DriverMismatch',
@@ -82,4 +86,14 @@ export interface DetectOptions {
    * @default MANUFACTURERS (all nine)
    */
   readonly manufacturers?: readonly Manufacturer[];
+  /**
+   * Where the host's filesystem is mounted, e.g. `/host` in the agent's DaemonSet. Each
+   * vendor library is then looked up by full path in its usual install folders and the
+   * system library folders under it, symlinks resolved inside it; the loader's own search
+   * path is not used, and this process's search path is never changed. The install-root
+   * variables (`ROCM_PATH`, `NEUWARE_HOME`, …) name host folders and are looked up under it
+   * too; `GPUSTACK_<MFR>_LIBRARY` is a path in this process's own filesystem and is not.
+   * @default '' (this process's own root, and the loader's search as a last resort)
+   */
+  readonly hostRoot?: string;
 }

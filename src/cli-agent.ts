@@ -1,4 +1,6 @@
 /** @module The `agent` and `detect` subcommands, loaded only when one of them runs. */
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { MANUFACTURERS, detect, type DetectResult, type Manufacturer } from '../native/index.js';
@@ -15,11 +17,10 @@ import {
   type Publisher,
   type PublishMode,
 } from './agent/index.js';
+import { AGENT_FLAGS, DETECT_FLAGS } from './cli-agent-flags.js';
 import { UsageError } from './cli-errors.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from './k8s/index.js';
 import { createKubeApi, loadKubeConfig } from './kube/index.js';
-
-const DEFAULT_FEATURES_DIR = '/etc/kubernetes/node-feature-discovery/features.d';
 
 /** `60s`, `5m`, `1h` or plain seconds. */
 function parseDuration(text: string, flag: string): number {
@@ -42,56 +43,54 @@ function parseManufacturers(text: string | undefined): Manufacturer[] | undefine
   return names as Manufacturer[];
 }
 
-function detectFor(manufacturers: Manufacturer[] | undefined): () => Promise<DetectResult> {
-  return () => detect(manufacturers ? { manufacturers } : undefined);
+/** An existing directory, made absolute; '' stays '' (this process's own root). */
+function parseHostRoot(text: string): string {
+  if (text === '') return '';
+  const root = path.resolve(text);
+  let directory = false;
+  try {
+    directory = statSync(root).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!directory) throw new UsageError(`--host-root: "${text}" is not a directory`);
+  return root;
+}
+
+function detectFor(values: { manufacturers?: string | undefined; 'host-root': string }): () => Promise<DetectResult> {
+  const manufacturers = parseManufacturers(values.manufacturers);
+  const hostRoot = parseHostRoot(values['host-root']);
+  return () => detect({ ...(manufacturers ? { manufacturers } : {}), hostRoot });
 }
 
 export async function agentCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      node: { type: 'string', default: process.env['NODE_NAME'] },
-      publish: { type: 'string', default: 'nodefeature' },
-      interval: { type: 'string', default: '60s' },
-      namespace: { type: 'string', default: process.env['POD_NAMESPACE'] ?? DEFAULT_SYSTEM_NAMESPACE },
-      'features-dir': { type: 'string', default: DEFAULT_FEATURES_DIR },
-      'health-port': { type: 'string', default: '8081' },
-      kubeconfig: { type: 'string' },
-      manufacturers: { type: 'string' },
-      'log-level': { type: 'string', default: 'info' },
-    },
-  });
+  const { values } = parseArgs({ args, options: AGENT_FLAGS });
+  const node = values.node ?? process.env['NODE_NAME'];
+  const namespace = values.namespace ?? process.env['POD_NAMESPACE'] ?? DEFAULT_SYSTEM_NAMESPACE;
   const mode = values.publish as PublishMode;
   if (!PUBLISH_MODES.includes(mode))
     throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
-  if (mode !== 'feature-file' && !values.node) throw new UsageError('agent: --node (or $NODE_NAME) is required');
+  if (mode !== 'feature-file' && !node) throw new UsageError('agent: --node (or $NODE_NAME) is required');
   const intervalMs = parseDuration(values.interval, '--interval');
+  const detectNow = detectFor(values);
   const healthPort = Number(values['health-port']);
   const logger = pino({ level: values['log-level'], base: undefined });
   const publisher: Publisher =
     mode === 'feature-file'
       ? featureFilePublisher(values['features-dir'])
       : mode === 'node-labels'
-        ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), values.node as string)
-        : nodeFeaturePublisher(
-            createKubeApi(loadKubeConfig(values.kubeconfig)),
-            values.node as string,
-            values.namespace,
-          );
+        ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string)
+        : nodeFeaturePublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string, namespace);
   const state = createAgentState();
-  const health = await startHealthServer(state, intervalMs, healthPort);
+  const health = await startHealthServer(state, { intervalMs, port: healthPort });
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
       logger.info({ signal }, 'stopping');
       stop.abort();
     });
-  logger.info({ node: values.node, mode, intervalMs, healthPort }, 'agent started');
-  await runAgent(
-    state,
-    { detect: detectFor(parseManufacturers(values.manufacturers)), publisher, intervalMs, logger },
-    stop.signal,
-  );
+  logger.info({ node, mode, intervalMs, healthPort, hostRoot: values['host-root'] }, 'agent started');
+  await runAgent(state, { detect: detectNow, publisher, intervalMs, logger }, stop.signal);
   await new Promise((resolve) => health.close(resolve));
 }
 
@@ -128,12 +127,12 @@ function detectText(result: DetectResult, labels: Record<string, string>): strin
 export async function detectCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { output: { type: 'string', short: 'o', default: 'json' }, manufacturers: { type: 'string' } },
+    options: { output: { type: 'string', short: 'o', default: 'json' }, ...DETECT_FLAGS },
   });
   if (values.output !== 'json' && values.output !== 'text')
     throw new UsageError(`-o: "${values.output}" must be json or text`);
   // The same screening the agent applies, so the printed errors include dropped cards.
-  const result = screenDetection(await detectFor(parseManufacturers(values.manufacturers))());
+  const result = screenDetection(await detectFor(values)());
   const labels = labelsFromDetection(result, undefined);
   process.stdout.write(
     values.output === 'json'

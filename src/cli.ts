@@ -26,9 +26,9 @@ Commands:
   agent      Detect this node's accelerators every interval and publish the labels on change
              --node NAME (default $NODE_NAME)  --publish nodefeature|feature-file|node-labels
              --interval 60s  --namespace gpustack-system  --features-dir DIR  --health-port 8081
-             [--kubeconfig FILE] [--manufacturers nvidia,amd]
+             [--kubeconfig FILE] [--manufacturers nvidia,amd] [--host-root DIR]
   detect     Print what the vendor libraries report and the labels the agent would publish
-             [-o json|text] [--manufacturers nvidia,amd]
+             [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR]
   kueue-config
              Print the Kueue manager configuration with ours merged in (our feature gates and
              device transformations set, every other key kept), valid for that Kueue version
@@ -39,7 +39,10 @@ Commands:
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
              --check-name gpustack-node-devices  --log-level info
 
-Vendor library overrides: GPUSTACK_<MFR>_LIBRARY=/path/lib.so (e.g. GPUSTACK_NVIDIA_LIBRARY).
+--host-root DIR: the host's filesystem is mounted at DIR (the DaemonSet: /host); vendor libraries
+are looked up by full path in their install folders under it.
+Vendor library overrides: GPUSTACK_<MFR>_LIBRARY=/path/lib.so (e.g. GPUSTACK_NVIDIA_LIBRARY), a path
+in this process's filesystem, not under --host-root.
 `;
 
 function parseByteSize(text: string): number {
@@ -150,7 +153,12 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${(error as Error).message}\n\n${USAGE}`);
       return 2;
     }
-    if (error instanceof InputError || (error as NodeJS.ErrnoException).code === 'ENOENT') {
+    // AddonLoadError (native/index.ts), by name: importing it here would load the addon loader for serve too.
+    if (
+      error instanceof InputError ||
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as Error).name === 'AddonLoadError'
+    ) {
       process.stderr.write(`error: ${(error as Error).message}\n`);
       return 1;
     }

@@ -68,43 +68,22 @@ struct Api {
   Status (*status_string)(Status, const char**) = nullptr;
 };
 
-Api ResolveApi(const Library& lib) {
-  Api api;
-  Bind(lib, "amdsmi_init", &api.init);
-  Bind(lib, "amdsmi_shut_down", &api.shutdown);
-  Bind(lib, "amdsmi_get_socket_handles", &api.sockets);
-  Bind(lib, "amdsmi_get_processor_handles", &api.processors);
-  Bind(lib, "amdsmi_get_processor_type", &api.processor_type);
-  Bind(lib, "amdsmi_get_gpu_asic_info", &api.asic_info);
-  Bind(lib, "amdsmi_get_gpu_device_uuid", &api.uuid);
-  Bind(lib, "amdsmi_get_gpu_device_bdf", &api.bdf);
-  Bind(lib, "amdsmi_get_gpu_memory_total", &api.memory_total);
-  Bind(lib, "amdsmi_get_gpu_vram_usage", &api.vram_usage);
-  Bind(lib, "amdsmi_topo_get_numa_node_number", &api.numa);
-  Bind(lib, "amdsmi_get_gpu_driver_info", &api.driver_info);
-  Bind(lib, "amdsmi_status_code_to_string", &api.status_string);
-  return api;
-}
-
-std::string MissingRequired(const Api& api) {
-  MissingSymbols missing;
-  missing.Need(api.init != nullptr, "amdsmi_init");
-  missing.Need(api.shutdown != nullptr, "amdsmi_shut_down");
-  missing.Need(api.sockets != nullptr, "amdsmi_get_socket_handles");
-  missing.Need(api.processors != nullptr, "amdsmi_get_processor_handles");
-  missing.Need(api.asic_info != nullptr, "amdsmi_get_gpu_asic_info");
-  missing.Need(api.memory_total != nullptr || api.vram_usage != nullptr, "amdsmi_get_gpu_memory_total");
-  return missing.text();
-}
-
-std::string Describe(const Api& api, Status status) {
-  const char* text = nullptr;
-  std::string out;
-  if (api.status_string != nullptr && api.status_string(status, &text) == kSuccess) {
-    out = ReadReturnedString(text).value_or("");
-  }
-  if (out.empty()) out = "error";
-  return out + " (code " + std::to_string(status) + ")";
+std::vector<Symbol> Symbols(Api* api) {
+  return {
+      {{"amdsmi_init"}, Slot(&api->init)},
+      {{"amdsmi_shut_down"}, Slot(&api->shutdown)},
+      {{"amdsmi_get_socket_handles"}, Slot(&api->sockets)},
+      {{"amdsmi_get_processor_handles"}, Slot(&api->processors)},
+      {{"amdsmi_get_processor_type"}, Slot(&api->processor_type), Need::kOptional},
+      {{"amdsmi_get_gpu_asic_info"}, Slot(&api->asic_info)},
+      {{"amdsmi_get_gpu_device_uuid"}, Slot(&api->uuid), Need::kOptional},
+      {{"amdsmi_get_gpu_device_bdf"}, Slot(&api->bdf), Need::kOptional},
+      {{"amdsmi_get_gpu_memory_total"}, Slot(&api->memory_total), Need::kRequired, "memory"},
+      {{"amdsmi_get_gpu_vram_usage"}, Slot(&api->vram_usage), Need::kRequired, "memory"},
+      {{"amdsmi_topo_get_numa_node_number"}, Slot(&api->numa), Need::kOptional},
+      {{"amdsmi_get_gpu_driver_info"}, Slot(&api->driver_info), Need::kOptional},
+      {{"amdsmi_status_code_to_string"}, Slot(&api->status_string), Need::kOptional},
+  };
 }
 
 // The library answers "how many" when called with a null array, then fills the array.
@@ -113,7 +92,7 @@ bool ListHandles(const Api& api, const std::function<Status(uint32_t*, Handle*)>
   uint32_t count = 0;
   Status status = call(&count, nullptr);
   if (status != kSuccess) {
-    *why = Describe(api, status);
+    *why = Describe(api.status_string, status);
     return false;
   }
   if (count > kMaxDevices) {
@@ -125,7 +104,7 @@ bool ListHandles(const Api& api, const std::function<Status(uint32_t*, Handle*)>
   uint32_t filled = count;
   status = call(&filled, out->data());
   if (status != kSuccess) {
-    *why = Describe(api, status);
+    *why = Describe(api.status_string, status);
     return false;
   }
   out->resize(filled < count ? filled : count);
@@ -170,7 +149,7 @@ bool ReadMemoryMiB(const Api& api, Handle gpu, uint64_t* mib, std::string* why) 
     *mib = usage.vram_total;  // already MB
     return true;
   }
-  *why = "amdsmi_get_gpu_memory_total: " + Describe(api, status);
+  *why = "amdsmi_get_gpu_memory_total: " + Describe(api.status_string, status);
   return false;
 }
 
@@ -203,7 +182,7 @@ bool ReadDevice(const Api& api, Handle gpu, uint32_t index, Device* device, std:
   AsicBuffer asic{};
   Status status = api.asic_info(gpu, &asic);
   if (status != kSuccess) {
-    *why = "amdsmi_get_gpu_asic_info: " + Describe(api, status);
+    *why = "amdsmi_get_gpu_asic_info: " + Describe(api.status_string, status);
     return false;
   }
   auto product = ReadCString(asic.info.market_name, sizeof asic.info.market_name);
@@ -218,21 +197,17 @@ bool ReadDevice(const Api& api, Handle gpu, uint32_t index, Device* device, std:
   return true;
 }
 
-void DetectAmdSmi(const Environment& env, const Library& library, Report& report) {
-  Api api = ResolveApi(library);
-  std::string missing = MissingRequired(api);
-  if (!missing.empty()) {
-    report.MissingSymbol(library, missing);
-    return;
-  }
+void DetectAmdSmi(const DetectContext& context, const Library& library, Report& report) {
+  Api api;
+  if (!BindSymbols(library, Symbols(&api), report)) return;
   Status status = api.init(kInitAmdGpus);
   if (status != kSuccess) {
-    report.Fail(ErrorCode::kInitFailed, "amdsmi_init failed: " + Describe(api, status));
+    report.Fail(ErrorCode::kInitFailed, "amdsmi_init failed: " + Describe(api.status_string, status));
     return;
   }
   std::vector<Handle> gpus;
   if (CollectGpus(api, &gpus, report)) {
-    auto runtime = RocmRelease(InstallRoot(env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
+    auto runtime = RocmRelease(context, InstallRoot(context.env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
     for (uint32_t i = 0; i < gpus.size(); ++i) {
       Device device;
       std::string why;
@@ -249,28 +224,30 @@ void DetectAmdSmi(const Environment& env, const Library& library, Report& report
 
 // AMD SMI first, ROCm SMI for older ROCm. Only one of the two is ever loaded, which
 // also sidesteps their load-order trouble (device-runtimes.md §1.5).
-bool OpenAmdLibrary(const Environment& env, Library* library, Report& report) {
+bool OpenAmdLibrary(const DetectContext& context, Library* library, Report& report) {
+  const Environment& env = context.env;
   std::string root = InstallRoot(env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm");
   SearchPlan amd_smi{{"libamd_smi.so"}, {EnvValue(env, "AMD_SMI_LIB_PATH"), root + "/lib"}};
   SearchPlan rocm_smi{{"librocm_smi64.so"},
                       {EnvValue(env, "ROCM_SMI_LIB_PATH"), root + "/lib", root + "/rocm_smi/lib"}};
-  if (!EnvValue(env, OverrideVariable("amd")).empty()) return OpenLibrary(env, amd_smi, library, report);
-  std::string why_amd, why_rocm;
-  if (library->Open(LibraryCandidates(env, "amd", amd_smi), &why_amd)) return true;
-  if (library->Open(LibraryCandidates(env, "amd", rocm_smi), &why_rocm)) return true;
-  report.Fail(ErrorCode::kLibraryNotFound, why_amd + "; " + why_rocm);
+  if (!EnvValue(env, OverrideVariable("amd")).empty()) return OpenLibrary(context, amd_smi, library, report);
+  OpenFailure amd, rocm;
+  if (library->Open(LibraryCandidates(context, "amd", amd_smi), &amd)) return true;
+  if (library->Open(LibraryCandidates(context, "amd", rocm_smi), &rocm)) return true;
+  bool damaged = amd.code == ErrorCode::kInvalidLibrary || rocm.code == ErrorCode::kInvalidLibrary;
+  report.Fail(damaged ? ErrorCode::kInvalidLibrary : ErrorCode::kLibraryNotFound, amd.why + "; " + rocm.why);
   return false;
 }
 
 }  // namespace
 
-void DetectAmd(const Environment& env, Report& report) {
+void DetectAmd(const DetectContext& context, Report& report) {
   Library library;
-  if (!OpenAmdLibrary(env, &library, report)) return;
+  if (!OpenAmdLibrary(context, &library, report)) return;
   if (library.Raw("amdsmi_init") != nullptr) {
-    DetectAmdSmi(env, library, report);
+    DetectAmdSmi(context, library, report);
   } else if (IsRocmSmi(library)) {
-    auto runtime = RocmRelease(InstallRoot(env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
+    auto runtime = RocmRelease(context, InstallRoot(context.env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm"));
     DetectRocmSmi(RocmSmiTarget{0x1002, runtime}, library, report);
   } else {
     report.MissingSymbol(library, "amdsmi_init (or rsmi_init)");

@@ -68,52 +68,42 @@ struct Api {
   int (*driver_version)(char*, unsigned) = nullptr;
 };
 
-Api ResolveApi(const Library& lib) {
-  Api api;
-  Bind(lib, "dcmi_init", &api.init);
-  Bind(lib, "dcmi_get_card_list", &api.card_list);
-  Bind(lib, "dcmi_get_device_num_in_card", &api.chips_in_card);
-  Bind(lib, "dcmi_get_device_type", &api.unit_type);
-  Bind(lib, "dcmi_get_device_chip_info_v2", &api.chip_info_v2);
-  Bind(lib, "dcmi_get_device_chip_info", &api.chip_info);
-  Bind(lib, "dcmi_get_device_die_v2", &api.die_v2);
-  Bind(lib, "dcmi_get_device_die", &api.die);
-  Bind(lib, "dcmi_get_device_hbm_info", &api.hbm);
-  Bind(lib, "dcmi_get_device_memory_info_v3", &api.memory_v3);
-  Bind(lib, "dcmi_get_device_memory_info_v2", &api.memory_v2);
-  Bind(lib, "dcmi_get_device_pcie_info_v2", &api.pcie_v2);
-  Bind(lib, "dcmi_get_device_logic_id", &api.logic_id);
-  Bind(lib, "dcmi_get_driver_version", &api.driver_version);
-  return api;
-}
-
-std::string MissingRequired(const Api& api) {
-  MissingSymbols missing;
-  missing.Need(api.init != nullptr, "dcmi_init");
-  missing.Need(api.card_list != nullptr, "dcmi_get_card_list");
-  missing.Need(api.chips_in_card != nullptr, "dcmi_get_device_num_in_card");
-  missing.Need(api.chip_info_v2 != nullptr || api.chip_info != nullptr, "dcmi_get_device_chip_info_v2");
-  missing.Need(api.hbm != nullptr || api.memory_v3 != nullptr || api.memory_v2 != nullptr, "dcmi_get_device_hbm_info");
-  return missing.text();
+std::vector<Symbol> Symbols(Api* api) {
+  return {
+      {{"dcmi_init"}, Slot(&api->init)},
+      {{"dcmi_get_card_list"}, Slot(&api->card_list)},
+      {{"dcmi_get_device_num_in_card"}, Slot(&api->chips_in_card)},
+      {{"dcmi_get_device_type"}, Slot(&api->unit_type), Need::kOptional},
+      {{"dcmi_get_device_chip_info_v2"}, Slot(&api->chip_info_v2), Need::kRequired, "chip"},
+      {{"dcmi_get_device_chip_info"}, Slot(&api->chip_info), Need::kRequired, "chip"},
+      {{"dcmi_get_device_die_v2"}, Slot(&api->die_v2), Need::kOptional},
+      {{"dcmi_get_device_die"}, Slot(&api->die), Need::kOptional},
+      {{"dcmi_get_device_hbm_info"}, Slot(&api->hbm), Need::kRequired, "memory"},
+      {{"dcmi_get_device_memory_info_v3"}, Slot(&api->memory_v3), Need::kRequired, "memory"},
+      {{"dcmi_get_device_memory_info_v2"}, Slot(&api->memory_v2), Need::kRequired, "memory"},
+      {{"dcmi_get_device_pcie_info_v2"}, Slot(&api->pcie_v2), Need::kOptional},
+      {{"dcmi_get_device_logic_id"}, Slot(&api->logic_id), Need::kOptional},
+      {{"dcmi_get_driver_version"}, Slot(&api->driver_version), Need::kOptional},
+  };
 }
 
 // DCMI has no error-string call; names from its header.
-std::string Describe(int code) {
-  const char* name = "error";
+const char* ErrorText(int code) {
   switch (code) {
-    case -8001: name = "invalid parameter"; break;
-    case -8002: name = "operation not permitted"; break;
-    case -8005: name = "inner error"; break;
-    case -8007: name = "invalid device id"; break;
-    case -8008: name = "device does not exist"; break;
-    case -8012: name = "not ready"; break;
-    case -8013: name = "not supported in container"; break;
-    case -8020: name = "resource occupied"; break;
-    case -8255: name = "not supported"; break;
-    default: break;
+    case -8001: return "invalid parameter";
+    case -8002: return "operation not permitted";
+    case -8005: return "inner error";
+    case -8007: return "invalid device id";
+    case -8008: return "device does not exist";
+    case -8012: return "not ready";
+    case -8013: return "not supported in container";
+    case -8020: return "resource occupied";
+    case -8255: return "not supported";
+    default: return nullptr;
   }
-  return std::string(name) + " (code " + std::to_string(code) + ")";
 }
+
+std::string Describe(int code) { return gpustack::Describe(&ErrorText, code); }
 
 // "910B2" -> "910B", "310P3" -> "310P", "910" -> "910" (gpustack's soc families).
 std::optional<std::string> AscendFamily(const std::string& chip) {
@@ -183,13 +173,8 @@ void ReadOptionalFields(const Api& api, int card, int chip, Device* device) {
 }
 
 std::optional<std::string> DriverVersion(const Api& api) {
-  char buffer[kDriverVersionSize + 1] = {};
-  if (api.driver_version == nullptr || api.driver_version(buffer, kDriverVersionSize) != kSuccess) {
-    return std::nullopt;
-  }
-  auto text = ReadCString(buffer, kDriverVersionSize);
-  if (!text || text->empty()) return std::nullopt;
-  return text;
+  if (api.driver_version == nullptr) return std::nullopt;
+  return OptionalText(api.driver_version, kDriverVersionSize);
 }
 
 class Enumeration {
@@ -251,17 +236,13 @@ void Enumerate(const Api& api, Report& report) {
 
 }  // namespace
 
-void DetectAscend(const Environment& env, Report& report) {
-  std::string root = InstallRoot(env, {"CANN_HOME"}, "/usr/local/Ascend");
+void DetectAscend(const DetectContext& context, Report& report) {
+  std::string root = InstallRoot(context.env, {"CANN_HOME"}, "/usr/local/Ascend");
   SearchPlan plan{{"libdcmi.so"}, {root + "/driver/lib64/driver", "/usr/local/dcmi", root + "/driver/lib64"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
-  Api api = ResolveApi(library);
-  std::string missing = MissingRequired(api);
-  if (!missing.empty()) {
-    report.MissingSymbol(library, missing);
-    return;
-  }
+  if (!OpenLibrary(context, plan, &library, report)) return;
+  Api api;
+  if (!BindSymbols(library, Symbols(&api), report)) return;
   int ret = api.init();
   if (ret != kSuccess) {
     report.Fail(ErrorCode::kInitFailed, "dcmi_init failed: " + Describe(ret));

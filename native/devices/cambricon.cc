@@ -68,40 +68,23 @@ struct Api {
   const char* (*error_string)(Ret) = nullptr;
 };
 
-Api ResolveApi(const Library& lib) {
-  Api api;
-  Bind(lib, "cndevInit", &api.init);
-  Bind(lib, "cndevRelease", &api.release);
-  Bind(lib, "cndevGetDeviceCount", &api.count);
-  Bind(lib, "cndevGetDeviceHandleByIndex", &api.handle);
-  Bind(lib, "cndevGetCardNameStringByDevId", &api.name_by_device);
-  Bind(lib, "cndevGetCardName", &api.card_name);
-  Bind(lib, "cndevGetCardNameString", &api.card_name_string);
-  Bind(lib, "cndevGetUUID", &api.uuid);
-  Bind(lib, "cndevGetMemoryUsageV2", &api.memory);
-  Bind(lib, "cndevGetPCIeInfoV2", &api.pcie);
-  Bind(lib, "cndevGetNUMANodeIdByDevId", &api.numa);
-  Bind(lib, "cndevGetVersionInfo", &api.version);
-  Bind(lib, "cndevGetErrorString", &api.error_string);
-  return api;
-}
-
-std::string MissingRequired(const Api& api) {
-  MissingSymbols missing;
-  missing.Need(api.init != nullptr, "cndevInit");
-  missing.Need(api.release != nullptr, "cndevRelease");
-  missing.Need(api.count != nullptr, "cndevGetDeviceCount");
-  missing.Need(api.name_by_device != nullptr || (api.card_name != nullptr && api.card_name_string != nullptr),
-               "cndevGetCardNameStringByDevId");
-  missing.Need(api.memory != nullptr, "cndevGetMemoryUsageV2");
-  return missing.text();
-}
-
-std::string Describe(const Api& api, Ret code) {
-  std::string text;
-  if (api.error_string != nullptr) text = ReadReturnedString(api.error_string(code)).value_or("");
-  if (text.empty()) text = "error";
-  return text + " (code " + std::to_string(code) + ")";
+std::vector<Symbol> Symbols(Api* api) {
+  return {
+      {{"cndevInit"}, Slot(&api->init)},
+      {{"cndevRelease"}, Slot(&api->release)},
+      {{"cndevGetDeviceCount"}, Slot(&api->count)},
+      {{"cndevGetDeviceHandleByIndex"}, Slot(&api->handle), Need::kOptional},
+      // Older CNDev names a card in two calls; DetectCambricon counts the pair only when both are there.
+      {{"cndevGetCardNameStringByDevId"}, Slot(&api->name_by_device), Need::kRequired, "name"},
+      {{"cndevGetCardName"}, Slot(&api->card_name), Need::kRequired, "name"},
+      {{"cndevGetCardNameString"}, Slot(&api->card_name_string), Need::kOptional},
+      {{"cndevGetUUID"}, Slot(&api->uuid), Need::kOptional},
+      {{"cndevGetMemoryUsageV2"}, Slot(&api->memory)},
+      {{"cndevGetPCIeInfoV2"}, Slot(&api->pcie), Need::kOptional},
+      {{"cndevGetNUMANodeIdByDevId"}, Slot(&api->numa), Need::kOptional},
+      {{"cndevGetVersionInfo"}, Slot(&api->version), Need::kOptional},
+      {{"cndevGetErrorString"}, Slot(&api->error_string), Need::kOptional},
+  };
 }
 
 bool ReadName(const Api& api, int handle, std::string* out, std::string* why) {
@@ -112,7 +95,7 @@ bool ReadName(const Api& api, int handle, std::string* out, std::string* why) {
     CardName name{kApiVersion, 0};
     Ret ret = api.card_name(&name, handle);
     if (ret != kSuccess) {
-      *why = "cndevGetCardName: " + Describe(api, ret);
+      *why = "cndevGetCardName: " + Describe(api.error_string, ret);
       return false;
     }
     text = api.card_name_string(name.id);
@@ -130,7 +113,7 @@ bool ReadMemory(const Api& api, int handle, uint64_t* mib, std::string* why) {
   MemoryInfoV2 memory{};
   Ret ret = api.memory(&memory, handle);
   if (ret != kSuccess) {
-    *why = "cndevGetMemoryUsageV2: " + Describe(api, ret);
+    *why = "cndevGetMemoryUsageV2: " + Describe(api.error_string, ret);
     return false;
   }
   if (memory.physical_total < 0) {
@@ -168,7 +151,7 @@ void Enumerate(const Api& api, Report& report) {
   CardInfo cards{kApiVersion, 0};
   Ret ret = api.count(&cards);
   if (ret != kSuccess) {
-    report.Fail(ErrorCode::kCallFailed, "cndevGetDeviceCount: " + Describe(api, ret));
+    report.Fail(ErrorCode::kCallFailed, "cndevGetDeviceCount: " + Describe(api.error_string, ret));
     return;
   }
   if (cards.number > kMaxDevices) {
@@ -179,7 +162,7 @@ void Enumerate(const Api& api, Report& report) {
     // Older CNDev has no handle call: the handle is the index.
     int handle = static_cast<int>(i);
     if (api.handle != nullptr && (ret = api.handle(static_cast<int>(i), &handle)) != kSuccess) {
-      report.DeviceFail(i, "cndevGetDeviceHandleByIndex: " + Describe(api, ret));
+      report.DeviceFail(i, "cndevGetDeviceHandleByIndex: " + Describe(api.error_string, ret));
       continue;
     }
     Device device;
@@ -196,13 +179,16 @@ void Enumerate(const Api& api, Report& report) {
 
 }  // namespace
 
-void DetectCambricon(const Environment& env, Report& report) {
-  std::string root = InstallRoot(env, {"NEUWARE_HOME"}, "/usr/local/neuware");
+void DetectCambricon(const DetectContext& context, Report& report) {
+  std::string root = InstallRoot(context.env, {"NEUWARE_HOME"}, "/usr/local/neuware");
   SearchPlan plan{{"libcndev.so"}, {root + "/lib64", root + "/lib"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
-  Api api = ResolveApi(library);
-  std::string missing = MissingRequired(api);
+  if (!OpenLibrary(context, plan, &library, report)) return;
+  Api api;
+  std::vector<Symbol> symbols = Symbols(&api);
+  ResolveSymbols(library, symbols);
+  if (api.card_name_string == nullptr) api.card_name = nullptr;
+  std::string missing = MissingSymbols(symbols);
   if (!missing.empty()) {
     report.MissingSymbol(library, missing);
     return;
@@ -211,7 +197,7 @@ void DetectCambricon(const Environment& env, Report& report) {
   if (ret != kSuccess) {
     bool mismatch = ret == kLowDriverVersion || ret == kUnsupportedApiVersion;
     report.Fail(mismatch ? ErrorCode::kDriverMismatch : ErrorCode::kInitFailed,
-                "cndevInit failed: " + Describe(api, ret));
+                "cndevInit failed: " + Describe(api.error_string, ret));
     return;
   }
   Enumerate(api, report);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gpustack {
@@ -15,7 +16,14 @@ namespace gpustack {
 constexpr const char* kManufacturers[] = {"amd",      "ascend",   "cambricon", "hygon", "iluvatar",
                                           "metax",    "mthreads", "nvidia",    "thead"};
 
-enum class ErrorCode { kLibraryNotFound, kSymbolNotFound, kInitFailed, kDriverMismatch, kCallFailed };
+enum class ErrorCode {
+  kLibraryNotFound,
+  kInvalidLibrary,
+  kSymbolNotFound,
+  kInitFailed,
+  kDriverMismatch,
+  kCallFailed,
+};
 
 // The exact strings of native/types.ts `DeviceErrorCode`.
 const char* ErrorCodeName(ErrorCode code);
@@ -58,6 +66,18 @@ struct DetectResult {
 // so the worker thread never races a concurrent setenv().
 using Environment = std::map<std::string, std::string>;
 Environment CaptureEnvironment();
+
+// What one detection works with: the captured environment, and the folder the host's
+// filesystem is mounted at ("" = this process's own root; never ends in '/').
+struct DetectContext {
+  Environment env;
+  std::string host_root;
+
+  // A path on the host (vendor install folders, the install-root variables) as this
+  // process reaches it: under host_root, with every symlink resolved there, an absolute
+  // target included (as a chroot would). nullopt for a symlink loop.
+  std::optional<std::string> OnHost(const std::string& path) const;
+};
 std::string EnvValue(const Environment& env, const std::string& name);
 // First of `variables` that is set, else `fallback` (a vendor's default install root).
 std::string InstallRoot(const Environment& env, const std::vector<std::string>& variables,
@@ -92,6 +112,22 @@ std::optional<int32_t> FirstSetBit(const void* mask, size_t words, size_t word_b
 std::optional<std::string> MajorMinor(const std::string& version);
 std::optional<std::string> ReadFirstLine(const std::string& path);
 
+// Whether a file can be handed to dlopen() without risk to the process. glibc maps every
+// loadable segment straight from the file: a segment that runs past the end of a truncated
+// file maps pages with nothing behind them, and the loader's first touch of one kills the
+// process with SIGBUS. So the header and every segment must lie inside the file.
+enum class FileVerdict { kLoadable, kMissing, kInvalid };
+struct FileCheck {
+  FileVerdict verdict = FileVerdict::kLoadable;
+  std::string why;  // "<path>: <reason>" unless loadable
+};
+FileCheck CheckSharedObject(const std::string& path);
+
+struct OpenFailure {
+  ErrorCode code = ErrorCode::kLibraryNotFound;
+  std::string why;
+};
+
 // One dlopen() handle: RTLD_NOW surfaces missing dependencies at load time, RTLD_LOCAL
 // keeps look-alike exports (libixml's and libhydmi_mig's nvml* names) out of the global
 // scope. Every symbol is resolved through this handle; dlclose() on destruction.
@@ -104,27 +140,16 @@ class Library {
   Library& operator=(Library&& other) noexcept;
   ~Library();
 
-  // Opens the first candidate that loads. On failure `why` explains every attempt.
-  bool Open(const std::vector<std::string>& candidates, std::string* why);
+  // Opens the first candidate that loads. A candidate with a slash is a file: it is checked
+  // first (CheckSharedObject) and skipped when missing or damaged. A bare soname goes to the
+  // loader's own search, unless a damaged file was met before: that search may well land on
+  // the same file. On failure `failure` gets the code (InvalidLibrary when a damaged file
+  // was all there was, else LibraryNotFound) and every attempt.
+  bool Open(const std::vector<std::string>& candidates, OpenFailure* failure);
   bool IsOpen() const { return handle_ != nullptr; }
   const std::string& path() const { return path_; }
 
   void* Raw(const char* name) const;
-  template <typename Fn>
-  Fn Find(const char* name) const {
-    return reinterpret_cast<Fn>(Raw(name));
-  }
-  // First of `names` that resolves; `found` receives its name.
-  template <typename Fn>
-  Fn FindFirst(const std::vector<std::string>& names, std::string* found = nullptr) const {
-    for (const auto& name : names) {
-      if (void* symbol = Raw(name.c_str())) {
-        if (found) *found = name;
-        return reinterpret_cast<Fn>(symbol);
-      }
-    }
-    return nullptr;
-  }
 
  private:
   void Close();
@@ -132,14 +157,22 @@ class Library {
   std::string path_;
 };
 
-// Library search order: the GPUSTACK_<MFR>_LIBRARY override alone when set; otherwise
-// each soname through the loader path, then each soname in each directory.
+// Where distributions and driver packages put libraries outside any vendor folder.
+constexpr const char* kSystemLibraryDirectories[] = {"/usr/lib64", "/usr/lib/x86_64-linux-gnu",
+                                                     "/usr/lib/aarch64-linux-gnu", "/lib64",
+                                                     "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu"};
+
+// Library search order: the GPUSTACK_<MFR>_LIBRARY override alone when set (a path in this
+// process's filesystem, never under the host root); otherwise each soname, by full path,
+// in the vendor's directories and then the system library directories, all on the host;
+// and last, without a host root only, each bare soname through the loader's own search.
+// The process-wide search path is never changed: the host's libc must not reach Node.
 struct SearchPlan {
   std::vector<std::string> sonames;
-  std::vector<std::string> directories;
+  std::vector<std::string> directories;  // host paths; "" entries (unset variables) are skipped
 };
 std::string OverrideVariable(const std::string& manufacturer);
-std::vector<std::string> LibraryCandidates(const Environment& env, const std::string& manufacturer,
+std::vector<std::string> LibraryCandidates(const DetectContext& context, const std::string& manufacturer,
                                            const SearchPlan& plan);
 
 // Collects what one manufacturer's enumeration found.
@@ -161,26 +194,88 @@ class Report {
   DetectResult* out_;
 };
 
-// Opens the manufacturer's library or reports LibraryNotFound.
-bool OpenLibrary(const Environment& env, const SearchPlan& plan, Library* library, Report& report);
+// Opens the manufacturer's library or reports LibraryNotFound / InvalidLibrary.
+bool OpenLibrary(const DetectContext& context, const SearchPlan& plan, Library* library, Report& report);
 
-// Resolves `name` through `lib` into `*out`; nullptr when the library lacks it, which is
-// how optional symbols become "unknown" fields.
+// How much detection depends on one vendor symbol.
+enum class Need {
+  kRequired,  // missing: a SymbolNotFound entry, and nothing is called
+  kOptional,  // missing: the field it feeds is "unknown"
+};
+
+// One row of a vendor's symbol table. `slot` is the address of the function pointer the
+// symbol goes into (see Slot()). Required rows that share a `group` stand in for each other
+// (memory_v2 or memory_v1): the group is missing only when all of them are.
+struct Symbol {
+  std::vector<std::string> names;  // tried in order: versioned names first
+  void* slot;
+  Need need = Need::kRequired;
+  const char* group = nullptr;
+  std::string* found = nullptr;  // receives the name that resolved, for messages
+};
+
 template <typename Fn>
-void Bind(const Library& lib, const char* name, Fn* out) {
-  *out = lib.Find<Fn>(name);
+void* Slot(Fn* function_pointer) {
+  static_assert(std::is_function_v<std::remove_pointer_t<Fn>>, "a slot holds a function pointer");
+  // dlsym() hands out function addresses as void*, which POSIX makes the same size.
+  static_assert(sizeof(Fn) == sizeof(void*), "function pointers are not void*-sized");
+  return function_pointer;
 }
 
-// The required symbols a library lacks, joined for one SymbolNotFound message.
-class MissingSymbols {
- public:
-  void Need(bool present, const std::string& name) {
-    if (!present) text_ += (text_.empty() ? "" : ", ") + name;
-  }
-  const std::string& text() const { return text_; }
+// Resolves every row through `library` (nullptr where absent).
+void ResolveSymbols(const Library& library, const std::vector<Symbol>& table);
+// The required symbols or groups still unresolved, ", "-joined; "" when none.
+std::string MissingSymbols(const std::vector<Symbol>& table);
+// ResolveSymbols, then a SymbolNotFound entry for whatever required is missing. False then:
+// the caller must call nothing.
+bool BindSymbols(const Library& library, const std::vector<Symbol>& table, Report& report);
 
- private:
-  std::string text_;
-};
+// "<text> (code <n>)" from the vendor's own error text, "error (code <n>)" without one.
+std::string DescribeCode(long long code, const char* text);
+// For libraries that return the text (nvmlErrorString, cndevGetErrorString, ...).
+template <typename Code>
+std::string Describe(const char* (*error_string)(Code), Code code) {
+  return DescribeCode(static_cast<long long>(code), error_string != nullptr ? error_string(code) : nullptr);
+}
+// For libraries that write it through a pointer and return a status (amdsmi, rsmi).
+template <typename Code>
+std::string Describe(Code (*status_string)(Code, const char**), Code code) {
+  const char* text = nullptr;
+  if (status_string == nullptr || status_string(code, &text) != 0) text = nullptr;
+  return DescribeCode(static_cast<long long>(code), text);
+}
+
+// Reads the C string a vendor call writes into a caller buffer: `call(buffer, size)` returns
+// the vendor's status (0 = success). The buffer holds one zeroed byte more than the library
+// is told, so a missing NUL is caught instead of read past. `what` names the call and
+// `error_text` is the library's error-text function, both for `why`.
+template <typename Call, typename ErrorText>
+bool ReadText(Call call, unsigned size, const char* what, ErrorText error_text, std::string* out,
+              std::string* why) {
+  std::vector<char> buffer(size + 1, '\0');
+  auto status = call(buffer.data(), size);
+  if (status != 0) {
+    *why = std::string(what) + ": " + Describe(error_text, status);
+    return false;
+  }
+  auto text = ReadCString(buffer.data(), size);
+  if (!text) {
+    *why = std::string(what) + " is not NUL-terminated within " + std::to_string(size) + " bytes";
+    return false;
+  }
+  *out = *text;
+  return true;
+}
+
+// The same for facts that may be unknown (versions): nullopt when the call fails, writes
+// nothing, or leaves no NUL.
+template <typename Call>
+std::optional<std::string> OptionalText(Call call, unsigned size) {
+  std::vector<char> buffer(size + 1, '\0');
+  if (call(buffer.data(), size) != 0) return std::nullopt;
+  auto text = ReadCString(buffer.data(), size);
+  if (!text || text->empty()) return std::nullopt;
+  return text;
+}
 
 }  // namespace gpustack

@@ -9,7 +9,7 @@
 namespace gpustack {
 namespace {
 
-using Enumerator = void (*)(const Environment&, Report&);
+using Enumerator = void (*)(const DetectContext&, Report&);
 
 struct Entry {
   const char* manufacturer;
@@ -35,13 +35,13 @@ bool IsManufacturer(const std::string& name) {
 DetectResult Detect(const DetectRequest& request) {
   std::lock_guard<std::mutex> lock(detect_mutex);
   DetectResult result;
-  const std::string sysfs_root = SysfsRoot(request.env);
+  const std::string sysfs_root = SysfsRoot(request.context.env);
   for (const Entry& entry : kEntries) {
     if (request.manufacturers.count(entry.manufacturer) == 0) continue;
     Report report(entry.manufacturer, sysfs_root, &result);
     // One vendor's failure (std::bad_alloc from a huge answer, say) must not hide the others.
     try {
-      entry.enumerate(request.env, report);
+      entry.enumerate(request.context, report);
     } catch (const std::exception& error) {
       report.Fail(ErrorCode::kCallFailed, std::string("unexpected failure: ") + error.what());
     }

@@ -10,7 +10,7 @@ namespace gpustack {
 
 struct DetectRequest {
   std::set<std::string> manufacturers;  // subset of kManufacturers
-  Environment env;                      // captured on the calling (JS) thread
+  DetectContext context;                // captured on the calling (JS) thread
 };
 
 bool IsManufacturer(const std::string& name);

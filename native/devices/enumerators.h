@@ -6,14 +6,14 @@
 
 namespace gpustack {
 
-void DetectAmd(const Environment& env, Report& report);
-void DetectAscend(const Environment& env, Report& report);
-void DetectCambricon(const Environment& env, Report& report);
-void DetectHygon(const Environment& env, Report& report);
-void DetectIluvatar(const Environment& env, Report& report);
-void DetectMetax(const Environment& env, Report& report);
-void DetectMthreads(const Environment& env, Report& report);
-void DetectNvidia(const Environment& env, Report& report);
-void DetectThead(const Environment& env, Report& report);
+void DetectAmd(const DetectContext& context, Report& report);
+void DetectAscend(const DetectContext& context, Report& report);
+void DetectCambricon(const DetectContext& context, Report& report);
+void DetectHygon(const DetectContext& context, Report& report);
+void DetectIluvatar(const DetectContext& context, Report& report);
+void DetectMetax(const DetectContext& context, Report& report);
+void DetectMthreads(const DetectContext& context, Report& report);
+void DetectNvidia(const DetectContext& context, Report& report);
+void DetectThead(const DetectContext& context, Report& report);
 
 }  // namespace gpustack

@@ -3,26 +3,17 @@
 
 namespace gpustack {
 
-void DetectHygon(const Environment& env, Report& report) {
-  // Hygon's DTK ("hyhal") ships its own build of ROCm SMI. Its directories come before
-  // the loader path, and the PCI vendor filter keeps an AMD build from answering.
-  std::string rocm = EnvValue(env, "ROCM_PATH");
+void DetectHygon(const DetectContext& context, Report& report) {
+  // Hygon's DTK ("hyhal") ships its own build of ROCm SMI. Its directories come before the
+  // system ones and the loader path, whose librocm_smi64.so is most likely AMD's; the PCI
+  // vendor filter keeps an AMD build from answering anyway.
+  std::string rocm = EnvValue(context.env, "ROCM_PATH");
   SearchPlan plan{{"librocm_smi64.so"},
-                  {EnvValue(env, "ROCM_SMI_LIB_PATH"), "/opt/hyhal/lib", "/opt/dtk/rocm_smi/lib",
+                  {EnvValue(context.env, "ROCM_SMI_LIB_PATH"), "/opt/hyhal/lib", "/opt/dtk/rocm_smi/lib",
                    "/opt/dtk/.hyhal/rocm_smi/lib", rocm.empty() ? "" : rocm + "/lib"}};
-  std::vector<std::string> candidates = LibraryCandidates(env, "hygon", plan);
-  if (EnvValue(env, OverrideVariable("hygon")).empty()) {
-    // Directories first: the bare soname on the loader path is most likely AMD's.
-    candidates.erase(candidates.begin());
-    candidates.push_back("librocm_smi64.so");
-  }
   Library library;
-  std::string why;
-  if (!library.Open(candidates, &why)) {
-    report.Fail(ErrorCode::kLibraryNotFound, why);
-    return;
-  }
-  auto runtime = RocmRelease(rocm.empty() ? "/opt/dtk" : rocm);
+  if (!OpenLibrary(context, plan, &library, report)) return;
+  auto runtime = RocmRelease(context, rocm.empty() ? "/opt/dtk" : rocm);
   DetectRocmSmi(RocmSmiTarget{0x1d94, runtime}, library, report);
 }
 

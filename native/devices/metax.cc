@@ -41,33 +41,17 @@ struct Api {
   const char* (*error_string)(Ret) = nullptr;
 };
 
-Api ResolveApi(const Library& lib) {
-  Api api;
-  Bind(lib, "mxSmlInit", &api.init);
-  Bind(lib, "mxSmlGetDeviceCount", &api.count);
-  Bind(lib, "mxSmlGetDeviceInfo", &api.info);
-  Bind(lib, "mxSmlGetMemoryInfo", &api.memory);
-  Bind(lib, "mxSmlGetNodeAffinity", &api.node_affinity);
-  Bind(lib, "mxSmlGetDeviceVersion", &api.device_version);
-  Bind(lib, "mxSmlGetMacaVersion", &api.maca_version);
-  Bind(lib, "mxSmlGetErrorString", &api.error_string);
-  return api;
-}
-
-std::string MissingRequired(const Api& api) {
-  MissingSymbols missing;
-  missing.Need(api.init != nullptr, "mxSmlInit");
-  missing.Need(api.count != nullptr, "mxSmlGetDeviceCount");
-  missing.Need(api.info != nullptr, "mxSmlGetDeviceInfo");
-  missing.Need(api.memory != nullptr, "mxSmlGetMemoryInfo");
-  return missing.text();
-}
-
-std::string Describe(const Api& api, Ret code) {
-  std::string text;
-  if (api.error_string != nullptr) text = ReadReturnedString(api.error_string(code)).value_or("");
-  if (text.empty()) text = "error";
-  return text + " (code " + std::to_string(code) + ")";
+std::vector<Symbol> Symbols(Api* api) {
+  return {
+      {{"mxSmlInit"}, Slot(&api->init)},
+      {{"mxSmlGetDeviceCount"}, Slot(&api->count)},
+      {{"mxSmlGetDeviceInfo"}, Slot(&api->info)},
+      {{"mxSmlGetMemoryInfo"}, Slot(&api->memory)},
+      {{"mxSmlGetNodeAffinity"}, Slot(&api->node_affinity), Need::kOptional},
+      {{"mxSmlGetDeviceVersion"}, Slot(&api->device_version), Need::kOptional},
+      {{"mxSmlGetMacaVersion"}, Slot(&api->maca_version), Need::kOptional},
+      {{"mxSmlGetErrorString"}, Slot(&api->error_string), Need::kOptional},
+  };
 }
 
 // "MXC500" -> "MXC" (gpustack guesses the family from the name: C, N or G series).
@@ -78,15 +62,6 @@ std::optional<std::string> MetaxFamily(const std::string& name) {
   return std::nullopt;
 }
 
-std::optional<std::string> ReadVersion(Ret (*call)(char*, unsigned*)) {
-  char buffer[kVersionSize + 1] = {};
-  unsigned length = kVersionSize;
-  if (call(buffer, &length) != kSuccess) return std::nullopt;
-  auto text = ReadCString(buffer, kVersionSize);
-  if (!text || text->empty()) return std::nullopt;
-  return text;
-}
-
 void ReadOptionalFields(const Api& api, unsigned id, const DeviceInfo& info, Device* device) {
   device->family = MetaxFamily(device->product);
   if (auto bdf = ReadCString(info.bdf_id, sizeof info.bdf_id)) device->pci_bus_id = NormalizeBdf(*bdf);
@@ -95,11 +70,10 @@ void ReadOptionalFields(const Api& api, unsigned id, const DeviceInfo& info, Dev
       api.node_affinity(id, kNodeSetWords, reinterpret_cast<unsigned*>(node_set)) == kSuccess) {
     device->numa_node = FirstSetBit(node_set, kNodeSetWords, sizeof(unsigned long) * 8);
   }
-  char buffer[kVersionSize + 1] = {};
-  unsigned length = kVersionSize;
-  if (api.device_version != nullptr && api.device_version(id, kVersionDriver, buffer, &length) == kSuccess) {
-    auto text = ReadCString(buffer, kVersionSize);
-    if (text && !text->empty()) device->driver_version = text;
+  if (api.device_version != nullptr) {
+    // The length goes in as the buffer size and comes back as the text's.
+    device->driver_version = OptionalText(
+        [&](char* text, unsigned size) { return api.device_version(id, kVersionDriver, text, &size); }, kVersionSize);
   }
 }
 
@@ -107,7 +81,7 @@ bool ReadDevice(const Api& api, unsigned id, Device* device, bool* skip, std::st
   DeviceInfo info{};
   Ret ret = api.info(id, &info);
   if (ret != kSuccess) {
-    *why = "mxSmlGetDeviceInfo: " + Describe(api, ret);
+    *why = "mxSmlGetDeviceInfo: " + Describe(api.error_string, ret);
     return false;
   }
   // A VF is a slice of a physical card already counted through its PF.
@@ -124,7 +98,7 @@ bool ReadDevice(const Api& api, unsigned id, Device* device, bool* skip, std::st
   MemoryInfo memory{};
   ret = api.memory(id, &memory);
   if (ret != kSuccess || memory.vram_total < 0) {
-    *why = "mxSmlGetMemoryInfo: " + (ret != kSuccess ? Describe(api, ret) : "negative memory size");
+    *why = "mxSmlGetMemoryInfo: " + (ret != kSuccess ? Describe(api.error_string, ret) : "negative memory size");
     return false;
   }
   device->index = id;
@@ -143,7 +117,7 @@ void Enumerate(const Api& api, Report& report) {
   }
   std::optional<std::string> runtime;
   if (api.maca_version != nullptr) {
-    auto maca = ReadVersion(api.maca_version);
+    auto maca = OptionalText([&](char* text, unsigned size) { return api.maca_version(text, &size); }, kVersionSize);
     if (maca) runtime = MajorMinor(*maca).value_or(*maca);
   }
   for (unsigned id = 0; id < count; ++id) {
@@ -161,20 +135,16 @@ void Enumerate(const Api& api, Report& report) {
 
 }  // namespace
 
-void DetectMetax(const Environment& env, Report& report) {
-  std::string maca = InstallRoot(env, {"MACA_HOME"}, "/opt/maca");
+void DetectMetax(const DetectContext& context, Report& report) {
+  std::string maca = InstallRoot(context.env, {"MACA_HOME"}, "/opt/maca");
   SearchPlan plan{{"libmxsml.so"}, {"/opt/mxdriver/lib", maca + "/lib", maca + "/lib64", "/opt/mxn100/lib"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
-  Api api = ResolveApi(library);
-  std::string missing = MissingRequired(api);
-  if (!missing.empty()) {
-    report.MissingSymbol(library, missing);
-    return;
-  }
+  if (!OpenLibrary(context, plan, &library, report)) return;
+  Api api;
+  if (!BindSymbols(library, Symbols(&api), report)) return;
   Ret ret = api.init();
   if (ret != kSuccess) {
-    report.Fail(ErrorCode::kInitFailed, "mxSmlInit failed: " + Describe(api, ret));
+    report.Fail(ErrorCode::kInitFailed, "mxSmlInit failed: " + Describe(api.error_string, ret));
     return;
   }
   // mxSmlShutdown is optional in MXSML and holds nothing we need to release.

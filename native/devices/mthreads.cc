@@ -48,62 +48,25 @@ struct Api {
   const char* (*error_string)(Ret) = nullptr;
 };
 
-Api ResolveApi(const Library& lib) {
-  Api api;
-  Bind(lib, "mtmlLibraryInit", &api.init);
-  Bind(lib, "mtmlLibraryShutDown", &api.shutdown);
-  Bind(lib, "mtmlLibraryCountDevice", &api.count);
-  Bind(lib, "mtmlLibraryInitDeviceByIndex", &api.device);
-  Bind(lib, "mtmlLibraryFreeDevice", &api.free_device);
-  Bind(lib, "mtmlDeviceGetName", &api.name);
-  Bind(lib, "mtmlDeviceGetUUID", &api.uuid);
-  Bind(lib, "mtmlDeviceGetPciInfo", &api.pci);
-  Bind(lib, "mtmlDeviceInitMemory", &api.init_memory);
-  Bind(lib, "mtmlMemoryGetTotal", &api.memory_total);
-  Bind(lib, "mtmlDeviceFreeMemory", &api.free_memory);
-  Bind(lib, "mtmlDeviceCountGpuCores", &api.cores);
-  Bind(lib, "mtmlLibraryInitSystem", &api.init_system);
-  Bind(lib, "mtmlSystemGetDriverVersion", &api.driver_version);
-  Bind(lib, "mtmlLibraryFreeSystem", &api.free_system);
-  Bind(lib, "mtmlErrorString", &api.error_string);
-  return api;
-}
-
-std::string MissingRequired(const Api& api) {
-  MissingSymbols missing;
-  missing.Need(api.init != nullptr, "mtmlLibraryInit");
-  missing.Need(api.shutdown != nullptr, "mtmlLibraryShutDown");
-  missing.Need(api.count != nullptr, "mtmlLibraryCountDevice");
-  missing.Need(api.device != nullptr, "mtmlLibraryInitDeviceByIndex");
-  missing.Need(api.name != nullptr, "mtmlDeviceGetName");
-  missing.Need(api.uuid != nullptr, "mtmlDeviceGetUUID");
-  missing.Need(api.init_memory != nullptr, "mtmlDeviceInitMemory");
-  missing.Need(api.memory_total != nullptr, "mtmlMemoryGetTotal");
-  return missing.text();
-}
-
-std::string Describe(const Api& api, Ret code) {
-  std::string text;
-  if (api.error_string != nullptr) text = ReadReturnedString(api.error_string(code)).value_or("");
-  if (text.empty()) text = "error";
-  return text + " (code " + std::to_string(code) + ")";
-}
-
-bool ReadString(const Api& api, Ret (*fn)(const Object*, char*, unsigned), const Object* device, unsigned size,
-                const char* what, std::string* out, std::string* why) {
-  std::vector<char> buffer(size + 1, '\0');
-  Ret ret = fn(device, buffer.data(), size);
-  if (ret != kSuccess) {
-    *why = std::string(what) + ": " + Describe(api, ret);
-    return false;
-  }
-  auto text = ReadCString(buffer.data(), size);
-  if (!text) {
-    *why = std::string(what) + " is not NUL-terminated within " + std::to_string(size) + " bytes";
-    return false;
-  }
-  *out = *text;
-  return true;
+std::vector<Symbol> Symbols(Api* api) {
+  return {
+      {{"mtmlLibraryInit"}, Slot(&api->init)},
+      {{"mtmlLibraryShutDown"}, Slot(&api->shutdown)},
+      {{"mtmlLibraryCountDevice"}, Slot(&api->count)},
+      {{"mtmlLibraryInitDeviceByIndex"}, Slot(&api->device)},
+      {{"mtmlLibraryFreeDevice"}, Slot(&api->free_device), Need::kOptional},
+      {{"mtmlDeviceGetName"}, Slot(&api->name)},
+      {{"mtmlDeviceGetUUID"}, Slot(&api->uuid)},
+      {{"mtmlDeviceGetPciInfo"}, Slot(&api->pci), Need::kOptional},
+      {{"mtmlDeviceInitMemory"}, Slot(&api->init_memory)},
+      {{"mtmlMemoryGetTotal"}, Slot(&api->memory_total)},
+      {{"mtmlDeviceFreeMemory"}, Slot(&api->free_memory), Need::kOptional},
+      {{"mtmlDeviceCountGpuCores"}, Slot(&api->cores), Need::kOptional},
+      {{"mtmlLibraryInitSystem"}, Slot(&api->init_system), Need::kOptional},
+      {{"mtmlSystemGetDriverVersion"}, Slot(&api->driver_version), Need::kOptional},
+      {{"mtmlLibraryFreeSystem"}, Slot(&api->free_system), Need::kOptional},
+      {{"mtmlErrorString"}, Slot(&api->error_string), Need::kOptional},
+  };
 }
 
 bool ReadMemory(const Api& api, const Object* device, uint64_t* mib, std::string* why) {
@@ -113,7 +76,7 @@ bool ReadMemory(const Api& api, const Object* device, uint64_t* mib, std::string
   if (ret == kSuccess) ret = api.memory_total(memory, &bytes);
   if (memory != nullptr && api.free_memory != nullptr) api.free_memory(memory);
   if (ret != kSuccess) {
-    *why = "mtmlMemoryGetTotal: " + Describe(api, ret);
+    *why = "mtmlMemoryGetTotal: " + Describe(api.error_string, ret);
     return false;
   }
   *mib = BytesToMiB(bytes);
@@ -133,11 +96,13 @@ bool ReadDevice(const Api& api, const Object* library, unsigned index, Device* d
   Object* handle = nullptr;
   Ret ret = api.device(library, index, &handle);
   if (ret != kSuccess) {
-    *why = "mtmlLibraryInitDeviceByIndex: " + Describe(api, ret);
+    *why = "mtmlLibraryInitDeviceByIndex: " + Describe(api.error_string, ret);
     return false;
   }
-  bool ok = ReadString(api, api.name, handle, kNameSize, "mtmlDeviceGetName", &device->product, why) &&
-            ReadString(api, api.uuid, handle, kUuidSize, "mtmlDeviceGetUUID", &device->uuid, why) &&
+  auto name = [&](char* text, unsigned size) { return api.name(handle, text, size); };
+  auto uuid = [&](char* text, unsigned size) { return api.uuid(handle, text, size); };
+  bool ok = ReadText(name, kNameSize, "mtmlDeviceGetName", api.error_string, &device->product, why) &&
+            ReadText(uuid, kUuidSize, "mtmlDeviceGetUUID", api.error_string, &device->uuid, why) &&
             ReadMemory(api, handle, &device->memory_mib, why);
   if (ok) ReadOptionalFields(api, handle, device);
   if (api.free_device != nullptr) api.free_device(handle);
@@ -149,12 +114,8 @@ std::optional<std::string> DriverVersion(const Api& api, const Object* library) 
   if (api.init_system == nullptr || api.driver_version == nullptr) return std::nullopt;
   Object* system = nullptr;
   if (api.init_system(library, &system) != kSuccess) return std::nullopt;
-  char buffer[kDriverVersionSize + 1] = {};
-  std::optional<std::string> out;
-  if (api.driver_version(system, buffer, kDriverVersionSize) == kSuccess) {
-    auto text = ReadCString(buffer, kDriverVersionSize);
-    if (text && !text->empty()) out = text;
-  }
+  auto out = OptionalText([&](char* text, unsigned size) { return api.driver_version(system, text, size); },
+                          kDriverVersionSize);
   if (api.free_system != nullptr) api.free_system(system);
   return out;
 }
@@ -163,7 +124,7 @@ void Enumerate(const Api& api, const Object* library, Report& report) {
   unsigned count = 0;
   Ret ret = api.count(library, &count);
   if (ret != kSuccess) {
-    report.Fail(ErrorCode::kCallFailed, "mtmlLibraryCountDevice: " + Describe(api, ret));
+    report.Fail(ErrorCode::kCallFailed, "mtmlLibraryCountDevice: " + Describe(api.error_string, ret));
     return;
   }
   if (count > kMaxDevices) {
@@ -185,23 +146,20 @@ void Enumerate(const Api& api, const Object* library, Report& report) {
 
 }  // namespace
 
-void DetectMthreads(const Environment& env, Report& report) {
-  // The driver package installs libmtml.so on the loader path (no documented directory).
-  SearchPlan plan{{"libmtml.so"}, {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64"}};
+void DetectMthreads(const DetectContext& context, Report& report) {
+  // The driver package installs libmtml.so in a system library directory (none is
+  // documented); /usr/lib/mthreads was on the agent's library path before.
+  SearchPlan plan{{"libmtml.so"}, {"/usr/lib/mthreads"}};
   Library library;
-  if (!OpenLibrary(env, plan, &library, report)) return;
-  Api api = ResolveApi(library);
-  std::string missing = MissingRequired(api);
-  if (!missing.empty()) {
-    report.MissingSymbol(library, missing);
-    return;
-  }
+  if (!OpenLibrary(context, plan, &library, report)) return;
+  Api api;
+  if (!BindSymbols(library, Symbols(&api), report)) return;
   Object* handle = nullptr;
   Ret ret = api.init(&handle);
   if (ret != kSuccess || handle == nullptr) {
     bool mismatch = ret == kDriverTooOld || ret == kDriverTooNew;
     report.Fail(mismatch ? ErrorCode::kDriverMismatch : ErrorCode::kInitFailed,
-                "mtmlLibraryInit failed: " + Describe(api, ret));
+                "mtmlLibraryInit failed: " + Describe(api.error_string, ret));
     return;
   }
   Enumerate(api, handle, report);

@@ -64,58 +64,33 @@ struct Api {
   Ret (*runtime_version)(int*) = nullptr;
 };
 
-std::vector<std::string> Prefixed(const std::string& prefix, std::vector<std::string> suffixes) {
-  for (auto& suffix : suffixes) suffix = prefix + suffix;
-  return suffixes;
-}
-
-template <typename Fn>
-void Resolve(const Library& library, const std::string& prefix, std::vector<std::string> suffixes, Fn* out,
-             std::string* found = nullptr) {
-  *out = library.FindFirst<Fn>(Prefixed(prefix, std::move(suffixes)), found);
-}
-
-Api ResolveApi(const NvmlFlavor& flavor, const Library& lib) {
+std::vector<Symbol> Symbols(const NvmlFlavor& flavor, Api* api) {
   const std::string& p = flavor.prefix;
-  Api api;
+  auto names = [&p](std::vector<std::string> suffixes) {
+    for (auto& suffix : suffixes) suffix = p + suffix;
+    return suffixes;
+  };
   // Versioned names first: the unversioned ones are kept only for binary compatibility.
-  Resolve(lib, p, {"Init_v2", "Init"}, &api.init, &api.init_name);
-  Resolve(lib, p, {"Shutdown"}, &api.shutdown);
-  Resolve(lib, p, {"ErrorString"}, &api.error_string);
-  Resolve(lib, p, {"DeviceGetCount_v2", "DeviceGetCount"}, &api.count);
-  Resolve(lib, p, {"DeviceGetHandleByIndex_v2", "DeviceGetHandleByIndex"}, &api.handle);
-  Resolve(lib, p, {"DeviceGetName"}, &api.name);
-  Resolve(lib, p, {"DeviceGetUUID"}, &api.uuid);
-  Resolve(lib, p, {"DeviceGetMemoryInfo_v2"}, &api.memory_v2);
-  Resolve(lib, p, {"DeviceGetMemoryInfo"}, &api.memory_v1);
-  Resolve(lib, p, {"DeviceGetPciInfo_v3", "DeviceGetPciInfo_v2", "DeviceGetPciInfo"}, &api.pci);
-  Resolve(lib, p, {flavor.compute_capability_symbol}, &api.compute_capability);
-  Resolve(lib, p, {"DeviceGetNumGpuCores"}, &api.cores);
-  if (flavor.mig) Resolve(lib, p, {"DeviceGetMigMode"}, &api.mig_mode);
-  Resolve(lib, p, {"DeviceGetMemoryAffinity"}, &api.memory_affinity);
-  Resolve(lib, p, {"SystemGetDriverVersion"}, &api.driver_version);
-  Resolve(lib, p, flavor.runtime_symbols, &api.runtime_version);
-  return api;
-}
-
-// Names of required symbols that are missing, as the caller would spell them.
-std::string MissingRequired(const NvmlFlavor& flavor, const Api& api) {
-  MissingSymbols missing;
-  missing.Need(api.init != nullptr, flavor.prefix + "Init_v2");
-  missing.Need(api.shutdown != nullptr, flavor.prefix + "Shutdown");
-  missing.Need(api.count != nullptr, flavor.prefix + "DeviceGetCount_v2");
-  missing.Need(api.handle != nullptr, flavor.prefix + "DeviceGetHandleByIndex_v2");
-  missing.Need(api.name != nullptr, flavor.prefix + "DeviceGetName");
-  missing.Need(api.uuid != nullptr, flavor.prefix + "DeviceGetUUID");
-  missing.Need(api.memory_v2 != nullptr || api.memory_v1 != nullptr, flavor.prefix + "DeviceGetMemoryInfo");
-  return missing.text();
-}
-
-std::string Describe(const Api& api, Ret code) {
-  std::string text;
-  if (api.error_string != nullptr) text = ReadReturnedString(api.error_string(code)).value_or("");
-  if (text.empty()) text = "error";
-  return text + " (code " + std::to_string(code) + ")";
+  std::vector<Symbol> table = {
+      {names({"Init_v2", "Init"}), Slot(&api->init), Need::kRequired, nullptr, &api->init_name},
+      {names({"Shutdown"}), Slot(&api->shutdown)},
+      {names({"ErrorString"}), Slot(&api->error_string), Need::kOptional},
+      {names({"DeviceGetCount_v2", "DeviceGetCount"}), Slot(&api->count)},
+      {names({"DeviceGetHandleByIndex_v2", "DeviceGetHandleByIndex"}), Slot(&api->handle)},
+      {names({"DeviceGetName"}), Slot(&api->name)},
+      {names({"DeviceGetUUID"}), Slot(&api->uuid)},
+      {names({"DeviceGetMemoryInfo_v2"}), Slot(&api->memory_v2), Need::kRequired, "memory"},
+      {names({"DeviceGetMemoryInfo"}), Slot(&api->memory_v1), Need::kRequired, "memory"},
+      {names({"DeviceGetPciInfo_v3", "DeviceGetPciInfo_v2", "DeviceGetPciInfo"}), Slot(&api->pci),
+       Need::kOptional},
+      {names({flavor.compute_capability_symbol}), Slot(&api->compute_capability), Need::kOptional},
+      {names({"DeviceGetNumGpuCores"}), Slot(&api->cores), Need::kOptional},
+      {names({"DeviceGetMemoryAffinity"}), Slot(&api->memory_affinity), Need::kOptional},
+      {names({"SystemGetDriverVersion"}), Slot(&api->driver_version), Need::kOptional},
+      {names(flavor.runtime_symbols), Slot(&api->runtime_version), Need::kOptional},
+  };
+  if (flavor.mig) table.push_back({names({"DeviceGetMigMode"}), Slot(&api->mig_mode), Need::kOptional});
+  return table;
 }
 
 bool ReadMemory(const Api& api, Handle handle, uint64_t* bytes, std::string* why) {
@@ -138,25 +113,8 @@ bool ReadMemory(const Api& api, Handle handle, uint64_t* bytes, std::string* why
       return true;
     }
   }
-  *why = "DeviceGetMemoryInfo: " + Describe(api, ret);
+  *why = "DeviceGetMemoryInfo: " + Describe(api.error_string, ret);
   return false;
-}
-
-bool ReadString(const Api& api, Ret (*fn)(Handle, char*, unsigned), Handle handle, unsigned size,
-                const char* what, std::string* out, std::string* why) {
-  std::vector<char> buffer(size + 1, '\0');
-  Ret ret = fn(handle, buffer.data(), size);
-  if (ret != kSuccess) {
-    *why = std::string(what) + ": " + Describe(api, ret);
-    return false;
-  }
-  auto text = ReadCString(buffer.data(), size);
-  if (!text) {
-    *why = std::string(what) + " is not NUL-terminated within " + std::to_string(size) + " bytes";
-    return false;
-  }
-  *out = *text;
-  return true;
 }
 
 void ReadOptionalFields(const NvmlFlavor& flavor, const Api& api, Handle handle, Device* device) {
@@ -189,12 +147,14 @@ bool ReadDevice(const NvmlFlavor& flavor, const Api& api, unsigned index, Device
   Handle handle = nullptr;
   Ret ret = api.handle(index, &handle);
   if (ret != kSuccess) {
-    *why = "DeviceGetHandleByIndex: " + Describe(api, ret);
+    *why = "DeviceGetHandleByIndex: " + Describe(api.error_string, ret);
     return false;
   }
   uint64_t bytes = 0;
-  if (!ReadString(api, api.name, handle, kNameSize, "DeviceGetName", &device->product, why) ||
-      !ReadString(api, api.uuid, handle, kUuidSize, "DeviceGetUUID", &device->uuid, why) ||
+  auto name = [&](char* text, unsigned size) { return api.name(handle, text, size); };
+  auto uuid = [&](char* text, unsigned size) { return api.uuid(handle, text, size); };
+  if (!ReadText(name, kNameSize, "DeviceGetName", api.error_string, &device->product, why) ||
+      !ReadText(uuid, kUuidSize, "DeviceGetUUID", api.error_string, &device->uuid, why) ||
       !ReadMemory(api, handle, &bytes, why)) {
     return false;
   }
@@ -205,11 +165,7 @@ bool ReadDevice(const NvmlFlavor& flavor, const Api& api, unsigned index, Device
 }
 
 void ReadVersions(const Api& api, std::optional<std::string>* driver, std::optional<std::string>* runtime) {
-  char buffer[kDriverVersionSize + 1] = {};
-  if (api.driver_version != nullptr && api.driver_version(buffer, kDriverVersionSize) == kSuccess) {
-    auto text = ReadCString(buffer, kDriverVersionSize);
-    if (text && !text->empty()) *driver = *text;
-  }
+  if (api.driver_version != nullptr) *driver = OptionalText(api.driver_version, kDriverVersionSize);
   int version = 0;
   // CUDA-style integer: major * 1000 + minor * 10 (12080 -> 12.8).
   if (api.runtime_version != nullptr && api.runtime_version(&version) == kSuccess && version > 0) {
@@ -221,7 +177,7 @@ void Enumerate(const NvmlFlavor& flavor, const Api& api, Report& report) {
   unsigned count = 0;
   Ret ret = api.count(&count);
   if (ret != kSuccess) {
-    report.Fail(ErrorCode::kCallFailed, flavor.prefix + "DeviceGetCount: " + Describe(api, ret));
+    report.Fail(ErrorCode::kCallFailed, flavor.prefix + "DeviceGetCount: " + Describe(api.error_string, ret));
     return;
   }
   if (count > kMaxDevices) {
@@ -262,16 +218,12 @@ std::optional<std::string> NvidiaFamily(int major, int minor) {
 }
 
 void DetectNvmlLike(const NvmlFlavor& flavor, const Library& library, Report& report) {
-  Api api = ResolveApi(flavor, library);
-  std::string missing = MissingRequired(flavor, api);
-  if (!missing.empty()) {
-    report.MissingSymbol(library, missing);
-    return;
-  }
+  Api api;
+  if (!BindSymbols(library, Symbols(flavor, &api), report)) return;
   Ret ret = api.init();
   if (ret != kSuccess) {
     report.Fail(ret == kDriverMismatchCode ? ErrorCode::kDriverMismatch : ErrorCode::kInitFailed,
-                api.init_name + " failed: " + Describe(api, ret));
+                api.init_name + " failed: " + Describe(api.error_string, ret));
     return;
   }
   Enumerate(flavor, api, report);

@@ -11,7 +11,7 @@ constexpr Status kSuccess = 0;
 constexpr uint64_t kInitAllGpus = 1;  // RSMI_INIT_FLAG_ALL_GPUS
 constexpr int kMemoryVram = 0;        // RSMI_MEM_TYPE_VRAM
 constexpr int kComponentDriver = 0;   // RSMI_SW_COMP_DRIVER
-constexpr size_t kNameSize = 256;
+constexpr unsigned kNameSize = 256;
 constexpr uint32_t kVersionSize = 256;
 
 struct Api {
@@ -29,41 +29,21 @@ struct Api {
   Status (*status_string)(Status, const char**) = nullptr;
 };
 
-Api ResolveApi(const Library& lib) {
-  Api api;
-  api.init = lib.Find<decltype(api.init)>("rsmi_init");
-  api.shutdown = lib.Find<decltype(api.shutdown)>("rsmi_shut_down");
-  api.count = lib.Find<decltype(api.count)>("rsmi_num_monitor_devices");
-  api.name = lib.Find<decltype(api.name)>("rsmi_dev_name_get");
-  api.memory_total = lib.Find<decltype(api.memory_total)>("rsmi_dev_memory_total_get");
-  api.unique_id = lib.Find<decltype(api.unique_id)>("rsmi_dev_unique_id_get");
-  api.pci_id = lib.Find<decltype(api.pci_id)>("rsmi_dev_pci_id_get");
-  api.numa = lib.Find<decltype(api.numa)>("rsmi_topo_get_numa_node_number");
-  api.gfx = lib.Find<decltype(api.gfx)>("rsmi_dev_target_graphics_version_get");
-  api.vendor = lib.Find<decltype(api.vendor)>("rsmi_dev_vendor_id_get");
-  api.version_string = lib.Find<decltype(api.version_string)>("rsmi_version_str_get");
-  api.status_string = lib.Find<decltype(api.status_string)>("rsmi_status_string");
-  return api;
-}
-
-std::string MissingRequired(const Api& api) {
-  MissingSymbols missing;
-  missing.Need(api.init != nullptr, "rsmi_init");
-  missing.Need(api.shutdown != nullptr, "rsmi_shut_down");
-  missing.Need(api.count != nullptr, "rsmi_num_monitor_devices");
-  missing.Need(api.name != nullptr, "rsmi_dev_name_get");
-  missing.Need(api.memory_total != nullptr, "rsmi_dev_memory_total_get");
-  return missing.text();
-}
-
-std::string Describe(const Api& api, Status status) {
-  const char* text = nullptr;
-  std::string out;
-  if (api.status_string != nullptr && api.status_string(status, &text) == kSuccess) {
-    out = ReadReturnedString(text).value_or("");
-  }
-  if (out.empty()) out = "error";
-  return out + " (code " + std::to_string(status) + ")";
+std::vector<Symbol> Symbols(Api* api) {
+  return {
+      {{"rsmi_init"}, Slot(&api->init)},
+      {{"rsmi_shut_down"}, Slot(&api->shutdown)},
+      {{"rsmi_num_monitor_devices"}, Slot(&api->count)},
+      {{"rsmi_dev_name_get"}, Slot(&api->name)},
+      {{"rsmi_dev_memory_total_get"}, Slot(&api->memory_total)},
+      {{"rsmi_dev_unique_id_get"}, Slot(&api->unique_id), Need::kOptional},
+      {{"rsmi_dev_pci_id_get"}, Slot(&api->pci_id), Need::kOptional},
+      {{"rsmi_topo_get_numa_node_number"}, Slot(&api->numa), Need::kOptional},
+      {{"rsmi_dev_target_graphics_version_get"}, Slot(&api->gfx), Need::kOptional},
+      {{"rsmi_dev_vendor_id_get"}, Slot(&api->vendor), Need::kOptional},
+      {{"rsmi_version_str_get"}, Slot(&api->version_string), Need::kOptional},
+      {{"rsmi_status_string"}, Slot(&api->status_string), Need::kOptional},
+  };
 }
 
 // BDF packed as domain 63..32, bus 15..8, device 7..3, function 2..0.
@@ -87,25 +67,15 @@ void ReadOptionalFields(const Api& api, uint32_t index, Device* device) {
 }
 
 bool ReadDevice(const Api& api, uint32_t index, Device* device, std::string* why) {
-  std::vector<char> name(kNameSize + 1, '\0');
-  Status status = api.name(index, name.data(), kNameSize);
-  if (status != kSuccess) {
-    *why = "rsmi_dev_name_get: " + Describe(api, status);
-    return false;
-  }
-  auto product = ReadCString(name.data(), kNameSize);
-  if (!product) {
-    *why = "rsmi_dev_name_get: name is not NUL-terminated within 256 bytes";
-    return false;
-  }
+  auto name = [&](char* text, unsigned size) { return api.name(index, text, size); };
+  if (!ReadText(name, kNameSize, "rsmi_dev_name_get", api.status_string, &device->product, why)) return false;
   uint64_t bytes = 0;
-  status = api.memory_total(index, kMemoryVram, &bytes);
+  Status status = api.memory_total(index, kMemoryVram, &bytes);
   if (status != kSuccess) {
-    *why = "rsmi_dev_memory_total_get: " + Describe(api, status);
+    *why = "rsmi_dev_memory_total_get: " + Describe(api.status_string, status);
     return false;
   }
   device->index = index;
-  device->product = *product;
   device->memory_mib = BytesToMiB(bytes);
   ReadOptionalFields(api, index, device);
   return true;
@@ -118,18 +88,15 @@ bool IsOtherVendor(const Api& api, uint32_t index, uint16_t wanted) {
 
 std::optional<std::string> DriverVersion(const Api& api) {
   if (api.version_string == nullptr) return std::nullopt;
-  char buffer[kVersionSize + 1] = {};
-  if (api.version_string(kComponentDriver, buffer, kVersionSize) != kSuccess) return std::nullopt;
-  auto text = ReadCString(buffer, kVersionSize);
-  if (!text || text->empty()) return std::nullopt;
-  return text;
+  return OptionalText([&](char* text, uint32_t size) { return api.version_string(kComponentDriver, text, size); },
+                      kVersionSize);
 }
 
 void Enumerate(const RocmSmiTarget& target, const Api& api, Report& report) {
   uint32_t count = 0;
   Status status = api.count(&count);
   if (status != kSuccess) {
-    report.Fail(ErrorCode::kCallFailed, "rsmi_num_monitor_devices: " + Describe(api, status));
+    report.Fail(ErrorCode::kCallFailed, "rsmi_num_monitor_devices: " + Describe(api.status_string, status));
     return;
   }
   if (count > kMaxDevices) {
@@ -166,22 +133,20 @@ std::optional<std::string> GfxTarget(uint64_t raw) {
   return std::string(text);
 }
 
-std::optional<std::string> RocmRelease(const std::string& root) {
-  auto line = ReadFirstLine(root + "/.info/version");
+std::optional<std::string> RocmRelease(const DetectContext& context, const std::string& root) {
+  auto file = context.OnHost(root + "/.info/version");
+  if (!file) return std::nullopt;
+  auto line = ReadFirstLine(*file);
   if (!line) return std::nullopt;
   return MajorMinor(*line);
 }
 
 void DetectRocmSmi(const RocmSmiTarget& target, const Library& library, Report& report) {
-  Api api = ResolveApi(library);
-  std::string missing = MissingRequired(api);
-  if (!missing.empty()) {
-    report.MissingSymbol(library, missing);
-    return;
-  }
+  Api api;
+  if (!BindSymbols(library, Symbols(&api), report)) return;
   Status status = api.init(kInitAllGpus);
   if (status != kSuccess) {
-    report.Fail(ErrorCode::kInitFailed, "rsmi_init failed: " + Describe(api, status));
+    report.Fail(ErrorCode::kInitFailed, "rsmi_init failed: " + Describe(api.status_string, status));
     return;
   }
   Enumerate(target, api, report);

@@ -23,7 +23,7 @@ void DetectRocmSmi(const RocmSmiTarget& target, const Library& library, Report& 
 // gfx target as printed by the vendor tools: decimal below 2000 (942), else hex (0x942).
 std::optional<std::string> GfxTarget(uint64_t raw);
 
-// <root>/.info/version as major.minor.
-std::optional<std::string> RocmRelease(const std::string& root);
+// <root>/.info/version as major.minor; `root` is a path on the host.
+std::optional<std::string> RocmRelease(const DetectContext& context, const std::string& root);
 
 }  // namespace gpustack

@@ -104,17 +104,23 @@ export async function runAgent(state: AgentState, options: AgentOptions, signal:
   }
 }
 
+export interface HealthServerOptions {
+  /** The agent's detection interval: a detection older than three of them is unhealthy. */
+  readonly intervalMs: number;
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+  /** @default '0.0.0.0' */
+  readonly host?: string;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
+}
+
 /**
  * `GET /healthz`: 200 with the time of the last successful detection while it is recent
  * (within three intervals, or the agent just started), 503 otherwise.
  */
-export function startHealthServer(
-  state: AgentState,
-  intervalMs: number,
-  port: number,
-  host = '0.0.0.0',
-  clock: () => Date = () => new Date(),
-): Promise<Server> {
+export function startHealthServer(state: AgentState, options: HealthServerOptions): Promise<Server> {
+  const { intervalMs, port, host = '0.0.0.0', clock = () => new Date() } = options;
   const started = clock().getTime();
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/healthz') {

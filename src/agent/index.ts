@@ -9,6 +9,7 @@ export {
   type AgentOptions,
   type AgentState,
   type CycleResult,
+  type HealthServerOptions,
 } from './agent.js';
 export { isAgentLabel, labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
 export {

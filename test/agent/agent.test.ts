@@ -307,7 +307,7 @@ describe('health endpoint', () => {
     let now = new Date('2025-01-01T00:00:00.000Z');
     const clock = () => now;
     const state = createAgentState();
-    server = await startHealthServer(state, INTERVAL, 0, '127.0.0.1', clock);
+    server = await startHealthServer(state, { intervalMs: INTERVAL, port: 0, host: '127.0.0.1', clock });
     expect((server.address() as AddressInfo).address).toBe('127.0.0.1');
 
     // Just started, nothing detected yet: healthy (grace period).
@@ -367,14 +367,21 @@ describe('health endpoint', () => {
   it('never detecting at all turns unhealthy after the grace period', async () => {
     let now = new Date('2025-01-01T00:00:00.000Z');
     const state = createAgentState();
-    server = await startHealthServer(state, INTERVAL, 0, '127.0.0.1', () => now);
+    server = await startHealthServer(state, { intervalMs: INTERVAL, port: 0, host: '127.0.0.1', clock: () => now });
     now = new Date(now.getTime() + 3 * INTERVAL + 30_001);
     expect((await get('/healthz')).status).toBe(503);
   });
 
+  it('listens on every interface unless told otherwise', async () => {
+    server = await startHealthServer(createAgentState(), { intervalMs: INTERVAL, port: 0 });
+    expect((server.address() as AddressInfo).address).toBe('0.0.0.0');
+  });
+
   it('rejects when the port is taken', async () => {
-    server = await startHealthServer(createAgentState(), INTERVAL, 0, '127.0.0.1');
+    server = await startHealthServer(createAgentState(), { intervalMs: INTERVAL, port: 0, host: '127.0.0.1' });
     const { port } = server.address() as AddressInfo;
-    await expect(startHealthServer(createAgentState(), INTERVAL, port, '127.0.0.1')).rejects.toThrow(/EADDRINUSE/);
+    await expect(
+      startHealthServer(createAgentState(), { intervalMs: INTERVAL, port, host: '127.0.0.1' }),
+    ).rejects.toThrow(/EADDRINUSE/);
   });
 });

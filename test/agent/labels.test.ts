@@ -43,7 +43,7 @@ describe('labelsFromDetection', () => {
     expect(labels).toEqual({ ...H100_LABELS, ...MI300X_LABELS });
   });
 
-  it.each(['DriverMismatch', 'InitFailed', 'SymbolNotFound', 'CallFailed'] as const)(
+  it.each(['InvalidLibrary', 'DriverMismatch', 'InitFailed', 'SymbolNotFound', 'CallFailed'] as const)(
     'a vendor failing with %s and no devices keeps its previous labels only',
     (code) => {
       const previous = { ...H100_LABELS, ...MI300X_LABELS };

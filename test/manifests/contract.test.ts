@@ -11,6 +11,7 @@ import {
   workloadStatusPath,
 } from '../../src/admission/index.js';
 import { ADMISSION_FLAGS } from '../../src/cli-admission-flags.js';
+import { AGENT_FLAGS } from '../../src/cli-agent-flags.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { hookRoutes } from '../../src/server/index.js';
 import { renderChain } from '../../src/render/index.js';
@@ -220,5 +221,50 @@ describe('admission checker manifests ↔ the checker', () => {
     expect(container.resources.limits?.['memory']).toBeDefined();
     // No leader election: one writer.
     expect(deployment.spec.replicas).toBe(1);
+  });
+});
+
+interface AgentDaemonSet {
+  spec: {
+    template: {
+      spec: {
+        containers: {
+          args: string[];
+          env?: { name: string; value?: string }[];
+          volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+        }[];
+        volumes: { name: string; hostPath?: { path: string } }[];
+      };
+    };
+  };
+}
+
+describe('agent DaemonSet ↔ the agent', () => {
+  const pod = (parse(readFileSync('manifests/agent/daemonset.yaml', 'utf8')) as AgentDaemonSet).spec.template.spec;
+  const container = pod.containers[0] as AgentDaemonSet['spec']['template']['spec']['containers'][number];
+  const hostRoot = container.args[container.args.indexOf('--host-root') + 1] ?? '';
+  const hostPathOf = (volume: string) => pod.volumes.find((v) => v.name === volume)?.hostPath?.path;
+
+  it('runs `agent` with flags the agent knows', () => {
+    expect(container.args[0]).toBe('agent');
+    for (const arg of container.args.slice(1).filter((a) => a.startsWith('--')))
+      expect(Object.keys(AGENT_FLAGS)).toContain(arg.slice(2));
+  });
+
+  it('sets no LD_* variable: the dynamic loader would hand the host libraries to Node itself', () => {
+    expect((container.env ?? []).map((e) => e.name).filter((name) => name.startsWith('LD_'))).toEqual([]);
+  });
+
+  it('passes --host-root, and mounts each host folder read-only at the host root plus its host path', () => {
+    expect(hostRoot).toMatch(/^\/[^/]/);
+    const underRoot = container.volumeMounts.filter((m) => m.mountPath.startsWith(`${hostRoot}/`));
+    expect(underRoot.map((m) => hostPathOf(m.name))).toEqual(['/usr/lib64', '/usr/lib', '/usr/local', '/opt']);
+    for (const mount of underRoot) {
+      expect(mount.mountPath).toBe(`${hostRoot}${hostPathOf(mount.name)}`);
+      expect(mount.readOnly).toBe(true);
+    }
+    // Every other host folder is the device nodes, which the vendor libraries open at /dev.
+    const elsewhere = container.volumeMounts.filter((m) => !underRoot.includes(m));
+    expect(elsewhere.map((m) => [m.mountPath, hostPathOf(m.name), m.readOnly])).toEqual([['/dev', '/dev', true]]);
   });
 });

@@ -39,8 +39,12 @@ export interface FakeMachine {
 }
 
 export interface FakeRun {
-  /** Library per manufacturer; the others point at a missing file. */
+  /**
+   * GPUSTACK_<MFR>_LIBRARY per manufacturer; the others point at a missing file, or, with
+   * `hostRoot`, are left unset so that the library is looked up under the root.
+   */
   readonly libraries: Partial<Record<Manufacturer, string>>;
+  readonly hostRoot?: string;
   readonly manufacturers?: readonly Manufacturer[];
   readonly env?: Readonly<Record<string, string>>;
   /** sysfs `numa_node` contents by PCI address; the host's /sys is never consulted. */
@@ -102,12 +106,15 @@ export async function detectOn(machine: FakeMachine, run: FakeRun): Promise<Dete
     GPUSTACK_FAKE_TRACE: traceFile,
     GPUSTACK_SYSFS_ROOT: fakeSysfs(directory, run.sysfsNumaNodes ?? {}),
   };
-  for (const mfr of MANUFACTURERS)
-    env[libraryVariable(mfr)] = run.libraries[mfr] ?? path.join(directory, `missing-${mfr}.so`);
+  // An empty value counts as unset (withEnv can only set variables).
+  const unset =
+    run.hostRoot === undefined ? (mfr: Manufacturer) => path.join(directory, `missing-${mfr}.so`) : () => '';
+  for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = run.libraries[mfr] ?? unset(mfr);
   Object.assign(env, run.env);
   const manufacturers = run.manufacturers ?? (Object.keys(run.libraries) as Manufacturer[]);
+  const hostRoot = run.hostRoot === undefined ? {} : { hostRoot: run.hostRoot };
   try {
-    const result = await withEnv(env, () => detect({ manufacturers }));
+    const result = await withEnv(env, () => detect({ manufacturers, ...hostRoot }));
     const trace = readFileSync(traceFile, 'utf8').split('\n').filter(Boolean);
     return { ...result, trace };
   } finally {

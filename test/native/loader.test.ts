@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import {
   _loadAddon,
@@ -29,6 +29,13 @@ describe('detect() arguments', () => {
       { manufacturers: ['nvidia', 7] },
       TypeError,
       /^options\.manufacturers\[1\] must be a string/,
+    ],
+    ['a non-string host root', { hostRoot: 7 }, TypeError, /^options\.hostRoot must be a string, got number/],
+    [
+      'a relative host root',
+      { hostRoot: 'host' },
+      RangeError,
+      /^options\.hostRoot is "host", expected an absolute path or ""/,
     ],
     [
       'an unknown manufacturer',
@@ -77,12 +84,45 @@ describe('a CPU node (no vendor library anywhere)', () => {
 });
 
 describe('addon loading', () => {
-  it('tries the override variable first, then the cmake-js build folder', () => {
-    const candidates = addonCandidates({ GPUSTACK_NATIVE_ADDON: '/opt/gpustack/gpustack_native.node' });
+  it('tries the cmake-js build folder when GPUSTACK_NATIVE_ADDON is not set', () => {
+    const candidates = addonCandidates({});
 
-    expect(candidates[0]).toBe('/opt/gpustack/gpustack_native.node');
-    expect(candidates[1]).toBe(path.join(REPO_ROOT, 'native', 'build', 'Release', 'gpustack_native.node'));
-    expect(existsSync(candidates[1] ?? '')).toBe(true);
+    expect(candidates[0]).toBe(path.join(REPO_ROOT, 'native', 'build', 'Release', 'gpustack_native.node'));
+    expect(existsSync(candidates[0] ?? '')).toBe(true);
+  });
+
+  it('tries only GPUSTACK_NATIVE_ADDON when it is set, relative to the working directory', () => {
+    expect(addonCandidates({ GPUSTACK_NATIVE_ADDON: '/opt/gpustack/gpustack_native.node' })).toEqual([
+      '/opt/gpustack/gpustack_native.node',
+    ]);
+    expect(addonCandidates({ GPUSTACK_NATIVE_ADDON: 'lib/gpustack_native.node' })).toEqual([
+      path.resolve('lib/gpustack_native.node'),
+    ]);
+  });
+
+  it('fails with an AddonLoadError naming GPUSTACK_NATIVE_ADDON when it points at a missing file, though the built addon is there', async () => {
+    const missing = path.join(scratch, 'moved', 'gpustack_native.node');
+    const saved = process.env['GPUSTACK_NATIVE_ADDON'];
+    process.env['GPUSTACK_NATIVE_ADDON'] = missing;
+    vi.resetModules();
+    try {
+      // A fresh copy of the loader: this file's own copy has loaded the addon already.
+      const fresh = await import('../../native/index.js');
+
+      const error: unknown = await fresh.detect({ manufacturers: [] }).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+
+      expect(error).toBeInstanceOf(fresh.AddonLoadError);
+      expect(error).toMatchObject({ override: missing, attempts: [`${missing}: not found`] });
+      expect((error as Error).message).toMatch(
+        /^GPUSTACK_NATIVE_ADDON names .*moved\/gpustack_native\.node, which does not load/,
+      );
+    } finally {
+      if (saved === undefined) delete process.env['GPUSTACK_NATIVE_ADDON'];
+      else process.env['GPUSTACK_NATIVE_ADDON'] = saved;
+    }
   });
 
   it('names every path it tried and why when none loads', () => {

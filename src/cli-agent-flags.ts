@@ -1,0 +1,24 @@
+/**
+ * @module The flags of `agent` and `detect`. Apart from cli-agent.ts so that the manifest tests can
+ * check the DaemonSet's arguments without loading the addon loader or the Kubernetes client.
+ */
+
+/** Flags both `agent` and `detect` take. */
+export const DETECT_FLAGS = {
+  manufacturers: { type: 'string' },
+  /** Where the host's filesystem is mounted (the DaemonSet: `/host`); '' = this process's own root. */
+  'host-root': { type: 'string', default: '' },
+} as const;
+
+/** `node` and `namespace` fall back to $NODE_NAME and $POD_NAMESPACE when the command runs. */
+export const AGENT_FLAGS = {
+  node: { type: 'string' },
+  publish: { type: 'string', default: 'nodefeature' },
+  interval: { type: 'string', default: '60s' },
+  namespace: { type: 'string' },
+  'features-dir': { type: 'string', default: '/etc/kubernetes/node-feature-discovery/features.d' },
+  'health-port': { type: 'string', default: '8081' },
+  kubeconfig: { type: 'string' },
+  'log-level': { type: 'string', default: 'info' },
+  ...DETECT_FLAGS,
+} as const;

@@ -1,0 +1,142 @@
+// Whatever file sits at a library path, `detect` survives it: a truncated shared object made
+// glibc's dlopen() map pages past the end of the file and the process died with SIGBUS (exit
+// 135, no output). The real CLI runs in a child process, so a crash shows as a signal exit.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { MANUFACTURERS, type DetectResult } from '../../native/index.js';
+import { ADDON_PATH, CLI_TIMEOUT_MS, useCli } from './cli-process.js';
+import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from './fake-machine.js';
+
+const { scratch, run: runCli } = useCli('damaged');
+
+const machine = {
+  devices: {
+    nvidia: [{ name: 'NVIDIA H200', uuid: 'GPU-h200-0', memory: 143771n * MiB }],
+    amd: [{ name: 'AMD Instinct MI300X OAM', uuid: 'amd-0', memory: 196592n * MiB }],
+    cambricon: [{ name: 'MLU370-X8', uuid: 'mlu-0', memory: 49152n }],
+  },
+};
+
+/** Deterministic noise, so a failure can be replayed byte for byte. */
+function noise(length: number, seed: number): Buffer {
+  const out = Buffer.alloc(length);
+  let state = seed;
+  for (let i = 0; i < length; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    out[i] = state & 0xff;
+  }
+  return out;
+}
+
+function file(name: string, content: Buffer | string): string {
+  const target = path.join(scratch, name);
+  writeFileSync(target, content);
+  return target;
+}
+
+/** The first `bytes` bytes of a real shared object. */
+function truncated(source: string, bytes: number): (name: string) => string {
+  return (name) => file(name, readFileSync(source).subarray(0, bytes));
+}
+
+const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]);
+
+const DAMAGED: readonly (readonly [string, (name: string) => string])[] = [
+  ['the first 100 bytes of a shared object', truncated(ADDON_PATH, 100)],
+  ['the first 1000 bytes of a shared object', truncated(ADDON_PATH, 1000)],
+  ['the first 20000 bytes of a shared object', truncated(ADDON_PATH, 20_000)],
+  ['the first 50000 bytes of a shared object', truncated(ADDON_PATH, 50_000)],
+  [
+    'the first half of the fake NVML library',
+    (name) =>
+      file(name, readFileSync(FAKE_LIBRARIES.nvidia).subarray(0, readFileSync(FAKE_LIBRARIES.nvidia).length / 2)),
+  ],
+  ['random bytes', (name) => file(name, noise(8192, 0x2545f491))],
+  ['the ELF magic followed by random bytes', (name) => file(name, Buffer.concat([ELF_MAGIC, noise(8192, 7)]))],
+  ['an empty file', (name) => file(name, '')],
+  ['a text file', (name) => file(name, 'libnvidia-ml.so.1: see the driver package\n')],
+  [
+    'a directory',
+    (name) => {
+      mkdirSync(path.join(scratch, name));
+      return path.join(scratch, name);
+    },
+  ],
+  [
+    'a FIFO',
+    (name) => {
+      execFileSync('mkfifo', [path.join(scratch, name)]);
+      return path.join(scratch, name);
+    },
+  ],
+];
+
+/** Runs `detect -o json` with nvidia's library at `nvidiaLibrary`, amd and cambricon faked, the rest missing. */
+async function detectWith(nvidiaLibrary: string) {
+  const env: Record<string, string> = { GPUSTACK_FAKE_DEVICES: machineFile(machine, scratch) };
+  for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = path.join(scratch, `missing-${mfr}.so`);
+  env[libraryVariable('amd')] = FAKE_LIBRARIES.amd;
+  env[libraryVariable('cambricon')] = FAKE_LIBRARIES.cambricon;
+  env[libraryVariable('nvidia')] = nvidiaLibrary;
+  const run = await runCli(['detect', '-o', 'json'], env);
+  return { ...run, result: run.code === 0 ? (JSON.parse(run.stdout) as DetectResult) : undefined };
+}
+
+describe('a damaged file at a library path', () => {
+  it.each(DAMAGED.map(([title, make], i) => [title, make, `damaged-${i}.so`] as const))(
+    '%s: exit 0, one InvalidLibrary entry for nvidia, amd and cambricon still detected',
+    async (_title, make, name) => {
+      const library = make(name);
+
+      const { code, signal, stderr, result } = await detectWith(library);
+
+      expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+      expect(result?.devices.map((d) => [d.manufacturer, d.product])).toEqual([
+        ['amd', 'AMD Instinct MI300X OAM'],
+        ['cambricon', 'MLU370-X8'],
+      ]);
+      const nvidia = result?.errors.filter((e) => e.manufacturer === 'nvidia');
+      expect(nvidia).toEqual([{ manufacturer: 'nvidia', code: 'InvalidLibrary', message: expect.any(String) }]);
+      expect(nvidia?.[0]?.message.startsWith(`${library}: `)).toBe(true);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a missing file is LibraryNotFound, not InvalidLibrary',
+    async () => {
+      const { code, result } = await detectWith(path.join(scratch, 'not-there.so'));
+
+      expect(code).toBe(0);
+      expect(result?.errors.find((e) => e.manufacturer === 'nvidia')).toEqual({
+        manufacturer: 'nvidia',
+        code: 'LibraryNotFound',
+        message: expect.stringContaining('not-there.so: cannot open shared object file: No such file or directory'),
+      });
+      expect(result?.devices).toHaveLength(2);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a library cut after its last segment (only the section headers gone) still loads: the loader never reads them',
+    async () => {
+      const whole = readFileSync(FAKE_LIBRARIES.nvidia);
+      const sectionHeaders = Number(whole.readBigUInt64LE(0x28)); // e_shoff of a 64-bit ELF
+      const library = file('no-section-headers.so', whole.subarray(0, sectionHeaders));
+
+      const { code, result } = await detectWith(library);
+
+      expect(code).toBe(0);
+      expect(result?.errors.filter((e) => e.manufacturer === 'nvidia')).toEqual([]);
+      expect(result?.devices.map((d) => d.product)).toContain('NVIDIA H200');
+    },
+    CLI_TIMEOUT_MS,
+  );
+});
