@@ -11,6 +11,7 @@ import {
   labelsFromDetection,
   nodeFeaturePublisher,
   nodeLabelsPublisher,
+  createAgentMetrics,
   runAgent,
   screenDetection,
   startHealthServer,
@@ -82,7 +83,8 @@ export async function agentCommand(args: string[]): Promise<void> {
         ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string)
         : nodeFeaturePublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string, namespace);
   const state = createAgentState();
-  const health = await startHealthServer(state, { intervalMs, port: healthPort });
+  const metrics = createAgentMetrics({ defaultMetrics: true });
+  const health = await startHealthServer(state, { intervalMs, port: healthPort, metrics: metrics.registry });
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
@@ -90,7 +92,7 @@ export async function agentCommand(args: string[]): Promise<void> {
       stop.abort();
     });
   logger.info({ node, mode, intervalMs, healthPort, hostRoot: values['host-root'] }, 'agent started');
-  await runAgent(state, { detect: detectNow, publisher, intervalMs, logger }, stop.signal);
+  await runAgent(state, { detect: detectNow, publisher, intervalMs, logger, recorder: metrics }, stop.signal);
   await new Promise((resolve) => health.close(resolve));
 }
 

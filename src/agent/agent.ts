@@ -4,22 +4,21 @@
  * health endpoint and retried with backoff.
  */
 import { createServer, type Server } from 'node:http';
+import type { Registry } from 'prom-client';
 import type { DetectResult } from '../../native/index.js';
+import { backoffMs, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
+import { NO_RECORDING, type AgentRecorder, type PublishResult } from './metrics.js';
 import type { Publisher } from './publishers.js';
-
-export interface AgentLogger {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
 
 export interface AgentOptions {
   readonly detect: () => Promise<DetectResult>;
   readonly publisher: Publisher;
   readonly intervalMs: number;
-  readonly logger: AgentLogger;
+  readonly logger: Logger;
   readonly clock?: () => Date;
+  /** Detections and cycle results for /metrics. @default NO_RECORDING */
+  readonly recorder?: AgentRecorder;
 }
 
 /** What the agent knows about itself; the health endpoint shows it. */
@@ -32,7 +31,7 @@ export interface AgentState {
   writes: number;
 }
 
-export type CycleResult = 'published' | 'unchanged' | 'failed';
+export type CycleResult = PublishResult;
 
 export function createAgentState(): AgentState {
   return { failures: 0, writes: 0 };
@@ -40,9 +39,29 @@ export function createAgentState(): AgentState {
 
 /** One detect → labels → publish pass. */
 export async function runCycle(state: AgentState, options: AgentOptions): Promise<CycleResult> {
+  const result = await cycle(state, options);
+  (options.recorder ?? NO_RECORDING).publish(result);
+  return result;
+}
+
+/** Detects, timed and recorded; a detection that throws is recorded and rethrown. */
+async function timedDetect(options: AgentOptions): Promise<DetectResult> {
+  const recorder = options.recorder ?? NO_RECORDING;
+  const started = performance.now();
+  try {
+    const result = await options.detect();
+    recorder.detection((performance.now() - started) / 1000, result);
+    return result;
+  } catch (error) {
+    recorder.detection((performance.now() - started) / 1000, undefined);
+    throw error;
+  }
+}
+
+async function cycle(state: AgentState, options: AgentOptions): Promise<PublishResult> {
   const now = () => (options.clock ?? (() => new Date()))().toISOString();
   try {
-    const result = screenDetection(await options.detect());
+    const result = screenDetection(await timedDetect(options));
     state.lastDetection = now();
     for (const error of result.errors) {
       if (error.code !== 'LibraryNotFound') options.logger.warn({ ...error }, 'device detection error');
@@ -74,33 +93,27 @@ export async function runCycle(state: AgentState, options: AgentOptions): Promis
   }
 }
 
-/** Delay before the next cycle: the interval, or an exponential backoff (1 s, 2 s, 4 s …) after failures. */
-export function nextDelayMs(state: AgentState, intervalMs: number): number {
-  if (state.failures === 0) return intervalMs;
-  return Math.min(intervalMs, 1000 * 2 ** Math.min(state.failures - 1, 20));
-}
+/** Agents restarted together (a node pool rollout, an API server upgrade) spread their retries. */
+export const AGENT_RETRY_JITTER = 0.2;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    // The listener goes with the timer: one left behind per cycle would pile up on the signal for good.
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/**
+ * Delay before the next cycle: the interval, or an exponential backoff (1 s, 2 s, 4 s … capped
+ * at the interval) after failures, shortened by up to `backoff.jitter`.
+ */
+export function nextDelayMs(
+  state: AgentState,
+  intervalMs: number,
+  backoff: Pick<BackoffOptions, 'jitter'> = {},
+): number {
+  if (state.failures === 0) return intervalMs;
+  return backoffMs(state.failures, { initialMs: 1000, maxMs: intervalMs, ...backoff });
 }
 
 /** Runs cycles until `signal` aborts (SIGTERM), then resolves. */
 export async function runAgent(state: AgentState, options: AgentOptions, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     await runCycle(state, options);
-    await sleep(nextDelayMs(state, options.intervalMs), signal);
+    await sleep(nextDelayMs(state, options.intervalMs, { jitter: AGENT_RETRY_JITTER }), signal);
   }
 }
 
@@ -113,16 +126,26 @@ export interface HealthServerOptions {
   readonly host?: string;
   /** @default () => new Date() */
   readonly clock?: () => Date;
+  /** Served on `GET /metrics` (Prometheus text) when given. */
+  readonly metrics?: Registry;
 }
 
 /**
  * `GET /healthz`: 200 with the time of the last successful detection while it is recent
- * (within three intervals, or the agent just started), 503 otherwise.
+ * (within three intervals, or the agent just started), 503 otherwise. `GET /metrics`: the
+ * registry, when one is given.
  */
 export function startHealthServer(state: AgentState, options: HealthServerOptions): Promise<Server> {
-  const { intervalMs, port, host = '0.0.0.0', clock = () => new Date() } = options;
+  const { intervalMs, port, host = '0.0.0.0', clock = () => new Date(), metrics } = options;
   const started = clock().getTime();
   const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/metrics' && metrics) {
+      metrics.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+      return;
+    }
     if (req.method !== 'GET' || req.url !== '/healthz') {
       res.writeHead(404).end();
       return;

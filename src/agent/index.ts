@@ -5,7 +5,6 @@ export {
   runAgent,
   runCycle,
   startHealthServer,
-  type AgentLogger,
   type AgentOptions,
   type AgentState,
   type CycleResult,
@@ -21,3 +20,10 @@ export {
   type PublishMode,
   type Publisher,
 } from './publishers.js';
+export {
+  NO_RECORDING,
+  createAgentMetrics,
+  type AgentMetrics,
+  type AgentRecorder,
+  type PublishResult,
+} from './metrics.js';

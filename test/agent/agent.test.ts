@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DetectResult } from '../../native/index.js';
 import {
+  createAgentMetrics,
   createAgentState,
   nextDelayMs,
   nodeFeaturePublisher,
@@ -182,6 +183,16 @@ describe('nextDelayMs', () => {
     expect(nextDelayMs({ ...state, failures: 3 }, 2500)).toBe(2500);
   });
 
+  it('with jitter, a retry is shortened by at most that fraction; the interval itself is not', () => {
+    const state = createAgentState();
+    expect(nextDelayMs(state, 60_000, { jitter: 0.2 })).toBe(60_000);
+    for (let i = 0; i < 50; i++) {
+      const delay = nextDelayMs({ ...state, failures: 3 }, 60_000, { jitter: 0.2 });
+      expect(delay).toBeGreaterThanOrEqual(3200);
+      expect(delay).toBeLessThanOrEqual(4000);
+    }
+  });
+
   it('follows the failure count of real cycles and resets after a success', async () => {
     const state = createAgentState();
     let fail = true;
@@ -285,6 +296,51 @@ describe('runAgent', () => {
     );
     await expect(runAgent(state, opts, stop.signal)).resolves.toBeUndefined();
     expect(state.failures).toBe(2);
+  });
+});
+
+describe('metrics', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    if (server) await new Promise((resolve) => server?.close(resolve));
+    server = undefined;
+  });
+
+  it('/metrics counts detections, their errors by manufacturer and code, and cycle results', async () => {
+    const metrics = createAgentMetrics();
+    const state = createAgentState();
+    const withError: DetectResult = {
+      ...H100_X8,
+      errors: [{ manufacturer: 'amd', code: 'InvalidLibrary', message: 'cut short' }],
+    };
+    let next: () => Promise<DetectResult> = () => Promise.resolve(withError);
+    const opts = options(memoryPublisher(), () => next(), { recorder: metrics });
+    await runCycle(state, opts); // published
+    await runCycle(state, opts); // unchanged
+    next = () => Promise.reject(new Error('driver gone'));
+    await runCycle(state, opts); // failed
+    server = await startHealthServer(state, {
+      intervalMs: 60_000,
+      port: 0,
+      host: '127.0.0.1',
+      metrics: metrics.registry,
+    });
+    const { port } = server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toMatch(/^gpustack_agent_detections_total\{result="ok"\} 2$/m);
+    expect(text).toMatch(/^gpustack_agent_detections_total\{result="failed"\} 1$/m);
+    expect(text).toMatch(/^gpustack_agent_detection_errors_total\{manufacturer="amd",code="InvalidLibrary"\} 2$/m);
+    for (const result of ['published', 'unchanged', 'failed'])
+      expect(text).toMatch(new RegExp(`^gpustack_agent_publishes_total\\{result="${result}"\\} 1$`, 'm'));
+    expect(text).toMatch(/^gpustack_agent_detection_duration_seconds_count 3$/m);
+  });
+
+  it('/metrics is 404 without a registry', async () => {
+    server = await startHealthServer(createAgentState(), { intervalMs: 60_000, port: 0, host: '127.0.0.1' });
+    const { port } = server.address() as AddressInfo;
+    expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
   });
 });
 

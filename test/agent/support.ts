@@ -14,7 +14,8 @@ import {
   type DeviceErrorEntry,
   type Manufacturer,
 } from '../../native/index.js';
-import type { AgentLogger, Labels } from '../../src/agent/index.js';
+import type { Labels } from '../../src/agent/index.js';
+import type { Logger } from '../../src/runtime/index.js';
 
 export const A = 'acceleratable.feature.gpustack.ai/';
 export const ACCELERATABLE = 'feature.gpustack.ai/acceleratable';
@@ -90,7 +91,7 @@ export interface LogEntry {
   message: string;
 }
 
-export function recordingLogger(): AgentLogger & { entries: LogEntry[] } {
+export function recordingLogger(): Logger & { entries: LogEntry[] } {
   const entries: LogEntry[] = [];
   return {
     entries,

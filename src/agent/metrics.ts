@@ -1,0 +1,60 @@
+/**
+ * @module Prometheus metrics of the node agent, named like the hook server's (`gpustack_<part>_…`),
+ * on a registry of its own; `/metrics` beside `/healthz` serves them.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DetectResult } from '../../native/index.js';
+
+export type PublishResult = 'published' | 'unchanged' | 'failed';
+
+/** What the agent reports as it works; `NO_RECORDING` where nobody scrapes (tests, `detect`). */
+export interface AgentRecorder {
+  /** One detection took `seconds`; its per-manufacturer errors, or `undefined` when it threw. */
+  detection(seconds: number, result: DetectResult | undefined): void;
+  /** One cycle's end: labels written, already as published, or the cycle failed (detect or API). */
+  publish(result: PublishResult): void;
+}
+
+export const NO_RECORDING: AgentRecorder = { detection: () => {}, publish: () => {} };
+
+export interface AgentMetrics extends AgentRecorder {
+  readonly registry: Registry;
+}
+
+export function createAgentMetrics(options: { defaultMetrics?: boolean } = {}): AgentMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'gpustack_agent_detection_duration_seconds',
+    help: 'Time of one detection through the vendor libraries.',
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const detections = new Counter({
+    name: 'gpustack_agent_detections_total',
+    help: 'Detections, by result (ok: the addon answered, per-manufacturer errors aside; failed: it threw).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'gpustack_agent_detection_errors_total',
+    help: 'Per-manufacturer detection errors, by manufacturer and code (LibraryNotFound is normal on nodes without that vendor).',
+    labelNames: ['manufacturer', 'code'],
+    registers: [registry],
+  });
+  const publishes = new Counter({
+    name: 'gpustack_agent_publishes_total',
+    help: 'Agent cycles, by result: published (labels written), unchanged, failed (retried with backoff).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  return {
+    registry,
+    detection: (seconds, result) => {
+      duration.observe(seconds);
+      detections.inc({ result: result === undefined ? 'failed' : 'ok' });
+      for (const error of result?.errors ?? []) errors.inc({ manufacturer: error.manufacturer, code: error.code });
+    },
+    publish: (result) => publishes.inc({ result }),
+  };
+}
