@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { FAKE_LIBRARIES, MiB, fleet, libraryVariable, machineFile } from '../test/native/fake-machine.js';
-import { MANUFACTURERS } from '../native/index.js';
+import { MANUFACTURER_NAMES } from '../native/index.js';
 import { ROOT, finished, spawnScript } from './child.js';
 import { quantile, summarize } from './stats.js';
 
@@ -60,7 +60,7 @@ export async function benchDetect(calls = 200, loadRuns = 5): Promise<DetectBenc
       ),
       GPUSTACK_SYSFS_ROOT: path.join(directory, 'sys'),
     };
-    for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = path.join(directory, `missing-${mfr}.so`);
+    for (const mfr of MANUFACTURER_NAMES) env[libraryVariable(mfr)] = path.join(directory, `missing-${mfr}.so`);
     env[libraryVariable('nvidia')] = FAKE_LIBRARIES.nvidia;
     const out = path.join(directory, 'detect.json');
     await finished(spawnScript('detect.ts', [String(calls), '20', out], [], env), 'bench/detect.ts');

@@ -6,12 +6,12 @@ import { fileURLToPath } from 'node:url';
 
 import {
   DEVICE_ERROR_CODES,
-  MANUFACTURERS,
+  MANUFACTURER_NAMES,
   type DetectOptions,
   type DetectResult,
   type DeviceErrorCode,
   type DeviceErrorEntry,
-  type Manufacturer,
+  type ManufacturerName,
 } from './types.js';
 
 export * from './types.js';
@@ -24,7 +24,7 @@ const OPTION_KEYS = new Set(['manufacturers', 'hostRoot']);
 export class DeviceError extends Error {
   override readonly name = 'DeviceError';
   readonly code: DeviceErrorCode;
-  readonly manufacturer: Manufacturer;
+  readonly manufacturer: ManufacturerName;
 
   constructor(entry: DeviceErrorEntry) {
     super(`${entry.manufacturer}: ${entry.code}: ${entry.message}`);
@@ -119,7 +119,7 @@ function addon(): RawAddon {
   return loaded;
 }
 
-function validateManufacturers(value: unknown): Manufacturer[] {
+function validateManufacturers(value: unknown): ManufacturerName[] {
   if (!Array.isArray(value)) {
     throw new TypeError(`options.manufacturers must be an array of strings, got ${typeof value}`);
   }
@@ -127,10 +127,12 @@ function validateManufacturers(value: unknown): Manufacturer[] {
     if (typeof item !== 'string') {
       throw new TypeError(`options.manufacturers[${i}] must be a string, got ${typeof item}`);
     }
-    if (!(MANUFACTURERS as readonly string[]).includes(item)) {
-      throw new RangeError(`options.manufacturers[${i}] is "${item}", expected one of ${MANUFACTURERS.join(', ')}`);
+    if (!(MANUFACTURER_NAMES as readonly string[]).includes(item)) {
+      throw new RangeError(
+        `options.manufacturers[${i}] is "${item}", expected one of ${MANUFACTURER_NAMES.join(', ')}`,
+      );
     }
-    return item as Manufacturer;
+    return item as ManufacturerName;
   });
 }
 
@@ -148,7 +150,7 @@ function validateHostRoot(value: unknown): string {
 }
 
 function validateOptions(options: unknown): RawOptions {
-  if (options === undefined) return { manufacturers: [...MANUFACTURERS], hostRoot: '' };
+  if (options === undefined) return { manufacturers: [...MANUFACTURER_NAMES], hostRoot: '' };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError('options must be an object');
   }
@@ -159,7 +161,7 @@ function validateOptions(options: unknown): RawOptions {
   }
   const { manufacturers, hostRoot } = options as { manufacturers?: unknown; hostRoot?: unknown };
   return {
-    manufacturers: manufacturers === undefined ? [...MANUFACTURERS] : validateManufacturers(manufacturers),
+    manufacturers: manufacturers === undefined ? [...MANUFACTURER_NAMES] : validateManufacturers(manufacturers),
     hostRoot: validateHostRoot(hostRoot),
   };
 }

@@ -1,5 +1,5 @@
 /** Manufacturer keys the addon knows, sorted: detect() results come in this order. */
-export const MANUFACTURERS = [
+export const MANUFACTURER_NAMES = [
   'amd',
   'ascend',
   'cambricon',
@@ -11,7 +11,7 @@ export const MANUFACTURERS = [
   'thead',
 ] as const;
 
-export type Manufacturer = (typeof MANUFACTURERS)[number];
+export type ManufacturerName = (typeof MANUFACTURER_NAMES)[number];
 
 /**
  * Why a manufacturer (or one of its devices) could not be enumerated.
@@ -43,7 +43,7 @@ export interface Partitioning {
 
 /** One physical accelerator as its vendor library reports it. */
 export interface Device {
-  readonly manufacturer: Manufacturer;
+  readonly manufacturer: ManufacturerName;
   /** The vendor library's index (Ascend: logic id). */
   readonly index: number;
   /** Vendor UUID (`GPU-…`, `MLU-…`); empty when the library cannot tell. */
@@ -69,7 +69,7 @@ export interface Device {
 
 /** A failure entry: the manufacturer's detection (or one device) that did not work. */
 export interface DeviceErrorEntry {
-  readonly manufacturer: Manufacturer;
+  readonly manufacturer: ManufacturerName;
   readonly code: DeviceErrorCode;
   readonly message: string;
 }
@@ -83,9 +83,9 @@ export interface DetectResult {
 export interface DetectOptions {
   /**
    * Manufacturers to enumerate.
-   * @default MANUFACTURERS (all nine)
+   * @default MANUFACTURER_NAMES (all nine)
    */
-  readonly manufacturers?: readonly Manufacturer[];
+  readonly manufacturers?: readonly ManufacturerName[];
   /**
    * Where the host's filesystem is mounted, e.g. `/host` in the agent's DaemonSet. Each
    * vendor library is then looked up by full path in its usual install folders and the

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { MANUFACTURERS, detect, type DetectResult, type Manufacturer } from '../native/index.js';
+import { MANUFACTURER_NAMES, detect, type DetectResult, type ManufacturerName } from '../native/index.js';
 import {
   PUBLISH_MODES,
   createAgentState,
@@ -32,16 +32,16 @@ function parseDuration(text: string, flag: string): number {
   return ms;
 }
 
-function parseManufacturers(text: string | undefined): Manufacturer[] | undefined {
+function parseManufacturers(text: string | undefined): ManufacturerName[] | undefined {
   if (text === undefined) return undefined;
   const names = text
     .split(',')
     .map((n) => n.trim())
     .filter(Boolean);
-  const unknown = names.filter((n) => !(MANUFACTURERS as readonly string[]).includes(n));
+  const unknown = names.filter((n) => !(MANUFACTURER_NAMES as readonly string[]).includes(n));
   if (unknown.length > 0)
-    throw new UsageError(`--manufacturers: unknown ${unknown.join(', ')}; known: ${MANUFACTURERS.join(', ')}`);
-  return names as Manufacturer[];
+    throw new UsageError(`--manufacturers: unknown ${unknown.join(', ')}; known: ${MANUFACTURER_NAMES.join(', ')}`);
+  return names as ManufacturerName[];
 }
 
 /** An existing directory, made absolute; '' stays '' (this process's own root). */

@@ -7,12 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { failure as sendFailure, json, readBody } from '../support/fake-http.js';
 import {
-  MANUFACTURERS,
+  MANUFACTURER_NAMES,
   type DetectResult,
   type Device,
   type DeviceErrorCode,
   type DeviceErrorEntry,
-  type Manufacturer,
+  type ManufacturerName,
 } from '../../native/index.js';
 import type { Labels } from '../../src/agent/index.js';
 import type { Logger } from '../../src/runtime/index.js';
@@ -59,11 +59,11 @@ export function times(n: number, make: (index: number) => Device): Device[] {
 /** A DetectResult: the given devices, `LibraryNotFound` for every other manufacturer unless `errors` names it. */
 export function detection(
   devices: readonly Device[],
-  errors: Partial<Record<Manufacturer, DeviceErrorCode>> = {},
+  errors: Partial<Record<ManufacturerName, DeviceErrorCode>> = {},
 ): DetectResult {
   const found = new Set(devices.map((d) => d.manufacturer));
   const entries: DeviceErrorEntry[] = [];
-  for (const manufacturer of MANUFACTURERS) {
+  for (const manufacturer of MANUFACTURER_NAMES) {
     const code = errors[manufacturer] ?? (found.has(manufacturer) ? undefined : 'LibraryNotFound');
     if (code !== undefined) entries.push({ manufacturer, code, message: `${manufacturer}: ${code}` });
   }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
-import { MANUFACTURERS, type DetectResult } from '../../native/index.js';
+import { MANUFACTURER_NAMES, type DetectResult } from '../../native/index.js';
 import { CLI_TIMEOUT_MS, useCli } from './cli-process.js';
 import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from './fake-machine.js';
 
@@ -52,7 +52,7 @@ function expectTheHostsCard(run: { code: number | null; signal: string | null; s
   const result = JSON.parse(run.stdout) as DetectResult;
   expect(result.devices.map((d) => [d.manufacturer, d.product])).toEqual([['nvidia', 'NVIDIA H200']]);
   expect(result.errors.map((e) => [e.manufacturer, e.code])).toEqual(
-    MANUFACTURERS.filter((m) => m !== 'nvidia').map((m) => [m, 'LibraryNotFound']),
+    MANUFACTURER_NAMES.filter((m) => m !== 'nvidia').map((m) => [m, 'LibraryNotFound']),
   );
 }
 

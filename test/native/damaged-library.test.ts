@@ -7,7 +7,7 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { MANUFACTURERS, type DetectResult } from '../../native/index.js';
+import { MANUFACTURER_NAMES, type DetectResult } from '../../native/index.js';
 import { ADDON_PATH, CLI_TIMEOUT_MS, useCli } from './cli-process.js';
 import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from './fake-machine.js';
 
@@ -80,7 +80,7 @@ const DAMAGED: readonly (readonly [string, (name: string) => string])[] = [
 /** Runs `detect -o json` with nvidia's library at `nvidiaLibrary`, amd and cambricon faked, the rest missing. */
 async function detectWith(nvidiaLibrary: string) {
   const env: Record<string, string> = { GPUSTACK_FAKE_DEVICES: machineFile(machine, scratch) };
-  for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = path.join(scratch, `missing-${mfr}.so`);
+  for (const mfr of MANUFACTURER_NAMES) env[libraryVariable(mfr)] = path.join(scratch, `missing-${mfr}.so`);
   env[libraryVariable('amd')] = FAKE_LIBRARIES.amd;
   env[libraryVariable('cambricon')] = FAKE_LIBRARIES.cambricon;
   env[libraryVariable('nvidia')] = nvidiaLibrary;

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { detect, MANUFACTURERS, type DetectResult, type Manufacturer } from '../../native/index.js';
+import { detect, MANUFACTURER_NAMES, type DetectResult, type ManufacturerName } from '../../native/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKES_BUILD_DIR = path.join(REPO_ROOT, 'build', 'native-fakes');
@@ -34,8 +34,8 @@ export const FAKE_LIBRARIES = {
 export type FakeFields = Readonly<Record<string, string | number | bigint>>;
 
 export interface FakeMachine {
-  readonly lib?: Partial<Record<Manufacturer, FakeFields>>;
-  readonly devices?: Partial<Record<Manufacturer, readonly FakeFields[]>>;
+  readonly lib?: Partial<Record<ManufacturerName, FakeFields>>;
+  readonly devices?: Partial<Record<ManufacturerName, readonly FakeFields[]>>;
 }
 
 export interface FakeRun {
@@ -43,9 +43,9 @@ export interface FakeRun {
    * GPUSTACK_<MFR>_LIBRARY per manufacturer; the others point at a missing file, or, with
    * `hostRoot`, are left unset so that the library is looked up under the root.
    */
-  readonly libraries: Partial<Record<Manufacturer, string>>;
+  readonly libraries: Partial<Record<ManufacturerName, string>>;
   readonly hostRoot?: string;
-  readonly manufacturers?: readonly Manufacturer[];
+  readonly manufacturers?: readonly ManufacturerName[];
   readonly env?: Readonly<Record<string, string>>;
   /** sysfs `numa_node` contents by PCI address; the host's /sys is never consulted. */
   readonly sysfsNumaNodes?: Readonly<Record<string, string>>;
@@ -83,7 +83,7 @@ function fakeSysfs(directory: string, numaNodes: Readonly<Record<string, string>
   return root;
 }
 
-export const libraryVariable = (mfr: Manufacturer): string => `GPUSTACK_${mfr.toUpperCase()}_LIBRARY`;
+export const libraryVariable = (mfr: ManufacturerName): string => `GPUSTACK_${mfr.toUpperCase()}_LIBRARY`;
 
 function withEnv<T>(values: Record<string, string>, body: () => Promise<T>): Promise<T> {
   const saved = Object.fromEntries(Object.keys(values).map((key) => [key, process.env[key]]));
@@ -108,10 +108,10 @@ export async function detectOn(machine: FakeMachine, run: FakeRun): Promise<Dete
   };
   // An empty value counts as unset (withEnv can only set variables).
   const unset =
-    run.hostRoot === undefined ? (mfr: Manufacturer) => path.join(directory, `missing-${mfr}.so`) : () => '';
-  for (const mfr of MANUFACTURERS) env[libraryVariable(mfr)] = run.libraries[mfr] ?? unset(mfr);
+    run.hostRoot === undefined ? (mfr: ManufacturerName) => path.join(directory, `missing-${mfr}.so`) : () => '';
+  for (const mfr of MANUFACTURER_NAMES) env[libraryVariable(mfr)] = run.libraries[mfr] ?? unset(mfr);
   Object.assign(env, run.env);
-  const manufacturers = run.manufacturers ?? (Object.keys(run.libraries) as Manufacturer[]);
+  const manufacturers = run.manufacturers ?? (Object.keys(run.libraries) as ManufacturerName[]);
   const hostRoot = run.hostRoot === undefined ? {} : { hostRoot: run.hostRoot };
   try {
     const result = await withEnv(env, () => detect({ manufacturers, ...hostRoot }));

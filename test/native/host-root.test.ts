@@ -6,7 +6,7 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import type { Manufacturer } from '../../native/index.js';
+import type { ManufacturerName } from '../../native/index.js';
 import { detectOn, FAKE_LIBRARIES, MiB, type FakeFields } from './fake-machine.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-host-root-'));
@@ -31,7 +31,7 @@ const h200: FakeFields = { name: 'NVIDIA H200', uuid: 'GPU-h200-0', memory: 1437
 
 interface Placement {
   readonly title: string;
-  readonly manufacturer: Manufacturer;
+  readonly manufacturer: ManufacturerName;
   readonly library: string;
   readonly hostPath: string;
   readonly device: FakeFields;

@@ -3,12 +3,12 @@
 // sizes no card has.
 import { describe, expect, it } from 'vitest';
 
-import type { Manufacturer } from '../../native/index.js';
+import type { ManufacturerName } from '../../native/index.js';
 import { detectOn, FAKE_LIBRARIES, MiB, type FakeFields } from './fake-machine.js';
 
 interface Vendor {
   readonly title: string;
-  readonly manufacturer: Manufacturer;
+  readonly manufacturer: ManufacturerName;
   readonly library: string;
   readonly device: FakeFields;
   /** The raw memory field for `mib` MiB, in the vendor's unit. */

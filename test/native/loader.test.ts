@@ -10,7 +10,7 @@ import {
   addonCandidates,
   detect,
   DeviceError,
-  MANUFACTURERS,
+  MANUFACTURER_NAMES,
   type DetectOptions,
 } from '../../native/index.js';
 import { detectOn, libraryVariable, REPO_ROOT } from './fake-machine.js';
@@ -57,15 +57,17 @@ describe('detect() arguments', () => {
 
 describe('a CPU node (no vendor library anywhere)', () => {
   it('resolves with one LibraryNotFound per manufacturer, in order, and no devices', async () => {
-    const { devices, errors } = await detectOn({}, { libraries: {}, manufacturers: [...MANUFACTURERS] });
+    const { devices, errors } = await detectOn({}, { libraries: {}, manufacturers: [...MANUFACTURER_NAMES] });
 
     expect(devices).toEqual([]);
-    expect(errors.map((e) => [e.manufacturer, e.code])).toEqual(MANUFACTURERS.map((m) => [m, 'LibraryNotFound']));
+    expect(errors.map((e) => [e.manufacturer, e.code])).toEqual(MANUFACTURER_NAMES.map((m) => [m, 'LibraryNotFound']));
     expect(errors[7]?.message).toMatch(/missing-nvidia\.so: cannot open shared object file/);
   });
 
   it('enumerates every manufacturer by default and runs concurrent calls one after another', async () => {
-    const missing = Object.fromEntries(MANUFACTURERS.map((m) => [libraryVariable(m), path.join(scratch, `${m}.so`)]));
+    const missing = Object.fromEntries(
+      MANUFACTURER_NAMES.map((m) => [libraryVariable(m), path.join(scratch, `${m}.so`)]),
+    );
     const saved = { ...process.env };
     Object.assign(process.env, missing);
     try {
