@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { buildCrds, crdFileName } from '../../scripts/crds.js';
+import { CRD_DIRS, buildCrds, crdFileName, crdFileText } from '../../scripts/crds.js';
 import { KUEUE_CONFIG_PATH, buildKueueConfig } from '../../scripts/kueue-config.js';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 
@@ -15,6 +15,17 @@ describe('generated manifests', () => {
       expect(readYaml(join('manifests', 'crds', file))).toEqual(crd);
     },
   );
+
+  it.each(buildCrds().flatMap((crd) => CRD_DIRS.map((dir) => [join(dir, crdFileName(crd)), crd] as const)))(
+    '%s is byte for byte what `npm run generate:manifests` writes',
+    (path, crd) => {
+      expect(readFileSync(path, 'utf8')).toBe(crdFileText(crd));
+    },
+  );
+
+  it.each(CRD_DIRS)('%s holds the generated CRDs and nothing else', (dir) => {
+    expect(readdirSync(dir).sort()).toEqual(buildCrds().map(crdFileName).sort());
+  });
 
   it('the Kueue configuration matches the manufacturer table (run `npm run generate:manifests`)', () => {
     expect(readYaml(KUEUE_CONFIG_PATH)).toEqual(buildKueueConfig());

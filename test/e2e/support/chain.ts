@@ -153,7 +153,7 @@ export async function readLiveChain(client: KubeClient): Promise<LiveChain> {
 }
 
 /** `want` ⊆ `have`: every field we send is on the live object (the API server and Kueue add defaults). */
-function subsetDiff(want: unknown, have: unknown, at: string, out: string[]): void {
+export function subsetDiff(want: unknown, have: unknown, at: string, out: string[]): void {
   if (Array.isArray(want)) {
     if (!Array.isArray(have) || have.length !== want.length) {
       out.push(`${at}: want ${JSON.stringify(want)}, have ${JSON.stringify(have)}`);

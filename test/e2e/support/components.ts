@@ -2,7 +2,7 @@
 // repository by scripts/e2e/build-components.sh), building what is missing.
 //
 // Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
-// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, METACONTROLLER, KUEUE) and the CRD folders
+// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, METACONTROLLER, KUEUE, HELM) and the CRD folders
 // with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1 never builds: a
 // component that is not cached is then reported as missing.
 import { spawnSync } from 'node:child_process';
@@ -19,6 +19,7 @@ export const COMPONENT_NAMES = [
   'kube-controller-manager',
   'metacontroller',
   'kueue',
+  'helm',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 
@@ -56,17 +57,20 @@ function prebuilt(name: ComponentName): Component | undefined {
   const resolved = path.resolve(binary);
   return {
     name,
-    version: versionOf(resolved),
+    version: versionOf(resolved, VERSION_ARGS[name]),
     binary: resolved,
     module: 'prebuilt',
     ...(crds ? { crds: path.resolve(crds) } : {}),
   };
 }
 
-/** The version a binary reports with --version (`v` added), or 'prebuilt'. */
-function versionOf(binary: string): string {
+/** How a binary reports its own version when not with --version. */
+const VERSION_ARGS: Partial<Record<ComponentName, string[]>> = { helm: ['version', '--template', '{{.Version}}'] };
+
+/** The version a binary reports about itself (`v` added), or 'prebuilt'. */
+function versionOf(binary: string, args = ['--version']): string {
   if (!existsSync(binary)) return 'prebuilt';
-  const result = spawnSync(binary, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  const result = spawnSync(binary, args, { encoding: 'utf8', timeout: 30_000 });
   const match = /\bv?(\d+\.\d+\.\d+[\w.+-]*)/.exec(`${result.stdout ?? ''}${result.stderr ?? ''}`);
   return match ? `v${match[1]}` : 'prebuilt';
 }

@@ -1,0 +1,63 @@
+{{/*
+Every template under templates/ mirrors the file of the same path under manifests/ (the
+kustomization): with default values and release namespace gpustack-system, `helm template`
+gives the same objects, apart from the labels below. test/e2e/helm.e2e.test.ts checks it.
+Names are fixed, as in manifests/: the controllers, the ClusterRoles and the SchedulingChain
+`default` exist once per cluster, so is this release.
+*/}}
+
+{{/* Helm's standard labels: the only difference from manifests/, on every object's own metadata. */}}
+{{- define "gpustack-operator.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+
+{{/* The one image (serve | agent | admission): repository, then @digest, else :tag (default appVersion). */}}
+{{- define "gpustack-operator.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end }}
+
+{{/* image, imagePullPolicy (only when set: Kubernetes' default otherwise). Indent: a container's keys. */}}
+{{- define "gpustack-operator.containerImage" -}}
+image: {{ include "gpustack-operator.image" . }}
+{{- with .Values.image.pullPolicy }}
+imagePullPolicy: {{ . }}
+{{- end }}
+{{- end }}
+
+{{/* Pod-level pull secrets and scheduling of one component, (list $ .Values.<component>); empty when none is set. */}}
+{{- define "gpustack-operator.podScheduling" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- with $root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $component.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $component.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $component.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Base URL of the hook server for Metacontroller: the Service in the release namespace, or controllers.hookBaseURL. */}}
+{{- define "gpustack-operator.hookBaseURL" -}}
+{{- if .Values.controllers.hookBaseURL -}}
+{{ trimSuffix "/" .Values.controllers.hookBaseURL }}
+{{- else -}}
+http://gpustack-operator.{{ .Release.Namespace }}.svc:8080
+{{- end -}}
+{{- end }}

@@ -1,0 +1,459 @@
+// The Helm chart with the real helm (v4, built from the Go module proxy like the other components):
+// lint, `helm template` against the kustomization (one source of truth) and with other values, then
+// `helm install`/`upgrade`/`uninstall` on a real control plane (etcd + kube-apiserver +
+// kube-controller-manager), where Metacontroller and our hook server run the chain from the chart's
+// controllers. Run with `npm run build && npx vitest run --config vitest.e2e.config.ts test/e2e/helm.e2e.test.ts`.
+//
+// Workloads are created for real here (helm applies them like any object): with no kubelet,
+// scheduler or Deployment controller nothing runs them, so the API server's validation and
+// defaulting is what they prove, as the dry-run of chain.ts does for manifests/.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { kustomizeBuild, type KustomizeImage } from '../support/kustomize.js';
+import { parseManifests, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
+import { createNode, diffAgainstRender, exampleNodes, readLiveChain, subsetDiff } from './support/chain.js';
+import { describeComponents, ensureComponents, ensureCrds } from './support/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
+import {
+  CHART,
+  HELM_LABELS,
+  MANIFESTS,
+  NAMESPACE,
+  RELEASE,
+  byId,
+  createHelm,
+  firstContainer,
+  imagesById,
+  metacontrollerCrdsWithV4Fields,
+  objectId,
+  serviceMonitorCrd,
+  withoutHelmLabels,
+  type Helm,
+} from './support/helm.js';
+import { startHookServer, type HookServer } from './support/hook-server.js';
+
+const KUEUE = 'kueue.x-k8s.io/v1beta2';
+const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
+const CONVERGE_MS = 120_000;
+const WORKLOADS = ['Deployment', 'DaemonSet'];
+/** What admission.enabled=false leaves out. */
+const CHECKER = [
+  'apps/v1 Deployment gpustack-system/gpustack-admission',
+  'v1 ServiceAccount gpustack-system/gpustack-admission',
+  'rbac.authorization.k8s.io/v1 ClusterRole gpustack-admission',
+  'rbac.authorization.k8s.io/v1 ClusterRoleBinding gpustack-admission',
+];
+
+let helm: Helm;
+let failed = false;
+
+function log(message: string): void {
+  process.stderr.write(`[e2e] ${message}\n`);
+}
+
+const kustomized = (images?: readonly KustomizeImage[]): KubeObject[] =>
+  kustomizeBuild(MANIFESTS, images) as unknown as KubeObject[];
+/** What `kubectl apply -k manifests/` creates that the chart leaves to `--create-namespace`. */
+const isNamespace = (o: KubeObject): boolean => o.kind === 'Namespace';
+
+beforeAll(() => {
+  const { helm: component } = ensureComponents(['helm']);
+  helm = createHelm(component);
+  log(describeComponents({ helm: component }));
+}, 3_600_000);
+
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') failed = true;
+});
+
+afterAll(() => helm?.dispose());
+
+describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
+  it('passes helm lint --strict, with default values and with every optional part switched', () => {
+    for (const values of [
+      [],
+      ['--set', 'admission.enabled=false', '--set', 'server.podDisruptionBudget.enabled=false'],
+      ['--set', 'serviceMonitor.enabled=true', '--set', 'agent.publish=feature-file', '--set', 'logLevel=debug'],
+    ]) {
+      const out = helm.run(['lint', '--strict', CHART, ...values]);
+      expect(out, values.join(' ')).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    }
+  });
+
+  it('with default values renders exactly the objects of the kustomization (after its images:), less its Namespace, plus Helm labels', () => {
+    const fromKustomize = kustomized();
+    expect(fromKustomize.filter(isNamespace).map(objectId)).toEqual([`v1 Namespace ${NAMESPACE}`]);
+    const rendered = helm.template();
+    // Parsed objects, not text: Helm's standard labels are the only difference allowed.
+    expect(byId(rendered.map(withoutHelmLabels))).toEqual(byId(fromKustomize.filter((o) => !isNamespace(o))));
+    for (const object of rendered.filter((o) => o.kind !== 'CustomResourceDefinition'))
+      expect(Object.keys(object.metadata.labels ?? {}), objectId(object)).toEqual(
+        expect.arrayContaining([...HELM_LABELS]),
+      );
+  });
+
+  it.runIf(spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0)(
+    'the kustomization helper builds what the real kustomize (kubectl kustomize) builds',
+    () => {
+      const out = spawnSync('kubectl', ['kustomize', MANIFESTS], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      expect(out.status, out.stderr).toBe(0);
+      expect(byId(parseManifests(out.stdout))).toEqual(byId(kustomized()));
+    },
+  );
+
+  it('image.repository and image.tag: every workload runs them, as after `kustomize edit set image`', () => {
+    const rendered = helm.template({
+      set: { 'image.repository': 'my-registry/gpustack-operator', 'image.tag': '1.2.3' },
+    });
+    const images = imagesById(rendered);
+    expect(Object.keys(images).sort()).toEqual(
+      [
+        'apps/v1 DaemonSet gpustack-system/gpustack-agent',
+        'apps/v1 Deployment gpustack-system/gpustack-admission',
+        'apps/v1 Deployment gpustack-system/gpustack-operator',
+      ].sort(),
+    );
+    for (const list of Object.values(images)) expect(list).toEqual(['my-registry/gpustack-operator:1.2.3']);
+    const edited = kustomized([
+      { name: 'gpustack-operator', newName: 'my-registry/gpustack-operator', newTag: '1.2.3' },
+    ]);
+    expect(byId(rendered.map(withoutHelmLabels))).toEqual(byId(edited.filter((o) => !isNamespace(o))));
+  });
+
+  it('image.digest pins every workload by digest; image.pullPolicy and imagePullSecrets reach every Pod', () => {
+    const digest = `sha256:${'0123456789abcdef'.repeat(4)}`;
+    const rendered = helm.template({
+      set: { 'image.digest': digest, 'image.pullPolicy': 'Always' },
+      setJson: { imagePullSecrets: [{ name: 'my-registry' }] },
+    });
+    const workloads = rendered.filter((o) => WORKLOADS.includes(o.kind));
+    expect(workloads).toHaveLength(3);
+    for (const workload of workloads) {
+      expect(firstContainer(workload)).toMatchObject({
+        image: `gpustack-operator@${digest}`,
+        imagePullPolicy: 'Always',
+      });
+      expect((workload['spec'] as { template: { spec: unknown } }).template.spec).toMatchObject({
+        imagePullSecrets: [{ name: 'my-registry' }],
+      });
+    }
+  });
+
+  it('admission.enabled=false: no checker objects, and the default SchedulingChain turns the check off', () => {
+    const all = byId(helm.template());
+    const rendered = byId(helm.template({ set: { 'admission.enabled': 'false' } }));
+    expect(
+      Object.keys(all)
+        .filter((id) => !(id in rendered))
+        .sort(),
+    ).toEqual([...CHECKER].sort());
+    expect(Object.keys(rendered).filter((id) => !(id in all))).toEqual([]);
+    expect(rendered[`${GPUSTACK} SchedulingChain default`]?.['spec']).toMatchObject({ admissionCheck: 'Disabled' });
+    // An explicit setting wins (e.g. `serve --admission` runs the checker in the hook server).
+    const explicit = byId(
+      helm.template({ set: { 'admission.enabled': 'false', 'schedulingChain.spec.admissionCheck': 'Enabled' } }),
+    );
+    expect(explicit[`${GPUSTACK} SchedulingChain default`]?.['spec']).toMatchObject({ admissionCheck: 'Enabled' });
+  });
+
+  it('serviceMonitor.enabled=true: a ServiceMonitor that selects the one Service and scrapes /metrics on its port', () => {
+    const rendered = helm.template({
+      set: { 'serviceMonitor.enabled': 'true', 'serviceMonitor.labels.release': 'prom' },
+    });
+    const monitors = rendered.filter((o) => o.kind === 'ServiceMonitor');
+    expect(monitors.map(objectId)).toEqual([`monitoring.coreos.com/v1 ServiceMonitor ${NAMESPACE}/gpustack-operator`]);
+    const monitor = monitors[0] as KubeObject & {
+      spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] };
+    };
+    expect(monitor.metadata.labels).toMatchObject({ release: 'prom' });
+    const services = rendered.filter((o) => o.kind === 'Service');
+    const selected = services.filter((s) =>
+      Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v),
+    );
+    expect(selected.map(objectId)).toEqual([`v1 Service ${NAMESPACE}/gpustack-operator`]);
+    const ports = (selected[0]?.['spec'] as { ports: { name: string }[] }).ports.map((p) => p.name);
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+    expect(ports).toContain('http');
+    expect(helm.template().filter((o) => o.kind === 'ServiceMonitor')).toEqual([]);
+  });
+
+  it('another release namespace: every namespaced object, RBAC subject, hook URL and the systemNamespace follow it', () => {
+    const rendered = helm.template({ namespace: 'ops' });
+    const text = JSON.stringify(rendered.filter((o) => o.kind !== 'CustomResourceDefinition'));
+    expect(text).not.toContain(NAMESPACE);
+    for (const object of rendered) {
+      if (
+        ['Deployment', 'DaemonSet', 'Service', 'PodDisruptionBudget', 'ServiceAccount', 'Role', 'RoleBinding'].includes(
+          object.kind,
+        )
+      )
+        expect(object.metadata.namespace, objectId(object)).toBe('ops');
+    }
+    const urls = [...text.matchAll(/"url":"([^"]*)"/g)].map((m) => new URL(m[1] as string).host);
+    expect(urls.length).toBe(8);
+    expect(new Set(urls)).toEqual(new Set(['gpustack-operator.ops.svc:8080']));
+    expect(byId(rendered)[`${GPUSTACK} SchedulingChain default`]?.['spec']).toMatchObject({ systemNamespace: 'ops' });
+  });
+
+  it('agent and process values: publish mode, interval, manufacturers, the feature-file mount, log level everywhere', () => {
+    const rendered = byId(
+      helm.template({
+        set: {
+          'agent.publish': 'feature-file',
+          'agent.interval': '5m',
+          'agent.manufacturers': '{nvidia,amd}',
+          logLevel: 'debug',
+          'agent.nodeSelector.gpu': 'yes',
+          'server.replicas': '3',
+        },
+      }),
+    );
+    const agent = rendered[`apps/v1 DaemonSet ${NAMESPACE}/gpustack-agent`] as KubeObject;
+    expect(firstContainer(agent).args).toEqual([
+      'agent',
+      '--publish',
+      'feature-file',
+      '--interval',
+      '5m',
+      '--manufacturers',
+      'nvidia,amd',
+      '--features-dir',
+      '/etc/kubernetes/node-feature-discovery/features.d',
+      '--log-level',
+      'debug',
+    ]);
+    const pod = (agent['spec'] as { template: { spec: Record<string, unknown> } }).template.spec;
+    expect(pod['nodeSelector']).toEqual({ gpu: 'yes' });
+    expect(pod['volumes']).toContainEqual({
+      name: 'features-d',
+      hostPath: { path: '/etc/kubernetes/node-feature-discovery/features.d', type: 'DirectoryOrCreate' },
+    });
+    for (const id of [
+      `apps/v1 Deployment ${NAMESPACE}/gpustack-operator`,
+      `apps/v1 Deployment ${NAMESPACE}/gpustack-admission`,
+    ])
+      expect(firstContainer(rendered[id] as KubeObject).args.slice(-2)).toEqual(['--log-level', 'debug']);
+    expect(rendered[`apps/v1 Deployment ${NAMESPACE}/gpustack-operator`]?.['spec']).toMatchObject({ replicas: 3 });
+  });
+
+  it.each([
+    ['agent.publish=nodefeatures', /agent\.publish|publish/],
+    ['agent.manufacturers={intel}', /manufacturers/],
+    ['logLevel=verbose', /logLevel/],
+    ['image.pullPolicy=Sometimes', /pullPolicy/],
+    ['agent.interval=soon', /interval/],
+    ['serever.replicas=3', /serever/],
+  ])('refuses %s by values.schema.json, naming the value', (value, message) => {
+    let error: unknown;
+    try {
+      helm.run(['template', RELEASE, CHART, '--set', value]);
+    } catch (e) {
+      error = e;
+    }
+    expect(String(error)).toMatch(message);
+  });
+});
+
+describe('helm install, upgrade and uninstall on a real API server', () => {
+  let plane: ControlPlane;
+  let client: KubeClient;
+  let server: HookServer;
+  /** The values every upgrade passes (helm upgrade starts again from the chart's defaults). */
+  const values: Record<string, string> = {};
+
+  const kube = (args: string[]): string => helm.run(args, { kubeconfig: plane.kubeconfig, timeoutMs: 180_000 });
+  const upgrade = (set: Record<string, string>): string => {
+    Object.assign(values, set);
+    return kube(['upgrade', RELEASE, CHART, '--namespace', NAMESPACE, ...helm.valueArgs({ set: values })]);
+  };
+  const releaseObjects = (): KubeObject[] =>
+    parseManifests(kube(['get', 'manifest', RELEASE, '--namespace', NAMESPACE]));
+  const live = (o: KubeObject): Promise<KubeObject | undefined> =>
+    client.get(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace);
+
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    client = plane.client;
+    const kueue = ensureCrds('kueue');
+    await client.installCrds(
+      readdirSync(kueue.dir)
+        .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
+        .map((f) => path.join(kueue.dir, f)),
+    );
+    // Metacontroller first: it installs its own (1.5.20) CRDs, which then get the v4 fields.
+    const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
+    const crdFile = path.join(metacontroller.component.crds ?? '', 'metacontroller-crds-v1.yaml');
+    const { crds, added } = metacontrollerCrdsWithV4Fields(crdFile);
+    for (const crd of crds) await client.applyObject(crd);
+    await client.waitForCrds(crds.map((c) => c.metadata.name));
+    const monitor = serviceMonitorCrd();
+    await client.installCrds([monitor.file]);
+    server = await startHookServer(plane.logsDir);
+    plane.adopt(server);
+    log(
+      `metacontroller ${metacontroller.component.version}, CRD fields added: ${added.join(', ') || 'none'}; ` +
+        `ServiceMonitor CRD from ${monitor.source}; hook server ${server.url}; logs ${plane.logsDir}`,
+    );
+  }, 3_600_000);
+
+  afterAll(async () => {
+    if (failed) log(`component logs kept in ${plane?.logsDir}`);
+    await plane?.stop({ failed });
+  }, 120_000);
+
+  it('helm install (default values, server-side apply) creates what `kubectl apply -k manifests/` would, CRDs first', async () => {
+    const out = kube(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace']);
+    expect(out).toMatch(/STATUS: deployed/);
+    expect(await client.get('v1', 'Namespace', NAMESPACE)).toBeDefined();
+    const problems: string[] = [];
+    for (const want of kustomized().filter((o) => !isNamespace(o))) {
+      const have = await live(want);
+      if (!have) {
+        problems.push(`missing ${objectId(want)}`);
+        continue;
+      }
+      // Every field of manifests/ is on the live object (the API server adds defaults around them).
+      const { metadata, ...rest } = want;
+      subsetDiff(rest, have, objectId(want), problems);
+      subsetDiff(metadata.labels ?? {}, have.metadata.labels ?? {}, `${objectId(want)} labels`, problems);
+      if (want.kind !== 'CustomResourceDefinition') {
+        const managers = (have.metadata['managedFields'] as { manager: string; operation: string }[] | undefined) ?? [];
+        if (!managers.some((m) => m.manager === 'helm' && m.operation === 'Apply'))
+          problems.push(
+            `${objectId(want)}: not server-side applied by helm (${JSON.stringify(managers.map((m) => m.manager))})`,
+          );
+      }
+    }
+    expect(problems).toEqual([]);
+    // No Pod ever: no kubelet, no scheduler, no Deployment controller here.
+    expect(await client.list('v1', 'Pod', { namespace: NAMESPACE })).toEqual([]);
+  });
+
+  it("the chart's controllers run the chain: Metacontroller calls our hook server and the cluster converges to render", async () => {
+    upgrade({ 'controllers.hookBaseURL': server.url });
+    const controllers = releaseObjects().filter((o) => o.kind.endsWith('Controller'));
+    expect(controllers).toHaveLength(4);
+    for (const controller of controllers)
+      expect(JSON.stringify((await live(controller))?.['spec'])).toContain(`"url":"${server.url}/hooks/`);
+    const nodes = exampleNodes('reference-4-node.yaml');
+    for (const node of nodes) await createNode(client, node);
+    const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
+    let last: string[] = [];
+    await waitFor(
+      async () => {
+        last = diffAgainstRender(await readLiveChain(client), nodes, namespaces);
+        return last.length === 0;
+      },
+      CONVERGE_MS,
+      'the live chain matches render',
+      1000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`);
+    });
+    const chain = await client.get<KubeObject & { status?: { managedNodes?: number } }>(
+      GPUSTACK,
+      'SchedulingChain',
+      'default',
+    );
+    expect(chain?.status?.managedNodes).toBe(nodes.length);
+  });
+
+  it('helm upgrade --set image.tag: every workload runs the new image, the rest is unchanged', async () => {
+    const before = byId(releaseObjects());
+    upgrade({ 'image.tag': '0.2.0' });
+    const after = byId(releaseObjects());
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    for (const [id, object] of Object.entries(after)) {
+      const have = await live(object);
+      if (WORKLOADS.includes(object.kind))
+        expect(firstContainer(have as KubeObject).image, id).toBe('gpustack-operator:0.2.0');
+      else expect(withoutHelmLabels(object), id).toEqual(withoutHelmLabels(before[id] as KubeObject));
+    }
+    expect(kube(['history', RELEASE, '--namespace', NAMESPACE]).trim().split('\n')).toHaveLength(4);
+  });
+
+  it('helm upgrade --set admission.enabled=false deletes the checker and its RBAC, and the chain drops the AdmissionCheck', async () => {
+    upgrade({ 'admission.enabled': 'false' });
+    for (const id of CHECKER) {
+      const [apiVersion, kind, ref] = id.split(' ') as [string, string, string];
+      const [namespace, name] = ref.includes('/') ? (ref.split('/') as [string, string]) : [undefined, ref];
+      expect(await client.get(apiVersion, kind, name, namespace), id).toBeUndefined();
+    }
+    const chain = await client.get<KubeObject & { spec: { admissionCheck?: string } }>(
+      GPUSTACK,
+      'SchedulingChain',
+      'default',
+    );
+    expect(chain?.spec.admissionCheck).toBe('Disabled');
+    await waitFor(
+      async () => {
+        const check = await client.get(KUEUE, 'AdmissionCheck', 'gpustack-node-devices');
+        const queue = await client.get<KubeObject & { spec: { admissionChecksStrategy?: unknown } }>(
+          KUEUE,
+          'ClusterQueue',
+          'gpustack-nvidia-tesla-t4-linux-amd64',
+        );
+        return check === undefined && queue !== undefined && queue.spec.admissionChecksStrategy === undefined;
+      },
+      CONVERGE_MS,
+      'the AdmissionCheck is deleted and the t4 ClusterQueue no longer lists it',
+      1000,
+    );
+  });
+
+  it('serviceMonitor.enabled=true: the ServiceMonitor passes the real prometheus-operator CRD and selects the live Service', async () => {
+    upgrade({ 'serviceMonitor.enabled': 'true' });
+    const monitor = await client.get<KubeObject & { spec: { selector: { matchLabels: Record<string, string> } } }>(
+      'monitoring.coreos.com/v1',
+      'ServiceMonitor',
+      'gpustack-operator',
+      NAMESPACE,
+    );
+    expect(monitor).toBeDefined();
+    const services = await client.list('v1', 'Service', { namespace: NAMESPACE });
+    const selected = services.filter((s) =>
+      Object.entries(monitor?.spec.selector.matchLabels ?? {}).every(([k, v]) => s.metadata.labels?.[k] === v),
+    );
+    expect(selected.map((s) => s.metadata.name)).toEqual(['gpustack-operator']);
+  });
+
+  it('uninstall as the README says: delete the SchedulingChain while the controllers run, then helm uninstall; only the CRDs stay', async () => {
+    // helm uninstall alone deletes the instance-type controller together with the chain, so the
+    // InstanceTypes keep its finalizer and stay Terminating (with their queues): tear the chain down first.
+    expect(await client.delete(GPUSTACK, 'SchedulingChain', 'default')).toBe(true);
+    const chainObjects = async (): Promise<string[]> =>
+      [
+        ...(await client.list(GPUSTACK, 'InstanceType')),
+        ...(await client.list(KUEUE, 'ResourceFlavor')),
+        ...(await client.list(KUEUE, 'ClusterQueue')),
+        ...(await client.list(KUEUE, 'LocalQueue')),
+        ...(await client.list(KUEUE, 'AdmissionCheck')),
+      ].map(objectId);
+    let left: string[] = [];
+    await waitFor(
+      async () => (left = await chainObjects()).length === 0,
+      CONVERGE_MS,
+      'the chain is torn down (InstanceTypes finalized, queues and flavors deleted)',
+      1000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; left: ${left.join(', ')}`);
+    });
+    const installed = releaseObjects();
+    kube(['uninstall', RELEASE, '--namespace', NAMESPACE]);
+    await waitFor(
+      async () => {
+        for (const object of installed) if (await live(object)) return false;
+        return true;
+      },
+      60_000,
+      'every object of the release is gone',
+    );
+    expect(await chainObjects()).toEqual([]);
+    for (const name of ['schedulingchains.worker.gpustack.ai', 'instancetypes.worker.gpustack.ai'])
+      expect(await client.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name), name).toBeDefined();
+  });
+});
