@@ -219,6 +219,8 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
       'feature-file',
       '--interval',
       '5m',
+      '--host-root',
+      '/host',
       '--manufacturers',
       'nvidia,amd',
       '--features-dir',
