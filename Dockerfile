@@ -26,5 +26,5 @@ COPY --from=build /src/dist ./dist
 COPY --from=build /src/native/build/Release/gpustack_native.node ./dist/native/gpustack_native.node
 USER 10001:10001
 EXPOSE 8080 8081 8082
-ENTRYPOINT ["node", "/app/dist/src/cli.js"]
+ENTRYPOINT ["node", "/app/dist/src/cli/main.js"]
 CMD ["serve"]

@@ -99,7 +99,6 @@ export default tseslint.config(
           'runtime',
           'native',
           'cli',
-          'cli.js',
         ],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/k8s is the leaf: it imports nothing from src/ and does no I/O',
@@ -111,7 +110,7 @@ export default tseslint.config(
     files: ['src/nodefeature/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/nodefeature may import only src/k8s and is pure',
       ),
@@ -122,7 +121,7 @@ export default tseslint.config(
     files: ['src/sync/**/*.ts'],
     rules: {
       ...restrict(
-        ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/sync may import only src/nodefeature and src/k8s and is pure',
       ),
@@ -133,7 +132,7 @@ export default tseslint.config(
     files: ['src/placement/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         "src/placement (the checker's per-card decision) may import only src/nodefeature and src/k8s and is pure",
       ),
@@ -144,7 +143,7 @@ export default tseslint.config(
     files: ['src/kueue/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/kueue (the Kueue configuration) may import only src/nodefeature and src/k8s and is pure',
       ),
@@ -155,7 +154,7 @@ export default tseslint.config(
     files: ['src/render/**/*.ts'],
     rules: {
       ...restrict(
-        ['placement', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli', 'cli.js'],
+        ['placement', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/render runs the sync functions offline: it imports src/sync (and what sync imports) and is pure',
       ),
@@ -165,7 +164,7 @@ export default tseslint.config(
   {
     files: ['src/server/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'agent', 'admission', 'kube', 'native', 'cli', 'cli.js'],
+      ['placement', 'render', 'agent', 'admission', 'kube', 'native', 'cli'],
       ['@kubernetes/client-node'],
       'src/server imports src/sync and src/k8s, never the agent, the admission checker, the API client or native code',
     ),
@@ -173,7 +172,7 @@ export default tseslint.config(
   {
     files: ['src/agent/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'sync', 'server', 'admission', 'cli', 'cli.js'],
+      ['placement', 'render', 'sync', 'server', 'admission', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
       'src/agent imports native/, src/kube, src/nodefeature and src/k8s, never sync, server or admission',
     ),
@@ -181,20 +180,7 @@ export default tseslint.config(
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict(
-      [
-        'placement',
-        'render',
-        'k8s',
-        'nodefeature',
-        'sync',
-        'server',
-        'agent',
-        'admission',
-        'kube',
-        'native',
-        'cli',
-        'cli.js',
-      ],
+      ['placement', 'render', 'k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node', 'pino', 'prom-client'],
       'src/runtime is shared plumbing of the processes: it imports nothing from src/',
     ),
@@ -202,7 +188,7 @@ export default tseslint.config(
   {
     files: ['src/kube/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'native', 'cli', 'cli.js'],
+      ['placement', 'render', 'k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
       'src/kube is the shared API client: it imports nothing from src/',
     ),
@@ -210,7 +196,7 @@ export default tseslint.config(
   {
     files: ['src/admission/**/*.ts'],
     rules: restrict(
-      ['render', 'server', 'agent', 'native', 'cli', 'cli.js'],
+      ['render', 'server', 'agent', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
       'src/admission imports src/sync, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
     ),

@@ -57,7 +57,10 @@ let scratch = '';
 
 function cli(...args: string[]): Promise<Run> {
   return collect(
-    spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   );
 }
 
@@ -160,7 +163,7 @@ describe('gpustack-operator serve', () => {
     async () => {
       // --port 0: the kernel picks a free port, which the startup banner names.
       const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--max-body', '64Ki'];
-      const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
+      const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
         cwd: REPO,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -271,7 +274,7 @@ describe('gpustack-operator admission', () => {
   });
 
   function start(...args: string[]): { child: ChildProcess; done: Promise<Run> } {
-    const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
+    const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

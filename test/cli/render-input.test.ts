@@ -1,12 +1,12 @@
 /**
- * What `render` reads (src/render-input.ts): a `kubectl get nodes -o yaml|json` List, a NodeList,
+ * What `render` reads (src/cli/render-input.ts): a `kubectl get nodes -o yaml|json` List, a NodeList,
  * a plain array of Nodes or one Node, and a SchedulingChain. Errors are InputErrors that name the
  * file, the item and the field.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { InputError, parseChain, parseNodes } from '../../src/render-input.js';
+import { InputError, parseChain, parseNodes } from '../../src/cli/render-input.js';
 
 const CLUSTERS = new URL('../../examples/clusters/', import.meta.url);
 

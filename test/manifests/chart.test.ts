@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { MANUFACTURERS } from '../../native/types.js';
+import { MANUFACTURER_NAMES } from '../../native/index.js';
 import { PUBLISH_MODES } from '../../src/agent/index.js';
 import { kustomizeBuild, readKustomization } from '../support/kustomize.js';
 
@@ -94,7 +94,7 @@ describe('values.schema.json accepts what the binaries accept', () => {
   });
 
   it('agent.manufacturers: the manufacturers the agent detects', () => {
-    expect(at('agent', 'manufacturers')?.items?.enum).toEqual([...MANUFACTURERS]);
+    expect(at('agent', 'manufacturers')?.items?.enum).toEqual([...MANUFACTURER_NAMES]);
   });
 
   it('every top-level key of values.yaml is declared', () => {

@@ -10,8 +10,8 @@ import {
   WORKLOADS,
   workloadStatusPath,
 } from '../../src/admission/index.js';
-import { ADMISSION_FLAGS } from '../../src/cli-admission-flags.js';
-import { AGENT_FLAGS } from '../../src/cli-agent-flags.js';
+import { ADMISSION_FLAGS } from '../../src/cli/admission-flags.js';
+import { AGENT_FLAGS } from '../../src/cli/agent-flags.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { hookRoutes } from '../../src/server/index.js';
 import { renderChain } from '../../src/render/index.js';

@@ -63,7 +63,7 @@ async function compileCli(): Promise<Cli> {
     process.env,
   );
   if (build.code !== 0) throw new Error(`tsc failed (${build.code}):\n${build.stdout}${build.stderr}`);
-  const cli = path.join(outDir, 'src', 'cli.js');
+  const cli = path.join(outDir, 'src', 'cli', 'main.js');
   return {
     run: (args, env = {}) =>
       run(process.execPath, [cli, ...args], {

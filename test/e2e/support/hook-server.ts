@@ -1,4 +1,4 @@
-// Our hook server as the e2e suite runs it: the built CLI (`node dist/src/cli.js serve`) on a
+// Our hook server as the e2e suite runs it: the built CLI (`node dist/src/cli/main.js serve`) on a
 // fixed loopback port, so it can be killed and started again at the same URL.
 import path from 'node:path';
 

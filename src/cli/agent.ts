@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { MANUFACTURER_NAMES, detect, type DetectResult, type ManufacturerName } from '../native/index.js';
+import { MANUFACTURER_NAMES, detect, type DetectResult, type ManufacturerName } from '../../native/index.js';
 import {
   PUBLISH_MODES,
   createAgentState,
@@ -17,11 +17,11 @@ import {
   startHealthServer,
   type Publisher,
   type PublishMode,
-} from './agent/index.js';
-import { AGENT_FLAGS, DETECT_FLAGS } from './cli-agent-flags.js';
-import { UsageError } from './cli-errors.js';
-import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from './k8s/index.js';
-import { createKubeApi, loadKubeConfig } from './kube/index.js';
+} from '../agent/index.js';
+import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
+import { UsageError } from './errors.js';
+import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
+import { createKubeApi, loadKubeConfig } from '../kube/index.js';
 
 /** `60s`, `5m`, `1h` or plain seconds. */
 function parseDuration(text: string, flag: string): number {

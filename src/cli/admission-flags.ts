@@ -1,5 +1,5 @@
 /**
- * @module The flags `admission` and `serve --admission` share. Apart from cli-admission.ts so that
+ * @module The flags `admission` and `serve --admission` share. Apart from admission.ts so that
  * `serve` can parse them without loading the Kubernetes client.
  */
 export const ADMISSION_FLAGS = {

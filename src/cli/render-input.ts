@@ -4,7 +4,7 @@
  */
 import { parse } from 'yaml';
 import type { z } from 'zod';
-import { NodeSchema, SchedulingChainSchema, formatPath, type Node, type SchedulingChain } from './k8s/index.js';
+import { NodeSchema, SchedulingChainSchema, formatPath, type Node, type SchedulingChain } from '../k8s/index.js';
 
 export class InputError extends Error {
   override readonly name = 'InputError';

@@ -7,12 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { ADMISSION_FLAGS } from './cli-admission-flags.js';
-import { UsageError } from './cli-errors.js';
-import { canonicalize, parseQuantity, rfc3339Seconds } from './k8s/index.js';
+import { ADMISSION_FLAGS } from './admission-flags.js';
+import { UsageError } from './errors.js';
+import { canonicalize, parseQuantity, rfc3339Seconds } from '../k8s/index.js';
 import { InputError, parseChain, parseNodes } from './render-input.js';
-import { runServer } from './server/index.js';
-import { renderChain } from './render/index.js';
+import { runServer } from '../server/index.js';
+import { renderChain } from '../render/index.js';
 
 const USAGE = `Usage: gpustack-operator <command> [options]
 
@@ -71,7 +71,7 @@ async function serveCommand(args: string[]): Promise<void> {
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission
     ? await (
-        await import('./cli-admission.js')
+        await import('./admission.js')
       ).startAdmission({
         kubeconfig: values.kubeconfig,
         healthPort: values['health-port'],
@@ -128,16 +128,16 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       // Loaded on demand: the Kubernetes client and the addon loader are not needed to serve or render.
       case 'agent':
-        await (await import('./cli-agent.js')).agentCommand(rest);
+        await (await import('./agent.js')).agentCommand(rest);
         return 0;
       case 'detect':
-        await (await import('./cli-agent.js')).detectCommand(rest);
+        await (await import('./agent.js')).detectCommand(rest);
         return 0;
       case 'admission':
-        await (await import('./cli-admission.js')).admissionCommand(rest);
+        await (await import('./admission.js')).admissionCommand(rest);
         return 0;
       case 'kueue-config':
-        (await import('./cli-kueue-config.js')).kueueConfigCommand(rest);
+        (await import('./kueue-config.js')).kueueConfigCommand(rest);
         return 0;
       case undefined:
       case 'help':

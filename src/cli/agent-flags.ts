@@ -1,5 +1,5 @@
 /**
- * @module The flags of `agent` and `detect`. Apart from cli-agent.ts so that the manifest tests can
+ * @module The flags of `agent` and `detect`. Apart from agent.ts so that the manifest tests can
  * check the DaemonSet's arguments without loading the addon loader or the Kubernetes client.
  */
 

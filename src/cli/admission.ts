@@ -5,11 +5,11 @@
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
-import { createAdmissionMetrics, serveHealth, startChecker } from './admission/index.js';
-import { ADMISSION_FLAGS } from './cli-admission-flags.js';
-import { UsageError } from './cli-errors.js';
-import { isDnsSubdomain } from './k8s/index.js';
-import { createKubeApi, loadKubeConfig } from './kube/index.js';
+import { createAdmissionMetrics, serveHealth, startChecker } from '../admission/index.js';
+import { ADMISSION_FLAGS } from './admission-flags.js';
+import { UsageError } from './errors.js';
+import { isDnsSubdomain } from '../k8s/index.js';
+import { createKubeApi, loadKubeConfig } from '../kube/index.js';
 
 export interface AdmissionSettings {
   readonly kubeconfig?: string | undefined;

@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse, stringify } from 'yaml';
-import { UsageError } from './cli-errors.js';
-import { DEFAULT_KUEUE_MINOR, OLDEST_KUEUE_MINOR, kueueMinor, mergeKueueConfig } from './kueue/index.js';
+import { UsageError } from './errors.js';
+import { DEFAULT_KUEUE_MINOR, OLDEST_KUEUE_MINOR, kueueMinor, mergeKueueConfig } from '../kueue/index.js';
 import { InputError } from './render-input.js';
 
 /** The key of Kueue's ConfigMap that holds the manager configuration (Kueue's own manifests). */
