@@ -51,7 +51,7 @@ describe('Dockerfile', () => {
     const fromBuild = copies.filter((c) => c.from === 'build').flatMap((c) => c.sources);
     for (const source of fromBuild) {
       const relative = source.replace(/^\/src\//, '');
-      if (relative === 'dist') expect(existsSync(join(buildOut, 'dist', 'src', 'cli.js'))).toBe(true);
+      if (relative === 'dist') expect(existsSync(join(buildOut, 'dist', 'src', 'cli', 'main.js'))).toBe(true);
       else if (relative.startsWith('native/build/Release/')) {
         // cmake-js writes build/Release/<project>.node; the loader looks for that same file name.
         const project = /project\((\w+)/.exec(readFileSync('native/CMakeLists.txt', 'utf8'))?.[1];
