@@ -6,7 +6,7 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { canonicalize, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
-import { HOOKS, type HookDefinition } from './hooks.js';
+import { hookTable, type HookDefinition } from './hooks.js';
 import type { HookMetrics } from './metrics.js';
 
 /** The logging surface we use; pino's logger satisfies it. */
@@ -73,9 +73,9 @@ function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent
     }
     const parent = parentNameOf(body);
     if (parent !== undefined) call.parent = parent;
-    const parsed = definition.schema.safeParse(body);
-    if (!parsed.success) return sendError(c, 'BadHookRequest', schemaErrorBody(parsed.error));
-    const outcome = definition.run(parsed.data as never, { now: rfc3339Seconds(clock()) });
+    const prepared = definition.prepare(body);
+    if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
+    const outcome = prepared.run({ now: rfc3339Seconds(clock()) });
     if (!outcome.ok) {
       c.header('Retry-After', String(outcome.error.retryAfterSeconds));
       return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
@@ -118,27 +118,25 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
     });
   });
 
-  for (const [controller, hooks] of Object.entries(HOOKS)) {
-    for (const [hook, definition] of Object.entries(hooks)) {
-      const path = `/hooks/${controller}/${hook}`;
-      app.post(
-        path,
-        async function observeHook(c, next) {
-          const started = performance.now();
-          await next();
-          const seconds = (performance.now() - started) / 1000;
-          const call = c.get('call') ?? { controller, hook };
-          options.metrics?.duration.observe({ controller, hook }, seconds);
-          options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
-          logger.info(
-            { ...call, controller, hook, status: c.res.status, durationMs: Math.round(seconds * 1e6) / 1e3 },
-            'hook',
-          );
-        },
-        limit,
-        handleHook(definition, { controller, hook }, options),
-      );
-    }
+  for (const { controller, kind: hook, definition } of hookTable()) {
+    const path = `/hooks/${controller}/${hook}`;
+    app.post(
+      path,
+      async function observeHook(c, next) {
+        const started = performance.now();
+        await next();
+        const seconds = (performance.now() - started) / 1000;
+        const call = c.get('call') ?? { controller, hook };
+        options.metrics?.duration.observe({ controller, hook }, seconds);
+        options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
+        logger.info(
+          { ...call, controller, hook, status: c.res.status, durationMs: Math.round(seconds * 1e6) / 1e3 },
+          'hook',
+        );
+      },
+      limit,
+      handleHook(definition, { controller, hook }, options),
+    );
   }
 
   app.notFound((c) => sendError(c, 'NotFound', errorBody('NotFound', `no route for ${c.req.method} ${c.req.path}`)));
