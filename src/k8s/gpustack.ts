@@ -12,6 +12,7 @@ import {
   OutputConditionSchema,
   TolerationSchema,
 } from './objects.js';
+import { summarizeIssues } from './paths.js';
 
 export const GPUSTACK_API_VERSION = 'worker.gpustack.ai/v1alpha1';
 export const SCHEDULING_CHAIN_NAME = 'default';
@@ -134,13 +135,10 @@ export type SettingsResolution =
 
 /**
  * Resolves the settings of a SchedulingChain spec (absent chain or spec → all defaults).
- * An invalid spec yields a message naming the field, never a throw.
+ * An invalid spec yields a bounded message naming the fields, never a throw.
  */
 export function resolveSettings(spec: unknown): SettingsResolution {
   const parsed = SchedulingChainSpecSchema.safeParse(spec ?? {});
   if (parsed.success) return { ok: true, settings: parsed.data };
-  const message = parsed.error.issues
-    .map((issue) => `spec.${issue.path.map(String).join('.')}: ${issue.message}`)
-    .join('; ');
-  return { ok: false, message };
+  return { ok: false, message: summarizeIssues(parsed.error.issues, ['spec']) };
 }

@@ -4,7 +4,7 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { canonicalize, rfc3339Seconds } from '../k8s/index.js';
+import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import { hookTable, type HookDefinition } from './hooks.js';
 import type { HookMetrics } from './metrics.js';
@@ -72,7 +72,8 @@ function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent
       );
     }
     const parent = parentNameOf(body);
-    if (parent !== undefined) call.parent = parent;
+    // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
+    if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);
     const prepared = definition.prepare(body);
     if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
     const outcome = prepared.run({ now: rfc3339Seconds(clock()) });

@@ -3,7 +3,7 @@
  * Codes form a closed set mapped to HTTP statuses by an exhaustive switch.
  */
 import type { z } from 'zod';
-import { formatPath } from '../k8s/index.js';
+import { MAX_ECHOED_TEXT as MAX_ECHOED_MESSAGE, boundText, formatPath, summarizeIssues } from '../k8s/index.js';
 
 export type ErrorCode =
   | 'MalformedJson'
@@ -42,21 +42,24 @@ export function statusOf(code: ErrorCode): 400 | 404 | 413 | 429 | 500 {
   }
 }
 
-/** A 400 body naming every failing field. */
+/** Issues listed in a 400 body; the message counts them all. */
+export const MAX_LISTED_ISSUES = 20;
+
+/**
+ * A 400 body naming the failing fields: the message names the first five and counts the rest, the
+ * list holds the first {@link MAX_LISTED_ISSUES}; paths and messages are bounded, so the answer
+ * stays a few KB whatever the body held.
+ */
 export function schemaErrorBody(error: z.ZodError): ErrorBody {
-  const issues = error.issues.map((issue) => ({
+  const issues = error.issues.slice(0, MAX_LISTED_ISSUES).map((issue) => ({
     path: formatPath(issue.path),
     code: issue.code,
-    message: issue.message,
+    message: boundText(issue.message),
   }));
-  const message =
-    issues
-      .slice(0, 5)
-      .map((i) => `${i.path}: ${i.message}`)
-      .join('; ') + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
-  return { error: { code: 'BadHookRequest', message, issues } };
+  return { error: { code: 'BadHookRequest', message: summarizeIssues(error.issues), issues } };
 }
 
+/** An error body; the message is bounded (it may quote the request, e.g. a JSON syntax error). */
 export function errorBody(code: ErrorCode, message: string): ErrorBody {
-  return { error: { code, message } };
+  return { error: { code, message: boundText(message, 4 * MAX_ECHOED_MESSAGE) } };
 }

@@ -69,3 +69,88 @@ describe('deeply nested values', () => {
     expect(children.find((c) => c.metadata.name === FLAVOR)?.spec.extra).toEqual(JSON.parse(nestedArrayText(98)));
   });
 });
+
+describe('huge keys and messages', () => {
+  const HUGE = `k${'x'.repeat(4 * 1024 * 1024)}`;
+  let app: InMemoryApp;
+  beforeEach(() => {
+    app = createApp();
+  });
+
+  it('a 4 MB label key that fails its schema → a 400 of a few KB that still names the field', async () => {
+    const body = exampleBody('node-profile.sync.json') as { parent: { metadata: { labels: Record<string, unknown> } } };
+    body.parent.metadata.labels[HUGE] = 1;
+
+    const answer = await post(app, '/hooks/node-profile/sync', body);
+
+    expect(answer.status).toBe(400);
+    expect(answer.text.length).toBeLessThan(16 * 1024);
+    const { error } = answer.json as { error: { message: string; issues: { path: string }[] } };
+    const path = `parent.metadata.labels.${HUGE.slice(0, 256)}… (${HUGE.length} characters)`;
+    expect(error.message).toBe(`${path}: Invalid input: expected string, received number`);
+    expect(error.issues).toEqual([
+      { path, code: 'invalid_type', message: 'Invalid input: expected string, received number' },
+    ]);
+  });
+
+  it('many failing fields → every one counted in the message, at most 20 listed', async () => {
+    const labels = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`bad-${i}`, i]));
+
+    const answer = await post(app, '/hooks/node-profile/sync', { parent: { metadata: { name: 'n', labels } } });
+
+    expect(answer.status).toBe(400);
+    const { error } = answer.json as { error: { message: string; issues: unknown[] } };
+    expect(error.issues).toHaveLength(20);
+    expect(error.message).toMatch(/; and 495 more$/);
+  });
+
+  it('a 4 MB unknown settings key → a 429 of a few KB', async () => {
+    const body = exampleBody('node-profile.sync.json') as {
+      related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
+    };
+    const chain = body.related['SchedulingChain.worker.gpustack.ai/v1alpha1']?.['default'];
+    if (chain === undefined) throw new Error('example relates no SchedulingChain default');
+    chain.spec[HUGE] = true;
+
+    const answer = await post(app, '/hooks/node-profile/sync', body);
+
+    expect(answer.status).toBe(429);
+    expect(answer.text.length).toBeLessThan(16 * 1024);
+    const quoted = `Unrecognized key: "${HUGE}"`;
+    expect((answer.json as { error: { message: string } }).error.message).toBe(
+      `SchedulingChain default: spec: ${quoted.slice(0, 256)}… (${quoted.length} characters)`,
+    );
+  });
+
+  it('a 4 MB unknown settings key → a chain status condition of a few KB', async () => {
+    const body = exampleBody('scheduling-chain.sync.json') as { parent: { spec: Record<string, unknown> } };
+    body.parent.spec[HUGE] = true;
+
+    const answer = await post(app, '/hooks/scheduling-chain/sync', body);
+
+    expect(answer.status).toBe(200);
+    expect(answer.text.length).toBeLessThan(16 * 1024);
+    const { status } = answer.json as { status: { conditions: { reason: string; message: string }[] } };
+    expect(status.conditions[0]).toMatchObject({
+      reason: 'InvalidSettings',
+      message: expect.stringMatching(/^spec: /),
+    });
+  });
+});
+
+describe('the log line', () => {
+  it('names a 4 MB parent name by its first 253 characters and its length', async () => {
+    const logged: Record<string, unknown>[] = [];
+    const app = createApp({
+      logger: { info: (fields) => logged.push(fields as Record<string, unknown>), error: () => {} },
+    });
+    const name = 'n'.repeat(4 * 1024 * 1024);
+    const body = exampleBody('node-devices-check.sync.json') as { parent: { metadata: { name: string } } };
+    body.parent.metadata.name = name;
+
+    const answer = await post(app, '/hooks/node-devices-check/sync', body);
+
+    expect(answer.status).toBe(200);
+    expect(logged[0]?.['parent']).toBe(`${name.slice(0, 253)}… (${name.length} characters)`);
+  });
+});
