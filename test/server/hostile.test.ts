@@ -154,3 +154,50 @@ describe('the log line', () => {
     expect(logged[0]?.['parent']).toBe(`${name.slice(0, 253)}… (${name.length} characters)`);
   });
 });
+
+describe('__proto__ keys', () => {
+  it('are sent back like any other key when observed children are kept (labels, annotations, spec)', async () => {
+    const child =
+      '{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor",' +
+      `"metadata":{"name":"${FLAVOR}","labels":{"__proto__":"label"},"annotations":{"__proto__":"annotation"}},` +
+      '"spec":{"nodeLabels":{"__proto__":"node-label"},"__proto__":{"polluted":"yes"}}}';
+
+    const answer = await post(
+      createApp(),
+      '/hooks/scheduling-chain/sync',
+      chainWithObservedSpec('1').replace(
+        /"ResourceFlavor\.kueue\.x-k8s\.io\/v1beta2":\{"[^"]+":\{.*?"extra":1\}\}\}/,
+        `"${FLAVOR_KEY}":{"${FLAVOR}":${child}}`,
+      ),
+    );
+
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain(
+      '"metadata":{"annotations":{"__proto__":"annotation"},"labels":{"__proto__":"label"},' +
+        `"name":"${FLAVOR}"},"spec":{"__proto__":{"polluted":"yes"},"nodeLabels":{"__proto__":"node-label"}}`,
+    );
+    expect(answer.text).not.toContain('"polluted":"yes"}}}');
+  });
+});
+
+describe('a __proto__ key in the settings', () => {
+  it('is invalid settings (429 naming it), not a selector that silently lost its condition', async () => {
+    const body = exampleBody('instance-type.sync.json') as {
+      related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
+    };
+    const chain = body.related['SchedulingChain.worker.gpustack.ai/v1alpha1']?.['default'];
+    if (chain === undefined) throw new Error('example relates no SchedulingChain default');
+    chain.spec['localQueueNamespaces'] = JSON.parse('{"matchLabels":{"__proto__":"queues"}}');
+
+    const answer = await post(createApp(), '/hooks/instance-type/sync', body);
+
+    expect(answer.status).toBe(429);
+    expect(answer.json).toEqual({
+      error: {
+        code: 'InvalidSettings',
+        message:
+          'SchedulingChain default: spec.localQueueNamespaces.matchLabels.__proto__: "__proto__" is not a valid key',
+      },
+    });
+  });
+});
