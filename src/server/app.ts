@@ -56,6 +56,24 @@ function countChildren(response: object, record: CallRecord, metrics: HookMetric
     metrics?.children.inc({ controller: record.controller, kind: String((child as { kind?: unknown }).kind) });
 }
 
+/**
+ * Why a request's headers say its body is not plain JSON, or undefined when they say it is:
+ * `application/json` (charset utf-8 if named; Metacontroller sends `application/json`) with no
+ * content coding. Anything else is refused before a byte of the body is read.
+ */
+function notPlainJson(contentType: string | undefined, contentEncoding: string | undefined): string | undefined {
+  if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity')
+    return `content-encoding "${contentEncoding}" is not supported: send the body unencoded`;
+  if (contentType === undefined || contentType.trim() === '') return 'content-type is missing: send application/json';
+  const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
+  const charset = parameters
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/^"(.*)"$/, '$1');
+  if (type === 'application/json' && (charset === undefined || charset === 'utf-8')) return undefined;
+  return `content-type "${contentType}" is not application/json`;
+}
+
 function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent' | 'children'>, options: AppOptions) {
   const clock = options.clock ?? (() => new Date());
   return async function hookHandler(c: Context<AppEnv>): Promise<Response> {
@@ -110,6 +128,13 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
     return Number.parseInt(declared, 10) > maxSize ? tooLarge(c) : next();
   };
 
+  const plainJson: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const problem = notPlainJson(c.req.header('content-type'), c.req.header('content-encoding'));
+    return problem === undefined
+      ? next()
+      : sendError(c, 'UnsupportedMediaType', errorBody('UnsupportedMediaType', problem));
+  };
+
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', (c) => c.json({ status: 'ready' }));
   app.get('/metrics', async (c) => {
@@ -135,6 +160,7 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
           'hook',
         );
       },
+      plainJson,
       limit,
       handleHook(definition, { controller, hook }, options),
     );

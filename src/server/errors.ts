@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'MalformedJson'
   | 'BadHookRequest'
   | 'PayloadTooLarge'
+  | 'UnsupportedMediaType'
   | 'NotFound'
   | 'MissingRelated'
   | 'InvalidSettings'
@@ -25,7 +26,7 @@ export interface ErrorBody {
 }
 
 /** The HTTP status of an error code. */
-export function statusOf(code: ErrorCode): 400 | 404 | 413 | 429 | 500 {
+export function statusOf(code: ErrorCode): 400 | 404 | 413 | 415 | 429 | 500 {
   switch (code) {
     case 'MalformedJson':
     case 'BadHookRequest':
@@ -34,6 +35,8 @@ export function statusOf(code: ErrorCode): 400 | 404 | 413 | 429 | 500 {
       return 404;
     case 'PayloadTooLarge':
       return 413;
+    case 'UnsupportedMediaType':
+      return 415;
     case 'MissingRelated':
     case 'InvalidSettings':
       return 429;
