@@ -41,6 +41,7 @@ function request(
   body?: Buffer,
 ): Promise<{ status: number; retryAfter?: number }> {
   return new Promise((resolve, reject) => {
+    let answer: { status: number; retryAfter?: number } | undefined;
     const req = http.request(
       {
         host: '127.0.0.1',
@@ -51,17 +52,19 @@ function request(
         headers: body ? { 'content-type': 'application/json', 'content-length': body.length } : {},
       },
       (res) => {
+        const retry = Number(res.headers['retry-after']);
+        answer = { status: res.statusCode ?? 0, ...(Number.isFinite(retry) ? { retryAfter: retry } : {}) };
         res.resume();
-        res.on('end', () => {
-          const retry = Number(res.headers['retry-after']);
-          resolve({ status: res.statusCode ?? 0, ...(Number.isFinite(retry) ? { retryAfter: retry } : {}) });
-        });
-        res.on('error', reject);
+        res.on('end', () => resolve(answer as { status: number }));
+        res.on('error', () => resolve(answer as { status: number }));
       },
     );
-    // A server that answers early (429, 413) may close before the whole body is written.
+    // A server that answers early (429, 413) closes the connection before the whole body is
+    // written: the answer counts (Go's client, Metacontroller's, returns it too); with none, -1.
     req.on('error', (error: NodeJS.ErrnoException) =>
-      error.code === 'EPIPE' || error.code === 'ECONNRESET' ? resolve({ status: -1 }) : reject(error),
+      answer !== undefined || error.code === 'EPIPE' || error.code === 'ECONNRESET'
+        ? resolve(answer ?? { status: -1 })
+        : reject(error),
     );
     req.end(body);
   });

@@ -37,10 +37,10 @@ Commands:
 Vendor library overrides: GPUSTACK_<MFR>_LIBRARY=/path/lib.so (e.g. GPUSTACK_NVIDIA_LIBRARY).
 `;
 
-function parseByteSize(text: string): number {
+function parseByteSize(text: string, flag: string): number {
   const bytes = parseQuantity(text);
-  if (bytes === undefined || bytes <= 0 || !Number.isSafeInteger(Math.floor(bytes)))
-    throw new UsageError(`--max-body: "${text}" is not a size such as 256Mi`);
+  if (bytes === undefined || bytes < 1 || !Number.isSafeInteger(Math.floor(bytes)))
+    throw new UsageError(`${flag}: "${text}" is not a size such as 256Mi`);
   return Math.floor(bytes);
 }
 
@@ -51,6 +51,7 @@ async function serveCommand(args: string[]): Promise<void> {
       port: { type: 'string', default: process.env['PORT'] ?? '8080' },
       host: { type: 'string', default: '0.0.0.0' },
       'max-body': { type: 'string', default: '256Mi' },
+      'max-inflight-bytes': { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
       admission: { type: 'boolean', default: false },
       ...ADMISSION_FLAGS,
@@ -59,7 +60,9 @@ async function serveCommand(args: string[]): Promise<void> {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port: "${values.port}" is not a port number`);
-  const maxBodyBytes = parseByteSize(values['max-body']);
+  const maxBodyBytes = parseByteSize(values['max-body'], '--max-body');
+  const inflight = values['max-inflight-bytes'];
+  const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission
     ? await (
@@ -72,7 +75,13 @@ async function serveCommand(args: string[]): Promise<void> {
       })
     : undefined;
   try {
-    await runServer({ port, host: values.host, maxBodyBytes, logLevel: values['log-level'] });
+    await runServer({
+      port,
+      host: values.host,
+      maxBodyBytes,
+      ...(maxInflightBytes !== undefined ? { maxInflightBytes } : {}),
+      logLevel: values['log-level'],
+    });
   } finally {
     await admission?.stop();
   }

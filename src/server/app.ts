@@ -2,11 +2,13 @@
  * @module The hono app: one POST route per hook of the hook table, health and metrics routes.
  * Handlers only parse, call the pure sync function and serialise — no business logic here.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import { hookTable, type HookDefinition } from './hooks.js';
+import { BUSY_RETRY_AFTER_SECONDS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_INFLIGHT_BYTES } from './limits.js';
 import type { HookMetrics } from './metrics.js';
 
 /** The logging surface we use; pino's logger satisfies it. */
@@ -18,13 +20,17 @@ export interface HookLogger {
 export interface AppOptions {
   /** Largest accepted request body in bytes; bigger → 413. @default 256 MiB */
   readonly maxBodyBytes?: number;
+  /**
+   * Bytes of request bodies read and processed at once; a request past it → 429 + Retry-After
+   * (a request alone is always taken, up to `maxBodyBytes`). @default the budget of a 2 GiB container
+   */
+  readonly maxInflightBytes?: number;
   readonly logger?: HookLogger;
   readonly metrics?: HookMetrics;
   /** The request time handed to sync functions as `now`. @default the system clock */
   readonly clock?: () => Date;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
 const SILENT: HookLogger = { info: () => {}, error: () => {} };
 
 function sendError(c: Context<AppEnv>, code: ErrorCode, body: ErrorBody = errorBody(code, code)): Response {
@@ -74,36 +80,97 @@ function notPlainJson(contentType: string | undefined, contentEncoding: string |
   return `content-type "${contentType}" is not application/json`;
 }
 
-function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent' | 'children'>, options: AppOptions) {
+/**
+ * Runs tasks one after another. Parsing and answering a big request blocks the event loop for a
+ * second or more per phase; run side by side, two requests' phases would follow each other with no
+ * I/O in between (every ready continuation runs before the next poll), and /healthz would wait for
+ * all of them. One at a time, with a turn of the event loop between phases, it waits for one phase.
+ */
+class Serial {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(task);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+function handleHook(
+  definition: HookDefinition,
+  record: Omit<CallRecord, 'parent' | 'children'>,
+  options: AppOptions,
+  processing: Serial,
+) {
   const clock = options.clock ?? (() => new Date());
   return async function hookHandler(c: Context<AppEnv>): Promise<Response> {
     const call: CallRecord = { ...record };
     c.set('call', call);
-    let body: unknown;
+    let text: string;
     try {
-      body = JSON.parse(await c.req.text());
+      text = await c.req.text(); // I/O: bodies are read side by side
     } catch (error) {
       return sendError(
         c,
         'MalformedJson',
-        errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
+        errorBody('MalformedJson', `request body is unreadable: ${(error as Error).message}`),
       );
     }
-    const parent = parentNameOf(body);
-    // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
-    if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);
-    const prepared = definition.prepare(body);
-    if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
-    const outcome = prepared.run({ now: rfc3339Seconds(clock()) });
-    if (!outcome.ok) {
-      c.header('Retry-After', String(outcome.error.retryAfterSeconds));
-      return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
-    }
-    countChildren(outcome.response, call, options.metrics);
-    return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, {
-      'content-type': 'application/json',
+    return processing.run(async () => {
+      // A turn of the event loop before each phase: /healthz and the other connections go first.
+      await nextTurn();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        return sendError(
+          c,
+          'MalformedJson',
+          errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
+        );
+      }
+      const parent = parentNameOf(body);
+      // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
+      if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);
+      await nextTurn();
+      const prepared = definition.prepare(body);
+      if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
+      await nextTurn();
+      const outcome = prepared.run({ now: rfc3339Seconds(clock()) });
+      if (!outcome.ok) {
+        c.header('Retry-After', String(outcome.error.retryAfterSeconds));
+        return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
+      }
+      countChildren(outcome.response, call, options.metrics);
+      await nextTurn();
+      return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, {
+        'content-type': 'application/json',
+      });
     });
   };
+}
+
+/**
+ * Bytes of request bodies being read or processed, against a budget. A request alone is always
+ * taken (`--max-body` bounds it), so a budget below the largest body cannot starve it.
+ */
+class InflightBytes {
+  inUse = 0;
+  constructor(readonly budget: number) {}
+  take(bytes: number): boolean {
+    if (this.inUse > 0 && this.inUse + bytes > this.budget) return false;
+    this.inUse += bytes;
+    return true;
+  }
+  give(bytes: number): void {
+    this.inUse -= bytes;
+  }
+}
+
+/** The body length a request declares, or undefined when it streams without one (chunked). */
+function declaredLength(c: Context<AppEnv>): number | undefined {
+  const declared = c.req.header('content-length');
+  if (declared === undefined || c.req.header('transfer-encoding') !== undefined) return undefined;
+  return Number.parseInt(declared, 10);
 }
 
 /**
@@ -123,10 +190,43 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   // adapter's buffered body into a web stream read chunk by chunk, the slowest way to a 100 MB body.
   // A chunked body is counted as it streams in.
   const limit: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const declared = c.req.header('content-length');
-    if (declared === undefined || c.req.header('transfer-encoding') !== undefined) return streamedLimit(c, next);
-    return Number.parseInt(declared, 10) > maxSize ? tooLarge(c) : next();
+    const declared = declaredLength(c);
+    if (declared === undefined) return streamedLimit(c, next);
+    return declared > maxSize ? tooLarge(c) : next();
   };
+  // Memory back-pressure: a body of unknown length counts as the largest allowed until it is done.
+  const inflight = new InflightBytes(options.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
+  const processing = new Serial();
+  const budgeted = (controller: string, hook: string): MiddlewareHandler<AppEnv> =>
+    async function budget(c, next) {
+      const declared = declaredLength(c);
+      if (declared !== undefined && declared > maxSize) return next(); // a 413, never read
+      const bytes = declared ?? maxSize;
+      const before = inflight.inUse;
+      if (!inflight.take(bytes)) {
+        options.metrics?.busy.inc({ controller, hook });
+        c.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
+        const own =
+          declared === undefined
+            ? `this one, of unknown length, counts as ${maxSize}`
+            : `this one declares ${declared}`;
+        return sendError(
+          c,
+          'ServerBusy',
+          errorBody(
+            'ServerBusy',
+            `${before} bytes of request bodies are in flight and ${own}: over the budget of ${inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
+          ),
+        );
+      }
+      options.metrics?.inflight.set(inflight.inUse);
+      try {
+        await next();
+      } finally {
+        inflight.give(bytes);
+        options.metrics?.inflight.set(inflight.inUse);
+      }
+    };
 
   const plainJson: MiddlewareHandler<AppEnv> = async (c, next) => {
     const problem = notPlainJson(c.req.header('content-type'), c.req.header('content-encoding'));
@@ -161,8 +261,10 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
         );
       },
       plainJson,
+      // Before `limit`: a chunked body is read whole there, and must count while it is read.
+      budgeted(controller, hook),
       limit,
-      handleHook(definition, { controller, hook }, options),
+      handleHook(definition, { controller, hook }, options, processing),
     );
   }
 

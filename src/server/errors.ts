@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'NotFound'
   | 'MissingRelated'
   | 'InvalidSettings'
+  | 'ServerBusy'
   | 'Internal';
 
 export interface ErrorIssue {
@@ -39,6 +40,7 @@ export function statusOf(code: ErrorCode): 400 | 404 | 413 | 415 | 429 | 500 {
       return 415;
     case 'MissingRelated':
     case 'InvalidSettings':
+    case 'ServerBusy':
       return 429;
     case 'Internal':
       return 500;

@@ -1,5 +1,6 @@
 /** @module src/server: the hono hook server (DESIGN §6). */
-export { createApp, DEFAULT_MAX_BODY_BYTES, type AppOptions, type HookLogger } from './app.js';
+export { createApp, type AppOptions, type HookLogger } from './app.js';
+export * from './limits.js';
 export {
   HOOKS,
   defineHook,

@@ -1,0 +1,42 @@
+/**
+ * @module Every limit of the hook server in one place: request size, the memory budget of bodies
+ * in flight, and the HTTP timeouts and shutdown drain. The README's HTTP contract quotes these.
+ */
+
+const MiB = 1024 * 1024;
+
+/**
+ * Largest request body (`--max-body`). Metacontroller sends the scheduling-chain hook every managed
+ * Node whole: ~23 KB of JSON per Node as the API server returns it (NFD labels, images,
+ * managedFields), 225.5 MB for 10,000 Nodes — the largest cluster we support — plus the chain's
+ * children. 256 MiB leaves that cluster about 15 % of headroom.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 256 * MiB;
+
+/**
+ * Memory a request costs at its peak per byte of body: the body, its text, the parsed objects and
+ * the answer. Measured 4.1 at 5,000 and 10,000 Nodes and 4.9 for one padded body at 256 MiB
+ * (`npm run bench`, `npm run bench:pressure`); 6 leaves room for the garbage V8 has not collected.
+ */
+export const MEMORY_PER_BODY_BYTE = 6;
+/** Memory the server needs besides the bodies: an idle server is ~75 MB resident, plus V8's slack. */
+export const MEMORY_RESERVE_BYTES = 256 * MiB;
+/** The memory limit assumed when the container has none: our Deployment's (manifests/server). */
+export const ASSUMED_MEMORY_LIMIT_BYTES = 2048 * MiB;
+/** The smallest budget, whatever the limit: one mid-sized cluster's request must still get through. */
+export const MIN_INFLIGHT_BYTES = 32 * MiB;
+
+/**
+ * The bytes of request bodies the server reads and processes at once (`--max-inflight-bytes`),
+ * for a container memory limit: what is left after the reserve, over the cost per body byte.
+ * @example inflightBudgetFor(2 * 1024 ** 3) // 298.7 MiB: two 5,000-node requests, or one 10,000-node one
+ */
+export function inflightBudgetFor(memoryLimitBytes: number): number {
+  return Math.max(MIN_INFLIGHT_BYTES, Math.floor((memoryLimitBytes - MEMORY_RESERVE_BYTES) / MEMORY_PER_BODY_BYTE));
+}
+
+/** The default in-flight budget: that of the assumed limit. */
+export const DEFAULT_MAX_INFLIGHT_BYTES = inflightBudgetFor(ASSUMED_MEMORY_LIMIT_BYTES);
+
+/** Retry-After of a 429 for a full budget: about the time a large request takes to answer. */
+export const BUSY_RETRY_AFTER_SECONDS = 5;
