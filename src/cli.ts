@@ -18,7 +18,13 @@ const USAGE = `Usage: gpustack-operator <command> [options]
 
 Commands:
   serve      Run the Metacontroller hook server
-             --port 8080  --host 0.0.0.0  --max-body 256Mi  --log-level info
+             --port 8080  --host 0.0.0.0  --log-level info
+             --max-body 256Mi  largest request body (413 above): the chain hook of 10,000 Nodes
+                               (~23 KB of JSON each) fits
+             --max-inflight-bytes SIZE  request bytes read and processed at once (429 + Retry-After
+                               above); default (container memory limit - 256Mi) / 6, 2Gi assumed
+                               without a limit
+             --drain-timeout 20s  on SIGTERM, time for requests in flight before connections close
              [--admission] also run the admission checker in this process (flags as below)
   render     Print the labels and Kueue objects the chain derives from a node dump
              --nodes FILE (kubectl get nodes -o yaml|json, or an array of Nodes)
@@ -44,6 +50,14 @@ function parseByteSize(text: string, flag: string): number {
   return Math.floor(bytes);
 }
 
+/** `20s`, `1m`, `500ms` or plain seconds; zero allowed. */
+function parseDrain(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text);
+  const unit = { ms: 1, s: 1000, m: 60_000 }[match?.[2] ?? 's'] ?? 1000;
+  if (!match) throw new UsageError(`--drain-timeout: "${text}" is not a duration such as 20s`);
+  return Number(match[1]) * unit;
+}
+
 async function serveCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -52,6 +66,7 @@ async function serveCommand(args: string[]): Promise<void> {
       host: { type: 'string', default: '0.0.0.0' },
       'max-body': { type: 'string', default: '256Mi' },
       'max-inflight-bytes': { type: 'string' },
+      'drain-timeout': { type: 'string', default: '20s' },
       'log-level': { type: 'string', default: 'info' },
       admission: { type: 'boolean', default: false },
       ...ADMISSION_FLAGS,
@@ -63,6 +78,7 @@ async function serveCommand(args: string[]): Promise<void> {
   const maxBodyBytes = parseByteSize(values['max-body'], '--max-body');
   const inflight = values['max-inflight-bytes'];
   const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
+  const drainTimeoutMs = parseDrain(values['drain-timeout']);
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission
     ? await (
@@ -80,6 +96,7 @@ async function serveCommand(args: string[]): Promise<void> {
       host: values.host,
       maxBodyBytes,
       ...(maxInflightBytes !== undefined ? { maxInflightBytes } : {}),
+      drainTimeoutMs,
       logLevel: values['log-level'],
     });
   } finally {

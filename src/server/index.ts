@@ -15,4 +15,11 @@ export {
 } from './hooks.js';
 export { createMetrics, type HookMetrics } from './metrics.js';
 export { errorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
-export { runServer, type ServeOptions } from './serve.js';
+export {
+  createHookServer,
+  drainServer,
+  readContainerMemoryLimit,
+  runServer,
+  type MemoryLimit,
+  type ServeOptions,
+} from './serve.js';

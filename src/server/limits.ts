@@ -40,3 +40,28 @@ export const DEFAULT_MAX_INFLIGHT_BYTES = inflightBudgetFor(ASSUMED_MEMORY_LIMIT
 
 /** Retry-After of a 429 for a full budget: about the time a large request takes to answer. */
 export const BUSY_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * How long an idle keep-alive connection stays open. Metacontroller is a Go client: its idle
+ * connections live 90 s (`http.Transport.IdleConnTimeout`). Were the server to close first (Node's
+ * default is 5 s), Metacontroller could write a request to a socket the server had just closed and
+ * get a reset; above 90 s the client always closes first.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 95_000;
+/** Time to receive a request's headers; above the keep-alive timeout, as Node advises. */
+export const HEADERS_TIMEOUT_MS = 100_000;
+/**
+ * Time to receive a whole request, body included: a stalled upload is cut (408) after this. Node
+ * requires it at or above the headers timeout; the hooks' own timeouts are 30–60 s.
+ */
+export const REQUEST_TIMEOUT_MS = 120_000;
+/** How often Node checks the two timeouts above (its default, 30 s, would let a stalled request overrun by that much). */
+export const CONNECTIONS_CHECK_INTERVAL_MS = 5_000;
+/**
+ * On SIGTERM the server stops accepting connections and gives the requests in flight this long to
+ * finish, then closes every connection left (a stalled client cannot hold the process). Inside
+ * Kubernetes' default 30 s grace period; Metacontroller retries what was cut.
+ */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
+/** While draining, connections that went idle after their last answer are closed this often. */
+export const DRAIN_IDLE_SWEEP_MS = 250;
