@@ -174,6 +174,8 @@ async function main(): Promise<void> {
       hooks: {
         ok: results.filter((r) => r.status === 200).length,
         first429: results.filter((r) => r.statuses[0] === 429).length,
+        /** Answers lost to a reset connection (status -1): the client never saw the 429. */
+        noAnswer: results.reduce((n, r) => n + r.statuses.filter((s) => s === -1).length, 0),
         attempts: results.map((r) => r.attempts),
         finalStatuses: results.map((r) => r.status),
         seconds: results.map((r) => Math.round(r.seconds * 10) / 10),

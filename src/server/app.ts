@@ -166,6 +166,17 @@ class InflightBytes {
   }
 }
 
+/**
+ * Reads a request body to its end and drops it (nothing is kept). A refusal sent while the client
+ * is still writing, followed by a close with unread data, is a TCP reset, and a reset can take the
+ * refusal with it: the client then sees a broken connection instead of a 429 and its Retry-After.
+ */
+async function discardBody(c: Context<AppEnv>): Promise<void> {
+  const reader = c.req.raw.body?.getReader();
+  if (reader === undefined) return;
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
+}
+
 /** The body length a request declares, or undefined when it streams without one (chunked). */
 function declaredLength(c: Context<AppEnv>): number | undefined {
   const declared = c.req.header('content-length');
@@ -205,6 +216,7 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
       const before = inflight.inUse;
       if (!inflight.take(bytes)) {
         options.metrics?.busy.inc({ controller, hook });
+        await discardBody(c);
         c.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
         const own =
           declared === undefined

@@ -96,4 +96,35 @@ describe('createHookServer', () => {
     expect(stalled.received()).toBe('');
     expect(await lateError).toBe('ECONNREFUSED');
   });
+
+  it('a 429 for a full budget comes after the refused body is read, on a connection that stays open', async () => {
+    const server = createHookServer(createApp({ maxBodyBytes: 10_000_000, maxInflightBytes: 1000 }));
+    servers.push(server);
+    const port = await listen(server);
+    const holder = open(port);
+    holder.socket.write(HEAD.replace(`Content-Length: ${BODY.length}`, 'Content-Length: 900') + BODY.slice(0, 10));
+    await pause(50);
+    const refused = open(port);
+    let reset = false;
+    refused.socket.on('error', () => {
+      reset = true;
+    });
+    const length = 2_000_000;
+    refused.socket.write(HEAD.replace(`Content-Length: ${BODY.length}`, `Content-Length: ${length}`));
+
+    // A slow upload: 1 MB now, the rest after longer than any early-answer drain would wait.
+    refused.socket.write(' '.repeat(1_000_000));
+    await pause(800);
+    expect(refused.received()).toBe('');
+    refused.socket.write(' '.repeat(length - 1_000_000));
+    await pause(300);
+    refused.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await pause(300);
+
+    expect(reset).toBe(false);
+    expect(refused.received()).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n[\s\S]*retry-after: 5\r\n/i);
+    expect(refused.received()).toMatch(/HTTP\/1\.1 200 OK\r\n[\s\S]*\{"status":"ok"\}$/);
+    holder.socket.destroy();
+    refused.socket.destroy();
+  });
 });
