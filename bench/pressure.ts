@@ -70,6 +70,32 @@ function request(
   });
 }
 
+/** A GET's whole answer as text ('' when it fails). */
+function text(port: number, route: string): Promise<string> {
+  return new Promise((resolve) => {
+    http
+      .get({ host: '127.0.0.1', port, path: route, agent: false }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', () => resolve(''));
+  });
+}
+
+/** One sample of a Prometheus text exposition, times `scale`, rounded; null when absent. */
+function metric(exposition: string, sample: string, scale = 1): number | null {
+  const line = exposition.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line === undefined ? null : Math.round(Number(line.slice(sample.length + 1)) * scale * 1000) / 1000;
+}
+
+/** GCs of `kind` that took longer than `seconds` (from the histogram's buckets). */
+function over(exposition: string, kind: string, seconds: number): number | null {
+  const all = metric(exposition, `nodejs_gc_duration_seconds_count{kind="${kind}"}`);
+  const within = metric(exposition, `nodejs_gc_duration_seconds_bucket{le="${seconds}",kind="${kind}"}`);
+  return all === null || within === null ? null : all - within;
+}
+
 async function hook(port: number, body: Buffer, maxAttempts: number): Promise<HookResult> {
   const started = performance.now();
   const statuses: number[] = [];
@@ -150,6 +176,7 @@ async function main(): Promise<void> {
     const wallSeconds = (performance.now() - started) / 1000;
     running = false;
     await poller;
+    const metrics = await text(server.port, '/metrics');
     const summary = {
       nodes,
       concurrency,
@@ -171,6 +198,14 @@ async function main(): Promise<void> {
         overOneSecond: health.filter((ms) => ms > 1000).length,
       },
       wallSeconds: Math.round(wallSeconds * 10) / 10,
+      // prom-client's default metrics of the server (null when an older build lacks them).
+      eventLoopLagMaxMs: metric(metrics, 'nodejs_eventloop_lag_max_seconds', 1000),
+      gc: {
+        majorCount: metric(metrics, 'nodejs_gc_duration_seconds_count{kind="major"}'),
+        majorSeconds: metric(metrics, 'nodejs_gc_duration_seconds_sum{kind="major"}'),
+        majorOverOneSecond: over(metrics, 'major', 1),
+        minorSeconds: metric(metrics, 'nodejs_gc_duration_seconds_sum{kind="minor"}'),
+      },
       hooks: {
         ok: results.filter((r) => r.status === 200).length,
         first429: results.filter((r) => r.statuses[0] === 429).length,

@@ -2,6 +2,7 @@
  * @module The hono app: one POST route per hook of the hook table, health and metrics routes.
  * Handlers only parse, call the pure sync function and serialise — no business logic here.
  */
+import type { IncomingMessage } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -172,6 +173,15 @@ class InflightBytes {
  * refusal with it: the client then sees a broken connection instead of a 429 and its Retry-After.
  */
 async function discardBody(c: Context<AppEnv>): Promise<void> {
+  // Behind the Node adapter: let the socket's data flow to nowhere (no web stream, no chunk promises).
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming !== undefined) {
+    if (incoming.readableEnded || incoming.destroyed) return;
+    await new Promise<void>((resolve) => {
+      incoming.once('end', resolve).once('close', resolve).resume();
+    });
+    return;
+  }
   const reader = c.req.raw.body?.getReader();
   if (reader === undefined) return;
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
