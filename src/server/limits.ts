@@ -15,8 +15,8 @@ export const DEFAULT_MAX_BODY_BYTES = 256 * MiB;
 
 /**
  * Memory a request costs at its peak per byte of body: the body, its text, the parsed objects and
- * the answer. Measured 4.1 at 5,000 and 10,000 Nodes and 4.9 for one padded body at 256 MiB
- * (`npm run bench`, `npm run bench:pressure`); 6 leaves room for the garbage V8 has not collected.
+ * the answer. Peak RSS over body was 4.1 at 5,000 and 10,000 Nodes (`npm run bench`) and 4.9 for
+ * one body padded to 256 MiB (issue 13); 6 leaves room for the garbage V8 has not collected.
  */
 export const MEMORY_PER_BODY_BYTE = 6;
 /** Memory the server needs besides the bodies: an idle server is ~75 MB resident, plus V8's slack. */
