@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   ConditionSchema,
   KubeObjectSchema,
+  boundEchoedDepth,
   LabelSelectorSchema,
   LabelsSchema,
   OutputConditionSchema,
@@ -151,7 +152,8 @@ export type InstanceTypeSpec = z.infer<typeof InstanceTypeSpecSchema>;
  * are the last reported ones, kept while the spec is invalid.
  */
 export const InstanceTypeSchema = KubeObjectSchema.extend({
-  spec: z.looseObject(INSTANCE_TYPE_SPEC_FIELDS),
+  // Fields it does not know pass through, and an observed one may be sent back as it came.
+  spec: boundEchoedDepth(z.looseObject(INSTANCE_TYPE_SPEC_FIELDS)),
   status: z
     .looseObject({
       conditions: z.array(ConditionSchema).optional(),

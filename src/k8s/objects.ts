@@ -59,18 +59,23 @@ export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): num
 }
 
 /**
- * A received value we send back as it came (an observed child's `spec`): anything, nested at most
- * {@link MAX_ECHOED_DEPTH} levels, so a hostile body is a 400 naming the field and never a stack
- * overflow (500) while the answer is written.
+ * Adds the {@link MAX_ECHOED_DEPTH} bound to a schema of something we may send back as it came,
+ * so a hostile body is a 400 naming the field and never a stack overflow (500) while the answer
+ * is written.
  */
-export const EchoedValueSchema = z.unknown().check((payload) => {
-  if (jsonDepth(payload.value, MAX_ECHOED_DEPTH) > MAX_ECHOED_DEPTH)
-    payload.issues.push({
-      code: 'custom',
-      message: `nests deeper than ${MAX_ECHOED_DEPTH} levels`,
-      input: payload.value,
-    });
-});
+export function boundEchoedDepth<T extends z.ZodType>(schema: T): T {
+  return schema.check((payload) => {
+    if (jsonDepth(payload.value, MAX_ECHOED_DEPTH) > MAX_ECHOED_DEPTH)
+      payload.issues.push({
+        code: 'custom',
+        message: `nests deeper than ${MAX_ECHOED_DEPTH} levels`,
+        input: payload.value,
+      });
+  });
+}
+
+/** A received value we send back as it came (an observed child's `spec`): anything, depth-bounded. */
+export const EchoedValueSchema = boundEchoedDepth(z.unknown());
 
 export const ObjectMetaSchema = z.looseObject({
   name: z.string().min(1, 'metadata.name is required'),

@@ -60,6 +60,32 @@ describe('deeply nested values', () => {
     },
   );
 
+  it('an observed InstanceType whose spec carries a deep unknown field → 400 naming the spec', async () => {
+    const key = 'InstanceType.worker.gpustack.ai/v1alpha1';
+    const type = {
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      kind: 'InstanceType',
+      metadata: { name: 'gpustack-generic-linux-amd64' },
+      spec: { acceleratable: false, generalGroup: 'generic', os: 'linux', arch: 'amd64', extra: PLACEHOLDER },
+    };
+    const body = JSON.parse(chainWithObservedSpec('1')) as { children: Record<string, unknown> };
+    body.children[key] = { 'gpustack-generic-linux-amd64': type };
+
+    const answer = await post(
+      app,
+      '/hooks/scheduling-chain/sync',
+      JSON.stringify(body).replace(`"${PLACEHOLDER}"`, nestedArrayText(2_000)),
+    );
+
+    expect(answer.status).toBe(400);
+    expect(answer.json).toMatchObject({
+      error: {
+        code: 'BadHookRequest',
+        message: `children.${key}.gpustack-generic-linux-amd64.spec: nests deeper than 100 levels`,
+      },
+    });
+  });
+
   it('a spec right at the bound is kept and sent back whole', async () => {
     // spec → extra → 98 arrays: 100 levels.
     const answer = await post(app, '/hooks/scheduling-chain/sync', chainWithObservedSpec(nestedArrayText(98)));
