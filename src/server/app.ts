@@ -9,7 +9,12 @@ import { bodyLimit } from 'hono/body-limit';
 import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 import { hookTable, type HookDefinition } from './hooks.js';
-import { BUSY_RETRY_AFTER_SECONDS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_INFLIGHT_BYTES } from './limits.js';
+import {
+  BUSY_RETRY_AFTER_SECONDS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_INFLIGHT_BYTES,
+  SERIAL_ABOVE_CHARACTERS,
+} from './limits.js';
 import type { HookMetrics } from './metrics.js';
 
 /** The logging surface we use; pino's logger satisfies it. */
@@ -82,8 +87,8 @@ function notPlainJson(contentType: string | undefined, contentEncoding: string |
 }
 
 /**
- * Runs tasks one after another. Parsing and answering a big request blocks the event loop for a
- * second or more per phase; run side by side, two requests' phases would follow each other with no
+ * Runs tasks one after another. Parsing and answering a big request blocks the event loop for up
+ * to a second per phase; run side by side, two requests' phases would follow each other with no
  * I/O in between (every ready continuation runs before the next poll), and /healthz would wait for
  * all of them. One at a time, with a turn of the event loop between phases, it waits for one phase.
  */
@@ -116,9 +121,12 @@ function handleHook(
         errorBody('MalformedJson', `request body is unreadable: ${(error as Error).message}`),
       );
     }
-    return processing.run(async () => {
-      // A turn of the event loop before each phase: /healthz and the other connections go first.
-      await nextTurn();
+    // A big body is handled one at a time, with a turn of the event loop before each phase
+    // (/healthz and the other connections go first); a small one at once: it takes milliseconds.
+    const big = text.length > SERIAL_ABOVE_CHARACTERS;
+    const turn = big ? () => nextTurn() : async () => {};
+    const answer = async (): Promise<Response> => {
+      await turn();
       let body: unknown;
       try {
         body = JSON.parse(text);
@@ -132,21 +140,22 @@ function handleHook(
       const parent = parentNameOf(body);
       // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
       if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);
-      await nextTurn();
+      await turn();
       const prepared = definition.prepare(body);
       if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
-      await nextTurn();
+      await turn();
       const outcome = prepared.run({ now: rfc3339Seconds(clock()) });
       if (!outcome.ok) {
         c.header('Retry-After', String(outcome.error.retryAfterSeconds));
         return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
       }
       countChildren(outcome.response, call, options.metrics);
-      await nextTurn();
+      await turn();
       return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, {
         'content-type': 'application/json',
       });
-    });
+    };
+    return big ? processing.run(answer) : answer();
   };
 }
 

@@ -38,6 +38,12 @@ export function inflightBudgetFor(memoryLimitBytes: number): number {
 /** The default in-flight budget: that of the assumed limit. */
 export const DEFAULT_MAX_INFLIGHT_BYTES = inflightBudgetFor(ASSUMED_MEMORY_LIMIT_BYTES);
 
+/**
+ * Bodies longer than this (in characters, about bytes) are parsed and answered one at a time, with
+ * a turn of the event loop between phases; shorter ones take milliseconds and are answered at once.
+ */
+export const SERIAL_ABOVE_CHARACTERS = 1024 * 1024;
+
 /** Retry-After of a 429 for a full budget: about the time a large request takes to answer. */
 export const BUSY_RETRY_AFTER_SECONDS = 5;
 

@@ -3,11 +3,12 @@
  * bounded; a request that would pass the bound is a 429 with Retry-After, counted in the metrics,
  * while /healthz still answers and a request that fits is still served.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApp, createMetrics, type HookMetrics } from '../../src/server/index.js';
-import { read, type InMemoryApp } from './helpers.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { HOOKS, createApp, createMetrics, type HookMetrics } from '../../src/server/index.js';
+import { exampleBody, post, read, type InMemoryApp } from './helpers.js';
 
 const ROUTE = '/hooks/node-devices-check/sync';
+const ROUTE_CHAIN = '/hooks/scheduling-chain/sync';
 const SMALL = JSON.stringify({ parent: { metadata: { name: 'someone-elses-check' } } });
 
 /** A request whose body arrives only when `finish()` is called, declared `length` bytes long. */
@@ -120,5 +121,42 @@ describe('the in-flight byte budget', () => {
 
     expect(bad.status).toBe(400);
     expect((await send(app, 900)).status).toBe(200);
+  });
+});
+
+describe('bodies over 1 MiB', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('are parsed and answered one at a time (their phases never interleave)', async () => {
+    const definition = HOOKS['scheduling-chain'].sync;
+    const events: string[] = [];
+    const prepare = definition.prepare.bind(definition);
+    vi.spyOn(definition, 'prepare').mockImplementation((body) => {
+      events.push(`check ${(body as { parent: { metadata: { uid: string } } }).parent.metadata.uid}`);
+      return prepare(body);
+    });
+    const run = definition.run;
+    vi.spyOn(definition, 'run').mockImplementation((request, context) => {
+      events.push(`sync ${request.parent.metadata.uid ?? ''}`);
+      return run(request, context);
+    });
+    const big = (uid: string) => {
+      const body = exampleBody('scheduling-chain.sync.json') as {
+        controller: Record<string, unknown>;
+        parent: { metadata: Record<string, unknown> };
+      };
+      body.parent.metadata['uid'] = uid;
+      body.controller['padding'] = 'x'.repeat(1100 * 1024);
+      return JSON.stringify(body);
+    };
+    const send = (text: string) => post(app, ROUTE_CHAIN, text, { 'content-length': String(Buffer.byteLength(text)) });
+    const app = createApp();
+
+    const answers = await Promise.all([send(big('a')), send(big('b'))]);
+
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(events).toEqual(['check a', 'sync a', 'check b', 'sync b']);
   });
 });
