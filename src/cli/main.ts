@@ -18,7 +18,13 @@ const USAGE = `Usage: gpustack-operator <command> [options]
 
 Commands:
   serve      Run the Metacontroller hook server
-             --port 8080  --host 0.0.0.0  --max-body 256Mi  --log-level info
+             --port 8080  --host 0.0.0.0  --log-level info
+             --max-body 256Mi  largest request body (413 above): the chain hook of 10,000 Nodes
+                               (~23 KB of JSON each) fits
+             --max-inflight-bytes SIZE  request bytes read and processed at once (429 + Retry-After
+                               above); default (container memory limit - 256Mi) / 6, 2Gi assumed
+                               without a limit
+             --drain-timeout 20s  on SIGTERM, time for requests in flight before connections close
              [--admission] also run the admission checker in this process (flags as below)
   render     Print the labels and Kueue objects the chain derives from a node dump
              --nodes FILE (kubectl get nodes -o yaml|json, or an array of Nodes)
@@ -45,11 +51,19 @@ Vendor library overrides: GPUSTACK_<MFR>_LIBRARY=/path/lib.so (e.g. GPUSTACK_NVI
 in this process's filesystem, not under --host-root.
 `;
 
-function parseByteSize(text: string): number {
+function parseByteSize(text: string, flag: string): number {
   const bytes = parseQuantity(text);
-  if (bytes === undefined || bytes <= 0 || !Number.isSafeInteger(Math.floor(bytes)))
-    throw new UsageError(`--max-body: "${text}" is not a size such as 256Mi`);
+  if (bytes === undefined || bytes < 1 || !Number.isSafeInteger(Math.floor(bytes)))
+    throw new UsageError(`${flag}: "${text}" is not a size such as 256Mi`);
   return Math.floor(bytes);
+}
+
+/** `20s`, `1m`, `500ms` or plain seconds; zero allowed. */
+function parseDrain(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text);
+  const unit = { ms: 1, s: 1000, m: 60_000 }[match?.[2] ?? 's'] ?? 1000;
+  if (!match) throw new UsageError(`--drain-timeout: "${text}" is not a duration such as 20s`);
+  return Number(match[1]) * unit;
 }
 
 async function serveCommand(args: string[]): Promise<void> {
@@ -59,6 +73,8 @@ async function serveCommand(args: string[]): Promise<void> {
       port: { type: 'string', default: process.env['PORT'] ?? '8080' },
       host: { type: 'string', default: '0.0.0.0' },
       'max-body': { type: 'string', default: '256Mi' },
+      'max-inflight-bytes': { type: 'string' },
+      'drain-timeout': { type: 'string', default: '20s' },
       'log-level': { type: 'string', default: 'info' },
       admission: { type: 'boolean', default: false },
       ...ADMISSION_FLAGS,
@@ -67,7 +83,10 @@ async function serveCommand(args: string[]): Promise<void> {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port: "${values.port}" is not a port number`);
-  const maxBodyBytes = parseByteSize(values['max-body']);
+  const maxBodyBytes = parseByteSize(values['max-body'], '--max-body');
+  const inflight = values['max-inflight-bytes'];
+  const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
+  const drainTimeoutMs = parseDrain(values['drain-timeout']);
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission
     ? await (
@@ -80,7 +99,14 @@ async function serveCommand(args: string[]): Promise<void> {
       })
     : undefined;
   try {
-    await runServer({ port, host: values.host, maxBodyBytes, logLevel: values['log-level'] });
+    await runServer({
+      port,
+      host: values.host,
+      maxBodyBytes,
+      ...(maxInflightBytes !== undefined ? { maxInflightBytes } : {}),
+      drainTimeoutMs,
+      logLevel: values['log-level'],
+    });
   } finally {
     await admission?.stop();
   }

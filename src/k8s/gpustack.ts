@@ -7,16 +7,27 @@ import { z } from 'zod';
 import {
   ConditionSchema,
   KubeObjectSchema,
+  boundEchoedDepth,
   LabelSelectorSchema,
   LabelsSchema,
   OutputConditionSchema,
   TolerationSchema,
 } from './objects.js';
+import { summarizeIssues } from './paths.js';
+import { LABEL_NAME_MAX, LABEL_NAME_PATTERN } from './validation.js';
 
 export const GPUSTACK_API_VERSION = 'worker.gpustack.ai/v1alpha1';
 export const SCHEDULING_CHAIN_NAME = 'default';
 export const DEFAULT_SYSTEM_NAMESPACE = 'gpustack-system';
 export const DISPLAY_NAME_MAX = 64;
+export const DESCRIPTION_MAX = 1024;
+/**
+ * Longest aKey (`spec.acceleratorGroup`): `acceleratable.feature.gpustack.ai/<aKey>.sliced.memory-percentage`,
+ * its longest label, must keep a name part of at most 63 characters (DESIGN §3.2).
+ */
+export const ACCELERATOR_GROUP_MAX = LABEL_NAME_MAX - '.sliced.memory-percentage'.length;
+/** Longest gKey (`spec.generalGroup`): `general.feature.gpustack.ai/<gKey>.capacity` must stay a valid label key. */
+export const GENERAL_GROUP_MAX = LABEL_NAME_MAX - '.capacity'.length;
 
 export const MANUFACTURER_NAMES = [
   'amd',
@@ -90,26 +101,82 @@ export type SchedulingChain = z.infer<typeof SchedulingChainSchema>;
 
 export const UnitResourcesSchema = z.strictObject({ cpu: z.string(), ram: z.string() });
 
-export const InstanceTypeSpecSchema = z.strictObject({
-  displayName: z.string().max(DISPLAY_NAME_MAX).optional(),
-  description: z.string().max(1024).optional(),
+/**
+ * A string that ends up in a label — a value (`os`, `arch`) or the name part of a key (the pool
+ * keys) —: non-empty, at most `max` characters, alphanumerics with inner `-_.`.
+ */
+function labelText(max: number) {
+  return z
+    .string()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters (it is written into a label)`)
+    .regex(
+      LABEL_NAME_PATTERN,
+      'must be letters, digits, "-", "_" or "." and begin and end with a letter or digit (it is written into a label)',
+    );
+}
+
+/** The spec's fields with their types only: how a received InstanceType is read. */
+const INSTANCE_TYPE_SPEC_FIELDS = {
+  displayName: z.string().optional(),
+  description: z.string().optional(),
   inactive: z.boolean().optional(),
   acceleratable: z.boolean(),
   acceleratorGroup: z.string().optional(),
   generalGroup: z.string().default('generic'),
-  os: z.string().min(1),
-  arch: z.string().min(1),
+  os: z.string(),
+  arch: z.string(),
   unitResources: UnitResourcesSchema.optional(),
   localStorage: z.string().optional(),
+};
+
+/**
+ * The spec with its rules: what the CRD admits (generated from this schema) and what the chain
+ * emits. `os`, `arch` and the pool keys are written into the labels of the ClusterQueue.
+ */
+export const InstanceTypeSpecSchema = z.strictObject({
+  ...INSTANCE_TYPE_SPEC_FIELDS,
+  displayName: z.string().max(DISPLAY_NAME_MAX).optional(),
+  description: z.string().max(DESCRIPTION_MAX).optional(),
+  acceleratorGroup: labelText(ACCELERATOR_GROUP_MAX).optional(),
+  generalGroup: labelText(GENERAL_GROUP_MAX).default('generic'),
+  os: labelText(LABEL_NAME_MAX),
+  arch: labelText(LABEL_NAME_MAX),
 });
 export type InstanceTypeSpec = z.infer<typeof InstanceTypeSpecSchema>;
 
-/** An InstanceType as received (parent of the instance-type controller, child of the chain). */
+/**
+ * An InstanceType as received (parent of the instance-type controller, child of the chain): the
+ * spec read by type only, so a value that breaks a rule (an object stored before the CRD had it)
+ * becomes a condition through {@link checkInstanceTypeSpec}, not a 400. `flavors` and `capacity`
+ * are the last reported ones, kept while the spec is invalid.
+ */
 export const InstanceTypeSchema = KubeObjectSchema.extend({
-  spec: z.looseObject(InstanceTypeSpecSchema.shape),
-  status: z.looseObject({ conditions: z.array(ConditionSchema).optional() }).nullish(),
+  // Fields it does not know pass through, and an observed one may be sent back as it came.
+  spec: boundEchoedDepth(z.looseObject(INSTANCE_TYPE_SPEC_FIELDS)),
+  status: z
+    .looseObject({
+      conditions: z.array(ConditionSchema).optional(),
+      flavors: z.array(z.string()).optional().catch(undefined),
+      capacity: z.string().optional().catch(undefined),
+    })
+    .nullish(),
 });
 export type InstanceType = z.infer<typeof InstanceTypeSchema>;
+
+const InstanceTypeSpecRulesSchema = z.looseObject(InstanceTypeSpecSchema.shape);
+
+export type SpecCheck = { readonly ok: true } | { readonly ok: false; readonly message: string };
+
+/**
+ * Checks a received InstanceType spec against the rules the CRD enforces (the second line of
+ * defence): a bounded message naming each failing field, never a throw.
+ * @example checkInstanceTypeSpec({ acceleratable: false, os: 'linux/amd64', arch: 'amd64' }) // { ok: false, message: 'spec.os: must be letters, …' }
+ */
+export function checkInstanceTypeSpec(spec: unknown): SpecCheck {
+  const parsed = InstanceTypeSpecRulesSchema.safeParse(spec);
+  return parsed.success ? { ok: true } : { ok: false, message: summarizeIssues(parsed.error.issues, ['spec']) };
+}
 
 /** An InstanceType as the chain emits it. */
 export const InstanceTypeOutputSchema = z.strictObject({
@@ -133,14 +200,33 @@ export type SettingsResolution =
   { readonly ok: true; readonly settings: Settings } | { readonly ok: false; readonly message: string };
 
 /**
+ * The path of the first own `__proto__` key in a JSON value, walked without recursion. zod leaves
+ * such a key out of what it parses, so `matchLabels: {__proto__: x}` would silently select more.
+ */
+function protoKeyPath(value: unknown): PropertyKey[] | undefined {
+  const pending: [unknown, PropertyKey[]][] = [[value, []]];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const [current, path] = item;
+    if (current === null || typeof current !== 'object') continue;
+    if (Object.hasOwn(current, '__proto__')) return [...path, '__proto__'];
+    if (Array.isArray(current)) current.forEach((member: unknown, i) => pending.push([member, [...path, i]]));
+    else for (const [key, member] of Object.entries(current)) pending.push([member, [...path, key]]);
+  }
+  return undefined;
+}
+
+/**
  * Resolves the settings of a SchedulingChain spec (absent chain or spec → all defaults).
- * An invalid spec yields a message naming the field, never a throw.
+ * An invalid spec yields a bounded message naming the fields, never a throw.
  */
 export function resolveSettings(spec: unknown): SettingsResolution {
+  const proto = protoKeyPath(spec);
+  if (proto !== undefined)
+    return {
+      ok: false,
+      message: summarizeIssues([{ path: proto, message: '"__proto__" is not a valid key' }], ['spec']),
+    };
   const parsed = SchedulingChainSpecSchema.safeParse(spec ?? {});
   if (parsed.success) return { ok: true, settings: parsed.data };
-  const message = parsed.error.issues
-    .map((issue) => `spec.${issue.path.map(String).join('.')}: ${issue.message}`)
-    .join('; ');
-  return { ok: false, message };
+  return { ok: false, message: summarizeIssues(parsed.error.issues, ['spec']) };
 }

@@ -33,6 +33,50 @@ export const ReceivedLabelsSchema = z.custom<Labels>().check((payload) => {
   }
 });
 
+/**
+ * How deep a received value that we send back (an observed child's `spec`) may nest. Kubernetes
+ * objects nest a handful of levels; the serialisers that write the answer (`canonicalize`, V8's
+ * `JSON.stringify`) recurse and run out of stack a few thousand levels down.
+ */
+export const MAX_ECHOED_DEPTH = 100;
+
+/**
+ * Nesting depth of a JSON value (a scalar is 0, `[]` and `{}` are 1), walked without recursion so
+ * that no depth can exhaust the stack; the walk stops as soon as the depth passes `limit`.
+ * @example jsonDepth({ a: [1] }) // 2
+ */
+export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const [current, depth] = item;
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) break;
+    for (const member of Array.isArray(current) ? current : Object.values(current)) pending.push([member, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * Adds the {@link MAX_ECHOED_DEPTH} bound to a schema of something we may send back as it came,
+ * so a hostile body is a 400 naming the field and never a stack overflow (500) while the answer
+ * is written.
+ */
+export function boundEchoedDepth<T extends z.ZodType>(schema: T): T {
+  return schema.check((payload) => {
+    if (jsonDepth(payload.value, MAX_ECHOED_DEPTH) > MAX_ECHOED_DEPTH)
+      payload.issues.push({
+        code: 'custom',
+        message: `nests deeper than ${MAX_ECHOED_DEPTH} levels`,
+        input: payload.value,
+      });
+  });
+}
+
+/** A received value we send back as it came (an observed child's `spec`): anything, depth-bounded. */
+export const EchoedValueSchema = boundEchoedDepth(z.unknown());
+
 export const ObjectMetaSchema = z.looseObject({
   name: z.string().min(1, 'metadata.name is required'),
   namespace: z.string().optional(),

@@ -35,6 +35,8 @@ export const byText = compareText;
 /**
  * Deep copy with object keys sorted and `null`/`undefined` members removed.
  * `keepNull` keeps `null` map values where they mean "delete this key" (decorator labels).
+ * A `__proto__` key is copied as a plain member (plain assignment would drop it, or set the
+ * copy's prototype). Recursive: callers bound the depth of what they pass (`EchoedValueSchema`).
  */
 export function canonicalize(value: unknown, keepNull = false): unknown {
   if (Array.isArray(value)) {
@@ -46,7 +48,10 @@ export function canonicalize(value: unknown, keepNull = false): unknown {
       const member = (value as Record<string, unknown>)[key];
       if (member === undefined) continue;
       if (member === null && !keepNull) continue;
-      out[key] = member === null ? null : canonicalize(member, keepNull);
+      const copy = member === null ? null : canonicalize(member, keepNull);
+      if (key === '__proto__')
+        Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+      else out[key] = copy;
     }
     return out;
   }

@@ -6,7 +6,8 @@
 export const LABEL_NAME_MAX = 63;
 export const DNS_SUBDOMAIN_MAX = 253;
 
-const LABEL_NAME_PATTERN = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+/** A non-empty label value, and the name part of a label key: alphanumerics with inner `-_.` (length checked apart). */
+export const LABEL_NAME_PATTERN = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS_LABEL_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 

@@ -2,6 +2,7 @@
  * @module Every label, annotation and resource key of the chain, composed from a few prefixes
  * (DESIGN §3). One place, so a key is spelled once.
  */
+import { ACCELERATOR_GROUP_MAX, GENERAL_GROUP_MAX } from '../k8s/index.js';
 
 export const SYSTEM_DOMAIN = 'gpustack.ai';
 
@@ -52,10 +53,10 @@ export const CREDITS_PER_CARD = 1_600_000;
 // Label-key budgets: the name part after "/" is at most 63 characters, so each key leaves room
 // for the longest suffix written after it.
 export const LABEL_NAME_MAX = 63;
-/** ".sliced.memory-percentage", the longest suffix behind an aKey. */
-export const ACCELERATOR_KEY_MAX = LABEL_NAME_MAX - '.sliced.memory-percentage'.length;
-/** ".capacity" (ResourceFlavor label), the longest suffix behind a gKey. */
-export const GENERAL_KEY_MAX = LABEL_NAME_MAX - '.capacity'.length;
+/** ".sliced.memory-percentage", the longest suffix behind an aKey (the InstanceType CRD bounds acceleratorGroup alike). */
+export const ACCELERATOR_KEY_MAX = ACCELERATOR_GROUP_MAX;
+/** ".capacity" (ResourceFlavor label), the longest suffix behind a gKey (the InstanceType CRD bounds generalGroup alike). */
+export const GENERAL_KEY_MAX = GENERAL_GROUP_MAX;
 
 /** Per-card capacity suffixes the node-profile decorator owns under ACCELERATABLE_PREFIX. */
 export const SLICED_SUFFIXES = [

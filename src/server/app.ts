@@ -2,11 +2,19 @@
  * @module The hono app: one POST route per hook of the hook table, health and metrics routes.
  * Handlers only parse, call the pure sync function and serialise — no business logic here.
  */
+import type { IncomingMessage } from 'node:http';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { canonicalize, rfc3339Seconds } from '../k8s/index.js';
+import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
-import { HOOKS, type HookDefinition } from './hooks.js';
+import { hookTable, type HookDefinition } from './hooks.js';
+import {
+  BUSY_RETRY_AFTER_SECONDS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_INFLIGHT_BYTES,
+  SERIAL_ABOVE_CHARACTERS,
+} from './limits.js';
 import type { HookMetrics } from './metrics.js';
 
 /** The logging surface we use; pino's logger satisfies it. */
@@ -18,13 +26,17 @@ export interface HookLogger {
 export interface AppOptions {
   /** Largest accepted request body in bytes; bigger → 413. @default 256 MiB */
   readonly maxBodyBytes?: number;
+  /**
+   * Bytes of request bodies read and processed at once; a request past it → 429 + Retry-After
+   * (a request alone is always taken, up to `maxBodyBytes`). @default the budget of a 2 GiB container
+   */
+  readonly maxInflightBytes?: number;
   readonly logger?: HookLogger;
   readonly metrics?: HookMetrics;
   /** The request time handed to sync functions as `now`. @default the system clock */
   readonly clock?: () => Date;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
 const SILENT: HookLogger = { info: () => {}, error: () => {} };
 
 function sendError(c: Context<AppEnv>, code: ErrorCode, body: ErrorBody = errorBody(code, code)): Response {
@@ -56,35 +68,139 @@ function countChildren(response: object, record: CallRecord, metrics: HookMetric
     metrics?.children.inc({ controller: record.controller, kind: String((child as { kind?: unknown }).kind) });
 }
 
-function handleHook(definition: HookDefinition, record: Omit<CallRecord, 'parent' | 'children'>, options: AppOptions) {
+/**
+ * Why a request's headers say its body is not plain JSON, or undefined when they say it is:
+ * `application/json` (charset utf-8 if named; Metacontroller sends `application/json`) with no
+ * content coding. Anything else is refused before a byte of the body is read.
+ */
+function notPlainJson(contentType: string | undefined, contentEncoding: string | undefined): string | undefined {
+  if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity')
+    return `content-encoding "${contentEncoding}" is not supported: send the body unencoded`;
+  if (contentType === undefined || contentType.trim() === '') return 'content-type is missing: send application/json';
+  const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
+  const charset = parameters
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/^"(.*)"$/, '$1');
+  if (type === 'application/json' && (charset === undefined || charset === 'utf-8')) return undefined;
+  return `content-type "${contentType}" is not application/json`;
+}
+
+/**
+ * Runs tasks one after another. Parsing and answering a big request blocks the event loop for up
+ * to a second per phase; run side by side, two requests' phases would follow each other with no
+ * I/O in between (every ready continuation runs before the next poll), and /healthz would wait for
+ * all of them. One at a time, with a turn of the event loop between phases, it waits for one phase.
+ */
+class Serial {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(task);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+function handleHook(
+  definition: HookDefinition,
+  record: Omit<CallRecord, 'parent' | 'children'>,
+  options: AppOptions,
+  processing: Serial,
+) {
   const clock = options.clock ?? (() => new Date());
   return async function hookHandler(c: Context<AppEnv>): Promise<Response> {
     const call: CallRecord = { ...record };
     c.set('call', call);
-    let body: unknown;
+    let text: string;
     try {
-      body = JSON.parse(await c.req.text());
+      text = await c.req.text(); // I/O: bodies are read side by side
     } catch (error) {
       return sendError(
         c,
         'MalformedJson',
-        errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
+        errorBody('MalformedJson', `request body is unreadable: ${(error as Error).message}`),
       );
     }
-    const parent = parentNameOf(body);
-    if (parent !== undefined) call.parent = parent;
-    const parsed = definition.schema.safeParse(body);
-    if (!parsed.success) return sendError(c, 'BadHookRequest', schemaErrorBody(parsed.error));
-    const outcome = definition.run(parsed.data as never, { now: rfc3339Seconds(clock()) });
-    if (!outcome.ok) {
-      c.header('Retry-After', String(outcome.error.retryAfterSeconds));
-      return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
-    }
-    countChildren(outcome.response, call, options.metrics);
-    return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, {
-      'content-type': 'application/json',
-    });
+    // A big body is handled one at a time, with a turn of the event loop before each phase
+    // (/healthz and the other connections go first); a small one at once: it takes milliseconds.
+    const big = text.length > SERIAL_ABOVE_CHARACTERS;
+    const turn = big ? () => nextTurn() : async () => {};
+    const answer = async (): Promise<Response> => {
+      await turn();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        return sendError(
+          c,
+          'MalformedJson',
+          errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
+        );
+      }
+      const parent = parentNameOf(body);
+      // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
+      if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);
+      await turn();
+      const prepared = definition.prepare(body);
+      if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
+      await turn();
+      const outcome = prepared.run({ now: rfc3339Seconds(clock()) });
+      if (!outcome.ok) {
+        c.header('Retry-After', String(outcome.error.retryAfterSeconds));
+        return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
+      }
+      countChildren(outcome.response, call, options.metrics);
+      await turn();
+      return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, {
+        'content-type': 'application/json',
+      });
+    };
+    return big ? processing.run(answer) : answer();
   };
+}
+
+/**
+ * Bytes of request bodies being read or processed, against a budget. A request alone is always
+ * taken (`--max-body` bounds it), so a budget below the largest body cannot starve it.
+ */
+class InflightBytes {
+  inUse = 0;
+  constructor(readonly budget: number) {}
+  take(bytes: number): boolean {
+    if (this.inUse > 0 && this.inUse + bytes > this.budget) return false;
+    this.inUse += bytes;
+    return true;
+  }
+  give(bytes: number): void {
+    this.inUse -= bytes;
+  }
+}
+
+/**
+ * Reads a request body to its end and drops it (nothing is kept). A refusal sent while the client
+ * is still writing, followed by a close with unread data, is a TCP reset, and a reset can take the
+ * refusal with it: the client then sees a broken connection instead of a 429 and its Retry-After.
+ */
+async function discardBody(c: Context<AppEnv>): Promise<void> {
+  // Behind the Node adapter: let the socket's data flow to nowhere (no web stream, no chunk promises).
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming !== undefined) {
+    if (incoming.readableEnded || incoming.destroyed) return;
+    await new Promise<void>((resolve) => {
+      incoming.once('end', resolve).once('close', resolve).resume();
+    });
+    return;
+  }
+  const reader = c.req.raw.body?.getReader();
+  if (reader === undefined) return;
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
+}
+
+/** The body length a request declares, or undefined when it streams without one (chunked). */
+function declaredLength(c: Context<AppEnv>): number | undefined {
+  const declared = c.req.header('content-length');
+  if (declared === undefined || c.req.header('transfer-encoding') !== undefined) return undefined;
+  return Number.parseInt(declared, 10);
 }
 
 /**
@@ -104,9 +220,50 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   // adapter's buffered body into a web stream read chunk by chunk, the slowest way to a 100 MB body.
   // A chunked body is counted as it streams in.
   const limit: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const declared = c.req.header('content-length');
-    if (declared === undefined || c.req.header('transfer-encoding') !== undefined) return streamedLimit(c, next);
-    return Number.parseInt(declared, 10) > maxSize ? tooLarge(c) : next();
+    const declared = declaredLength(c);
+    if (declared === undefined) return streamedLimit(c, next);
+    return declared > maxSize ? tooLarge(c) : next();
+  };
+  // Memory back-pressure: a body of unknown length counts as the largest allowed until it is done.
+  const inflight = new InflightBytes(options.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
+  const processing = new Serial();
+  const budgeted = (controller: string, hook: string): MiddlewareHandler<AppEnv> =>
+    async function budget(c, next) {
+      const declared = declaredLength(c);
+      if (declared !== undefined && declared > maxSize) return next(); // a 413, never read
+      const bytes = declared ?? maxSize;
+      const before = inflight.inUse;
+      if (!inflight.take(bytes)) {
+        options.metrics?.busy.inc({ controller, hook });
+        await discardBody(c);
+        c.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
+        const own =
+          declared === undefined
+            ? `this one, of unknown length, counts as ${maxSize}`
+            : `this one declares ${declared}`;
+        return sendError(
+          c,
+          'ServerBusy',
+          errorBody(
+            'ServerBusy',
+            `${before} bytes of request bodies are in flight and ${own}: over the budget of ${inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
+          ),
+        );
+      }
+      options.metrics?.inflight.set(inflight.inUse);
+      try {
+        await next();
+      } finally {
+        inflight.give(bytes);
+        options.metrics?.inflight.set(inflight.inUse);
+      }
+    };
+
+  const plainJson: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const problem = notPlainJson(c.req.header('content-type'), c.req.header('content-encoding'));
+    return problem === undefined
+      ? next()
+      : sendError(c, 'UnsupportedMediaType', errorBody('UnsupportedMediaType', problem));
   };
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
@@ -118,27 +275,28 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
     });
   });
 
-  for (const [controller, hooks] of Object.entries(HOOKS)) {
-    for (const [hook, definition] of Object.entries(hooks)) {
-      const path = `/hooks/${controller}/${hook}`;
-      app.post(
-        path,
-        async function observeHook(c, next) {
-          const started = performance.now();
-          await next();
-          const seconds = (performance.now() - started) / 1000;
-          const call = c.get('call') ?? { controller, hook };
-          options.metrics?.duration.observe({ controller, hook }, seconds);
-          options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
-          logger.info(
-            { ...call, controller, hook, status: c.res.status, durationMs: Math.round(seconds * 1e6) / 1e3 },
-            'hook',
-          );
-        },
-        limit,
-        handleHook(definition, { controller, hook }, options),
-      );
-    }
+  for (const { controller, kind: hook, definition } of hookTable()) {
+    const path = `/hooks/${controller}/${hook}`;
+    app.post(
+      path,
+      async function observeHook(c, next) {
+        const started = performance.now();
+        await next();
+        const seconds = (performance.now() - started) / 1000;
+        const call = c.get('call') ?? { controller, hook };
+        options.metrics?.duration.observe({ controller, hook }, seconds);
+        options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
+        logger.info(
+          { ...call, controller, hook, status: c.res.status, durationMs: Math.round(seconds * 1e6) / 1e3 },
+          'hook',
+        );
+      },
+      plainJson,
+      // Before `limit`: a chunked body is read whole there, and must count while it is read.
+      budgeted(controller, hook),
+      limit,
+      handleHook(definition, { controller, hook }, options, processing),
+    );
   }
 
   app.notFound((c) => sendError(c, 'NotFound', errorBody('NotFound', `no route for ${c.req.method} ${c.req.path}`)));

@@ -3,15 +3,17 @@
  * Codes form a closed set mapped to HTTP statuses by an exhaustive switch.
  */
 import type { z } from 'zod';
-import { formatPath } from '../k8s/index.js';
+import { MAX_ECHOED_TEXT as MAX_ECHOED_MESSAGE, boundText, formatPath, summarizeIssues } from '../k8s/index.js';
 
 export type ErrorCode =
   | 'MalformedJson'
   | 'BadHookRequest'
   | 'PayloadTooLarge'
+  | 'UnsupportedMediaType'
   | 'NotFound'
   | 'MissingRelated'
   | 'InvalidSettings'
+  | 'ServerBusy'
   | 'Internal';
 
 export interface ErrorIssue {
@@ -25,7 +27,7 @@ export interface ErrorBody {
 }
 
 /** The HTTP status of an error code. */
-export function statusOf(code: ErrorCode): 400 | 404 | 413 | 429 | 500 {
+export function statusOf(code: ErrorCode): 400 | 404 | 413 | 415 | 429 | 500 {
   switch (code) {
     case 'MalformedJson':
     case 'BadHookRequest':
@@ -34,29 +36,35 @@ export function statusOf(code: ErrorCode): 400 | 404 | 413 | 429 | 500 {
       return 404;
     case 'PayloadTooLarge':
       return 413;
+    case 'UnsupportedMediaType':
+      return 415;
     case 'MissingRelated':
     case 'InvalidSettings':
+    case 'ServerBusy':
       return 429;
     case 'Internal':
       return 500;
   }
 }
 
-/** A 400 body naming every failing field. */
+/** Issues listed in a 400 body; the message counts them all. */
+export const MAX_LISTED_ISSUES = 20;
+
+/**
+ * A 400 body naming the failing fields: the message names the first five and counts the rest, the
+ * list holds the first {@link MAX_LISTED_ISSUES}; paths and messages are bounded, so the answer
+ * stays a few KB whatever the body held.
+ */
 export function schemaErrorBody(error: z.ZodError): ErrorBody {
-  const issues = error.issues.map((issue) => ({
+  const issues = error.issues.slice(0, MAX_LISTED_ISSUES).map((issue) => ({
     path: formatPath(issue.path),
     code: issue.code,
-    message: issue.message,
+    message: boundText(issue.message),
   }));
-  const message =
-    issues
-      .slice(0, 5)
-      .map((i) => `${i.path}: ${i.message}`)
-      .join('; ') + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
-  return { error: { code: 'BadHookRequest', message, issues } };
+  return { error: { code: 'BadHookRequest', message: summarizeIssues(error.issues), issues } };
 }
 
+/** An error body; the message is bounded (it may quote the request, e.g. a JSON syntax error). */
 export function errorBody(code: ErrorCode, message: string): ErrorBody {
-  return { error: { code, message } };
+  return { error: { code, message: boundText(message, 4 * MAX_ECHOED_MESSAGE) } };
 }

@@ -25,48 +25,98 @@ import {
 export type HookKind = 'customize' | 'sync' | 'finalize';
 export type ControllerName = 'node-profile' | 'scheduling-chain' | 'instance-type' | 'node-devices-check';
 
+/** A body that passed its hook's schema, ready to run; or the schema's issues. */
+export type PreparedHook =
+  | { readonly ok: true; run(context: SyncContext): SyncOutcome<object> }
+  | { readonly ok: false; readonly error: z.ZodError };
+
+/** What the server needs of any hook, whatever its request type. */
 export interface HookDefinition {
-  readonly schema: z.ZodType;
   /** Decorator answers carry `null` label values that mean "remove"; they must survive serialisation. */
   readonly keepNull: boolean;
-  readonly run: (request: never, context: SyncContext) => SyncOutcome<object>;
+  /** Parses a body with the hook's schema; the runner it returns is bound to the parsed request. */
+  prepare(body: unknown): PreparedHook;
 }
 
-function hook<S extends z.ZodType>(
-  schema: S,
-  run: (request: z.infer<S>, context: SyncContext) => SyncOutcome<object>,
-  options: { keepNull?: boolean } = {},
-): HookDefinition {
-  return { schema, run: run as HookDefinition['run'], keepNull: options.keepNull ?? false };
+/** A hook that owns its schema and its runner: the runner takes exactly what the schema outputs. */
+export interface Hook<S extends z.ZodType> extends HookDefinition {
+  readonly schema: S;
+  readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
+}
+
+/**
+ * Defines a hook from its request schema and its runner; the runner's input type is inferred from
+ * the schema, so the pair cannot drift apart.
+ * @example defineHook({ schema: NodeDevicesCheckSyncRequestSchema, run: syncNodeDevicesCheck })
+ */
+export function defineHook<S extends z.ZodType>(definition: {
+  readonly schema: S;
+  readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
+  readonly keepNull?: boolean;
+}): Hook<S> {
+  const hook: Hook<S> = {
+    schema: definition.schema,
+    run: definition.run,
+    keepNull: definition.keepNull ?? false,
+    prepare(body) {
+      const parsed = hook.schema.safeParse(body);
+      if (!parsed.success) return { ok: false, error: parsed.error };
+      // `hook.run`, read at call time: a test may replace the runner of a defined hook.
+      return { ok: true, run: (context) => hook.run(parsed.data, context) };
+    },
+  };
+  return hook;
 }
 
 function always<T extends object>(response: T): SyncOutcome<T> {
   return { ok: true, response };
 }
 
-export const HOOKS: Readonly<Record<ControllerName, Partial<Record<HookKind, HookDefinition>>>> = {
+export const HOOKS = {
   'node-profile': {
-    customize: hook(NodeProfileCustomizeRequestSchema, (r) => always(customizeNodeProfile(r))),
-    sync: hook(NodeProfileSyncRequestSchema, (r) => syncNodeProfile(r), { keepNull: true }),
+    customize: defineHook({
+      schema: NodeProfileCustomizeRequestSchema,
+      run: (r) => always(customizeNodeProfile(r)),
+    }),
+    sync: defineHook({ schema: NodeProfileSyncRequestSchema, run: (r) => syncNodeProfile(r), keepNull: true }),
   },
   'scheduling-chain': {
-    customize: hook(SchedulingChainCustomizeRequestSchema, (r) => always(customizeSchedulingChain(r))),
-    sync: hook(SchedulingChainSyncRequestSchema, syncSchedulingChain),
+    customize: defineHook({
+      schema: SchedulingChainCustomizeRequestSchema,
+      run: (r) => always(customizeSchedulingChain(r)),
+    }),
+    sync: defineHook({ schema: SchedulingChainSyncRequestSchema, run: syncSchedulingChain }),
   },
   'instance-type': {
-    customize: hook(InstanceTypeCustomizeRequestSchema, (r) => always(customizeInstanceType(r))),
-    sync: hook(InstanceTypeSyncRequestSchema, syncInstanceType),
+    customize: defineHook({
+      schema: InstanceTypeCustomizeRequestSchema,
+      run: (r) => always(customizeInstanceType(r)),
+    }),
+    sync: defineHook({ schema: InstanceTypeSyncRequestSchema, run: syncInstanceType }),
     // Metacontroller sets `finalizing: true`; the sync function tears down on that flag.
-    finalize: hook(InstanceTypeSyncRequestSchema, syncInstanceType),
+    finalize: defineHook({ schema: InstanceTypeSyncRequestSchema, run: syncInstanceType }),
   },
   'node-devices-check': {
-    sync: hook(NodeDevicesCheckSyncRequestSchema, syncNodeDevicesCheck),
+    sync: defineHook({ schema: NodeDevicesCheckSyncRequestSchema, run: syncNodeDevicesCheck }),
   },
-};
+} as const satisfies Readonly<Record<ControllerName, Partial<Record<HookKind, HookDefinition>>>>;
+
+/** One row of the hook table: its route's controller and hook kind, and the definition. */
+export interface HookRoute {
+  readonly controller: string;
+  readonly kind: string;
+  readonly definition: HookDefinition;
+}
+
+/** Every hook of the table, in table order. */
+export function hookTable(): HookRoute[] {
+  const table: Readonly<Record<string, Readonly<Partial<Record<string, HookDefinition>>>>> = HOOKS;
+  return Object.entries(table).flatMap(([controller, hooks]) =>
+    Object.entries(hooks).flatMap(([kind, definition]) => (definition ? [{ controller, kind, definition }] : [])),
+  );
+}
 
 /** Every hook route, e.g. `/hooks/instance-type/finalize`. */
 export function hookRoutes(): string[] {
-  return Object.entries(HOOKS).flatMap(([controller, hooks]) =>
-    Object.keys(hooks).map((kind) => `/hooks/${controller}/${kind}`),
-  );
+  return hookTable().map(({ controller, kind }) => `/hooks/${controller}/${kind}`);
 }

@@ -1,6 +1,25 @@
 /** @module src/server: the hono hook server (DESIGN §6). */
-export { createApp, DEFAULT_MAX_BODY_BYTES, type AppOptions, type HookLogger } from './app.js';
-export { HOOKS, hookRoutes, type ControllerName, type HookKind } from './hooks.js';
+export { createApp, type AppOptions, type HookLogger } from './app.js';
+export * from './limits.js';
+export {
+  HOOKS,
+  defineHook,
+  hookRoutes,
+  hookTable,
+  type ControllerName,
+  type Hook,
+  type HookDefinition,
+  type HookKind,
+  type HookRoute,
+  type PreparedHook,
+} from './hooks.js';
 export { createMetrics, type HookMetrics } from './metrics.js';
 export { errorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
-export { runServer, type ServeOptions } from './serve.js';
+export {
+  createHookServer,
+  drainServer,
+  readContainerMemoryLimit,
+  runServer,
+  type MemoryLimit,
+  type ServeOptions,
+} from './serve.js';

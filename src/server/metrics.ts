@@ -1,14 +1,18 @@
 /** @module Prometheus metrics of the hook server, on a registry of its own (one per app, so tests stay apart). */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface HookMetrics {
   readonly registry: Registry;
   readonly duration: Histogram<'controller' | 'hook'>;
   readonly requests: Counter<'controller' | 'hook' | 'code'>;
   readonly children: Counter<'controller' | 'kind'>;
+  /** Requests answered 429 because the in-flight byte budget was full. */
+  readonly busy: Counter<'controller' | 'hook'>;
+  /** Bytes of request bodies being read or processed now. */
+  readonly inflight: Gauge;
 }
 
-/** Hook duration histogram, requests by status code, children emitted by kind (DESIGN §6). */
+/** Hook duration histogram, requests by status code, children emitted by kind (DESIGN §6), and the in-flight budget. */
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookMetrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
@@ -31,6 +35,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookM
       name: 'gpustack_hook_children_total',
       help: 'Desired children emitted, by kind.',
       labelNames: ['controller', 'kind'],
+      registers: [registry],
+    }),
+    busy: new Counter({
+      name: 'gpustack_hook_busy_total',
+      help: 'Hook calls refused with 429 because the bytes of request bodies in flight were at the budget (--max-inflight-bytes).',
+      labelNames: ['controller', 'hook'],
+      registers: [registry],
+    }),
+    inflight: new Gauge({
+      name: 'gpustack_hook_inflight_bytes',
+      help: 'Bytes of hook request bodies being read or processed now (declared Content-Length, or --max-body when unknown).',
       registers: [registry],
     }),
   };

@@ -1,30 +1,138 @@
 /** @module Runs the hook server: listens, logs one line per hook call, stops cleanly on SIGTERM/SIGINT. */
-import { serve } from '@hono/node-server';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { getRequestListener } from '@hono/node-server';
+import type { Hono } from 'hono';
 import { pino } from 'pino';
-import { createApp, DEFAULT_MAX_BODY_BYTES } from './app.js';
+import { createApp } from './app.js';
 import { hookRoutes } from './hooks.js';
+import {
+  ASSUMED_MEMORY_LIMIT_BYTES,
+  CONNECTIONS_CHECK_INTERVAL_MS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  DRAIN_IDLE_SWEEP_MS,
+  HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS,
+  inflightBudgetFor,
+} from './limits.js';
 import { createMetrics } from './metrics.js';
 
 export interface ServeOptions {
   readonly port: number;
   readonly host: string;
   readonly maxBodyBytes?: number;
+  /** @default derived from the container's memory limit ({@link readContainerMemoryLimit}) */
+  readonly maxInflightBytes?: number;
+  /** On SIGTERM/SIGINT, how long requests in flight may take before every connection is closed. */
+  readonly drainTimeoutMs?: number;
   readonly logLevel?: string;
+}
+
+/** An HTTP server for `app` with the timeouts of src/server/limits.ts (not Node's defaults). */
+export function createHookServer(app: Pick<Hono, 'fetch'>): Server {
+  return createServer(
+    {
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+    },
+    getRequestListener(app.fetch),
+  );
+}
+
+/**
+ * Stops `server`: no new connections, idle ones closed now and as they go idle, requests in flight
+ * given `drainTimeoutMs` to finish, then every connection closed. Resolves once all are closed.
+ */
+export function drainServer(server: Server, drainTimeoutMs: number, onTimeout: () => void = () => {}): Promise<void> {
+  return new Promise((resolve) => {
+    const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_IDLE_SWEEP_MS);
+    const deadline = setTimeout(() => {
+      onTimeout();
+      server.closeAllConnections();
+    }, drainTimeoutMs);
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(deadline);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** A memory limit and the file it was read from. */
+export interface MemoryLimit {
+  readonly bytes: number;
+  readonly source: string;
+}
+
+/** cgroup v1 writes "no limit" as the largest page-aligned 64-bit count, 9223372036854771712. */
+const CGROUP_V1_UNLIMITED = 2 ** 60;
+
+function readNumber(path: string): number | undefined {
+  try {
+    const text = readFileSync(path, 'utf8').trim();
+    return /^\d+$/.test(text) ? Number(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The memory limit of the container this process runs in: cgroup v2 `memory.max`, else cgroup v1
+ * `memory/memory.limit_in_bytes`, as a container sees them under `root`; undefined when unlimited
+ * or unreadable (not in a container, or not on Linux).
+ */
+export function readContainerMemoryLimit(root = '/sys/fs/cgroup'): MemoryLimit | undefined {
+  for (const file of ['memory.max', join('memory', 'memory.limit_in_bytes')]) {
+    const path = join(root, file);
+    const bytes = readNumber(path);
+    if (bytes !== undefined && bytes > 0 && bytes < CGROUP_V1_UNLIMITED) return { bytes, source: path };
+  }
+  return undefined;
 }
 
 /** Starts the server and resolves once it is closed by a signal. */
 export function runServer(options: ServeOptions): Promise<void> {
   const logger = pino({ level: options.logLevel ?? 'info', base: undefined });
-  const app = createApp({
-    logger,
-    metrics: createMetrics({ defaultMetrics: true }),
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-  });
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const memory = readContainerMemoryLimit();
+  const maxInflightBytes = options.maxInflightBytes ?? inflightBudgetFor(memory?.bytes ?? ASSUMED_MEMORY_LIMIT_BYTES);
+  const app = createApp({ logger, metrics: createMetrics({ defaultMetrics: true }), maxBodyBytes, maxInflightBytes });
+  const limits = {
+    maxBodyBytes,
+    maxInflightBytes,
+    inflightFrom:
+      options.maxInflightBytes !== undefined
+        ? '--max-inflight-bytes'
+        : (memory?.source ?? `no container memory limit: ${ASSUMED_MEMORY_LIMIT_BYTES} bytes assumed`),
+    ...(memory ? { memoryLimitBytes: memory.bytes } : {}),
+  };
+  if (maxBodyBytes > maxInflightBytes)
+    logger.warn(limits, 'a body over the in-flight budget is served only while no other is in flight');
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const server = createHookServer(app);
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, (info) => {
-      const base = `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${info.port}`;
+    server.on('error', reject);
+    server.listen(options.port, options.host, () => {
+      const { port } = server.address() as AddressInfo;
+      const base = `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}`;
       logger.info(
-        { port: info.port, host: options.host, routes: [...hookRoutes(), '/healthz', '/readyz', '/metrics'] },
+        {
+          port,
+          host: options.host,
+          routes: [...hookRoutes(), '/healthz', '/readyz', '/metrics'],
+          ...limits,
+          keepAliveTimeoutMs: server.keepAliveTimeout,
+          headersTimeoutMs: server.headersTimeout,
+          requestTimeoutMs: server.requestTimeout,
+          drainTimeoutMs,
+        },
         'hook server listening',
       );
       process.stdout.write(
@@ -38,10 +146,11 @@ export function runServer(options: ServeOptions): Promise<void> {
         ].join('\n'),
       );
     });
-    server.on('error', reject);
     const stop = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
-      server.close(() => resolve());
+      logger.info({ signal, drainTimeoutMs }, 'shutting down: no new connections, finishing the requests in flight');
+      void drainServer(server, drainTimeoutMs, () =>
+        logger.warn({ drainTimeoutMs }, 'drain timeout: closing the connections still open'),
+      ).then(resolve);
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));

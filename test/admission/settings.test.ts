@@ -41,7 +41,7 @@ describe('ChainSettings', () => {
     expect(settings.resolve(store(chain(invalid)))).toBeUndefined();
     expect(settings.resolve(store(chain(invalid)))).toBeUndefined();
     expect(logger.entries.map((e) => [e.level, e.fields['keeping']])).toEqual([['warn', 'no verdicts']]);
-    expect(logger.entries[0]?.fields['err']).toMatch(/^spec\.manufacturers\.0\.resourceName: /);
+    expect(logger.entries[0]?.fields['err']).toMatch(/^spec\.manufacturers\[0\]\.resourceName: /);
     expect(settings.resolve(store(chain({ mixedOnNode: 'yes' })))).toBeUndefined();
     expect(logger.entries.filter((e) => e.level === 'warn')).toHaveLength(2);
     expect(deviceResourceOf(settings.resolve(store(chain(renamed))) as Settings, 'nvidia')).toBe(RENAMED);

@@ -6,7 +6,7 @@
  * so that a concurrent `npm run build` into dist/ cannot race with this test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -218,6 +218,132 @@ describe('gpustack-operator serve', () => {
       } finally {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
+    },
+    CLI_TIMEOUT_MS,
+  );
+});
+
+/** `serve` on 127.0.0.1 with a kernel-picked port, once it listens: its port, and its exit. */
+async function startServe(...extra: string[]): Promise<{ child: ChildProcess; port: number; done: Promise<Run> }> {
+  const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...extra];
+  const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const done = collect(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /hook server on http:\/\/127\.0\.0\.1:(\d+)\n/.exec(seen);
+      if (match?.[1]) resolve(Number(match[1]));
+    });
+    child.on('close', (code) => reject(new Error(`serve exited ${code} before listening:\n${seen}`)));
+  });
+  return { child, port, done };
+}
+
+/** A raw connection to 127.0.0.1: what it received so far, and a promise of its close. */
+function rawConnection(port: number): { socket: Socket; received: () => string; closed: Promise<void> } {
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  return { socket, received: () => text, closed: new Promise((resolve) => socket.on('close', () => resolve())) };
+}
+
+const CHECK_BODY = JSON.stringify({ parent: { metadata: { name: 'someone-elses-check' } } });
+const CHECK_HEAD =
+  'POST /hooks/node-devices-check/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+  `Content-Length: ${CHECK_BODY.length}\r\n\r\n`;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.concurrent('gpustack-operator serve: connections and shutdown', () => {
+  it(
+    "keeps an idle keep-alive connection open past Node's default (closed after 6 s; Go clients keep theirs 90 s)",
+    async () => {
+      const { child, port, done } = await startServe();
+      try {
+        const client = rawConnection(port);
+        let closedEarly = false;
+        void client.closed.then(() => {
+          closedEarly = true;
+        });
+        client.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+        // Node closes at its keep-alive timeout plus 1 s: 6 s with the default 5 s.
+        await pause(8_000);
+
+        expect(closedEarly).toBe(false);
+        client.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+        await pause(200);
+        expect(client.received().match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+        expect(client.received()).toContain('Keep-Alive: timeout=95');
+        client.socket.destroy();
+      } finally {
+        child.kill('SIGTERM');
+        await done;
+      }
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'answers a request in flight at SIGTERM, then exits 0',
+    async () => {
+      const { child, port, done } = await startServe();
+      const client = rawConnection(port);
+      client.socket.write(CHECK_HEAD + CHECK_BODY.slice(0, 10));
+      await pause(300);
+
+      child.kill('SIGTERM');
+      await pause(300);
+      client.socket.write(CHECK_BODY.slice(10));
+      await client.closed;
+      const run = await done;
+
+      expect(client.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{\}$/);
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a half-sent body does not hold SIGTERM: the connection is cut at --drain-timeout and the process exits 0',
+    async () => {
+      const { child, port, done } = await startServe('--drain-timeout', '1s');
+      const client = rawConnection(port);
+      client.socket.write(CHECK_HEAD + CHECK_BODY.slice(0, 10));
+      await pause(300);
+
+      const stoppedAt = Date.now();
+      child.kill('SIGTERM');
+      const run = await Promise.race([
+        done,
+        pause(15_000).then(() => {
+          child.kill('SIGKILL');
+          throw new Error('serve still running 15 s after SIGTERM');
+        }),
+      ]);
+
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+      expect(Date.now() - stoppedAt).toBeLessThan(1_000 + 5_000);
+      expect(client.received()).toBe('');
+      await client.closed;
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it.each([
+    { args: ['--max-inflight-bytes', 'lots'], error: /--max-inflight-bytes: "lots" is not a size such as 256Mi/ },
+    { args: ['--drain-timeout', 'soon'], error: /--drain-timeout: "soon" is not a duration such as 20s/ },
+  ])(
+    'exits 2 with the usage for $args',
+    async ({ args, error }) => {
+      const run = await cli('serve', '--port', '0', '--host', '127.0.0.1', ...args);
+
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(error);
     },
     CLI_TIMEOUT_MS,
   );

@@ -77,6 +77,14 @@ describe('canonicalize', () => {
       { numRuns: 300, seed: 11 },
     );
   });
+
+  it('copies a __proto__ key as a plain member, leaving the prototype alone', () => {
+    const out = canonicalize(JSON.parse('{"b":1,"__proto__":{"polluted":true}}')) as Record<string, unknown>;
+
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out)).toEqual(['__proto__', 'b']);
+    expect(JSON.stringify(out)).toBe('{"__proto__":{"polluted":true},"b":1}');
+  });
 });
 
 describe('sortObjects', () => {

@@ -66,4 +66,57 @@ describe('generated manifests', () => {
     );
     expect(schema?.properties['spec']?.['x-kubernetes-validations']).toHaveLength(1);
   });
+
+  describe('the InstanceType CRD admits only what can become a label', () => {
+    interface StringRule {
+      readonly minLength?: number;
+      readonly maxLength?: number;
+      readonly pattern?: string;
+    }
+    const [, instanceTypes] = buildCrds() as [
+      unknown,
+      {
+        spec: {
+          versions: {
+            schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, StringRule> } } } };
+          }[];
+        };
+      },
+    ];
+    const fields = instanceTypes.spec.versions[0]?.schema.openAPIV3Schema.properties.spec.properties ?? {};
+    /** What the API server does with a string field's OpenAPI rules. */
+    const admits = (field: string, value: string): boolean => {
+      const rule = fields[field] ?? {};
+      return (
+        value.length >= (rule.minLength ?? 0) &&
+        value.length <= (rule.maxLength ?? Number.POSITIVE_INFINITY) &&
+        (rule.pattern === undefined || new RegExp(rule.pattern).test(value))
+      );
+    };
+
+    it.each([
+      { field: 'os', value: 'linuxé' },
+      { field: 'os', value: 'linux/amd64' },
+      { field: 'os', value: 'l'.repeat(65_536) },
+      { field: 'os', value: '' },
+      { field: 'arch', value: 'x86_64!' },
+      { field: 'arch', value: '-amd64' },
+      { field: 'acceleratorGroup', value: 'nvidia-tesla t4' },
+      { field: 'acceleratorGroup', value: `nvidia-${'x'.repeat(32)}` },
+      { field: 'generalGroup', value: 'amd:epyc' },
+    ])('refuses $field $value', ({ field, value }) => {
+      expect(admits(field, value)).toBe(false);
+    });
+
+    it.each([
+      { field: 'os', value: 'linux' },
+      { field: 'os', value: 'l'.repeat(63) },
+      { field: 'arch', value: 'x86_64' },
+      { field: 'acceleratorGroup', value: 'nvidia-tesla-t4' },
+      { field: 'acceleratorGroup', value: `nvidia-${'x'.repeat(31)}` },
+      { field: 'generalGroup', value: 'amd-epyc-7763' },
+    ])('admits $field $value', ({ field, value }) => {
+      expect(admits(field, value)).toBe(true);
+    });
+  });
 });

@@ -136,6 +136,51 @@ describe('hook server errors', () => {
     });
   });
 
+  describe('POST that is not plain JSON by its headers → 415, the body unread', () => {
+    // Bytes, not a string: for a string the Request constructor would add `text/plain` itself.
+    const body = new TextEncoder().encode(exampleText('node-devices-check.sync.json'));
+    const send = async (headers: Record<string, string>) =>
+      read(await app.request('/hooks/node-devices-check/sync', { method: 'POST', headers, body }));
+
+    it.each<{ name: string; headers: Record<string, string>; message: string }>([
+      {
+        name: 'text/plain',
+        headers: { 'content-type': 'text/plain' },
+        message: 'content-type "text/plain" is not application/json',
+      },
+      {
+        name: 'a form (curl -d without -H)',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        message: 'content-type "application/x-www-form-urlencoded" is not application/json',
+      },
+      { name: 'no content-type', headers: {}, message: 'content-type is missing: send application/json' },
+      {
+        name: 'JSON in another charset',
+        headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+        message: 'content-type "application/json; charset=iso-8859-1" is not application/json',
+      },
+      {
+        name: 'gzip-encoded JSON',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        message: 'content-encoding "gzip" is not supported: send the body unencoded',
+      },
+    ])('$name', async ({ headers, message }) => {
+      const answer = await send(headers);
+
+      expect(answer.status).toBe(415);
+      expect(answer.json).toEqual({ error: { code: 'UnsupportedMediaType', message } });
+    });
+
+    it.each(['application/json', 'application/json; charset=utf-8', 'Application/JSON; Charset="UTF-8"'])(
+      'accepts %s',
+      async (type) => {
+        const answer = await send({ 'content-type': type, 'content-encoding': 'identity' });
+
+        expect(answer.status).toBe(200);
+      },
+    );
+  });
+
   describe('POST with a body over the limit → 413', () => {
     beforeEach(() => {
       app = createApp({ maxBodyBytes: 1024 });

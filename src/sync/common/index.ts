@@ -2,3 +2,4 @@
 export * from './related.js';
 export * from './settings.js';
 export * from './context.js';
+export * from './observed.js';

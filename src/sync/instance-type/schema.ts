@@ -4,6 +4,7 @@ import {
   SyncRequestSchema,
   ConditionSchema,
   CustomizeRequestSchema,
+  EchoedValueSchema,
   InstanceTypeSchema,
   KubeObjectSchema,
   objectMapSchema,
@@ -11,7 +12,8 @@ import {
 
 /** Related objects and children: labels, and the status bits we read (conditions, namespace phase). */
 export const ObservedObjectSchema = KubeObjectSchema.extend({
-  spec: z.unknown().optional(),
+  // Sent back unchanged while the InstanceType's own spec is invalid.
+  spec: EchoedValueSchema.optional(),
   status: z
     .looseObject({
       phase: z.string().optional(),

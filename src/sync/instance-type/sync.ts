@@ -5,6 +5,7 @@
 import {
   GPUSTACK_API_VERSION,
   SCHEDULING_CHAIN_NAME,
+  checkInstanceTypeSpec,
   matchesSelector,
   sortObjects,
   type CompositeSyncResponse,
@@ -27,6 +28,7 @@ import {
   RESOURCE_FLAVOR_KEY,
   enabledManufacturers,
   isTerminating,
+  keepObservedChildren,
   objectsOf,
   refuse,
   settingsFromRelated,
@@ -94,8 +96,38 @@ function finalizeInstanceType(
 }
 
 /**
+ * An InstanceType whose spec breaks the CRD's rules (stored before the CRD had them): its values
+ * would become invalid labels, so nothing is rebuilt. The observed queues go back unchanged (an
+ * empty list would delete them), the status keeps the last reported flavors and capacity and says
+ * `Ready=False`, `InvalidSpec`, naming the field.
+ */
+function keepLastGood(
+  request: InstanceTypeSyncRequest,
+  base: Omit<StatusInput, 'terminating' | 'selection' | 'problem'>,
+  message: string,
+  context: SyncContext,
+): CompositeSyncResponse {
+  const last = request.parent.status;
+  const status = computeInstanceTypeStatus(
+    {
+      ...base,
+      terminating: false,
+      selection: { flavors: [], dropped: [] },
+      problem: { reason: 'InvalidSpec', message: `${message}; the queues are kept as they are until it is fixed` },
+    },
+    last?.conditions,
+    context.now,
+  );
+  return {
+    status: { ...status, flavors: last?.flavors ?? [], capacity: last?.capacity ?? '0' },
+    children: keepObservedChildren(request.children),
+  };
+}
+
+/**
  * Desired ClusterQueue and LocalQueues of one InstanceType. Refuses (429) until the related
- * flavors and namespaces are in the request, or while the settings are invalid.
+ * flavors and namespaces are in the request, or while the settings are invalid; with an invalid
+ * spec it keeps the last good queues and reports `Ready=False`.
  * @example syncInstanceType(request, { now }) // { ok: true, response: { children: [ClusterQueue, LocalQueue…], status } }
  */
 export function syncInstanceType(
@@ -113,6 +145,8 @@ export function syncInstanceType(
   };
   if (request.finalizing || isTerminating(parent))
     return { ok: true, response: finalizeInstanceType(request, base, context) };
+  const checked = checkInstanceTypeSpec(spec);
+  if (!checked.ok) return { ok: true, response: keepLastGood(request, base, checked.message, context) };
   for (const key of [RESOURCE_FLAVOR_KEY, NAMESPACE_KEY]) {
     if (related[key] === undefined)
       return refuse('MissingRelated', `related ${key} is missing: the customize hook has not been applied yet`);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   SyncRequestSchema,
   CustomizeRequestSchema,
+  EchoedValueSchema,
   InstanceTypeSchema,
   KubeObjectSchema,
   SchedulingChainSchema,
@@ -10,7 +11,8 @@ import {
 } from '../../k8s/index.js';
 import { INSTANCE_TYPE_KEY } from '../common/index.js';
 
-export const ChildObjectSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
+/** An observed child: its spec is sent back unchanged while the settings are invalid. */
+export const ChildObjectSchema = KubeObjectSchema.extend({ spec: EchoedValueSchema.optional() });
 export type ChildObject = z.infer<typeof ChildObjectSchema>;
 
 export const SchedulingChainSyncRequestSchema = SyncRequestSchema.extend({

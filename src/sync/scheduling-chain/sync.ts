@@ -17,6 +17,7 @@ import {
   NODE_KEY,
   RETRY_AFTER_SECONDS,
   enabledManufacturers,
+  keepObservedChildren,
   refuse,
   type SyncContext,
 } from '../common/index.js';
@@ -27,10 +28,8 @@ import {
   buildStickyInstanceType,
 } from './children.js';
 import { planChain } from './pools.js';
-import type { ChildObject, SchedulingChainCustomizeRequest, SchedulingChainSyncRequest } from './schema.js';
+import type { SchedulingChainCustomizeRequest, SchedulingChainSyncRequest } from './schema.js';
 import { computeChainStatus, computeRefusedStatus } from './status.js';
-
-type DesiredObject = CompositeSyncResponse['children'][number];
 
 /** Relates every managed Node: a node that gains or loses `gpustack.ai/managed=true` re-syncs the chain. */
 export function customizeSchedulingChain(_request: SchedulingChainCustomizeRequest): CustomizeResponse {
@@ -39,32 +38,6 @@ export function customizeSchedulingChain(_request: SchedulingChainCustomizeReque
       { apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { [MANAGED_LABEL]: 'true' } } },
     ],
   };
-}
-
-/** Our last good children, re-sent as they are observed so Metacontroller keeps every one of them. */
-function keepObservedChildren(children: SchedulingChainSyncRequest['children']): DesiredObject[] {
-  const kept: DesiredObject[] = [];
-  for (const byName of Object.values(children)) {
-    for (const child of Object.values(byName ?? {}) as ChildObject[]) {
-      if (!child.apiVersion || !child.kind) continue;
-      const { name, namespace, labels, annotations } = child.metadata;
-      const ownAnnotations = Object.fromEntries(
-        Object.entries(annotations ?? {}).filter(([k]) => !k.startsWith('metacontroller.k8s.io/')),
-      );
-      kept.push({
-        apiVersion: child.apiVersion,
-        kind: child.kind,
-        metadata: {
-          name,
-          ...(namespace ? { namespace } : {}),
-          ...(labels ? { labels } : {}),
-          ...(Object.keys(ownAnnotations).length ? { annotations: ownAnnotations } : {}),
-        },
-        ...(child.spec !== undefined ? { spec: child.spec } : {}),
-      });
-    }
-  }
-  return sortObjects(kept);
 }
 
 /**

@@ -126,6 +126,26 @@ describe('syncInstanceType scenarios', () => {
     expect(error.message).toContain('spec.admissionCheck');
   });
 
+  it('keeps the last good queues while the spec is invalid', async () => {
+    const response = expectOk(await runScenario(C, 'keeps-the-last-good-queues-while-the-spec-is-invalid'));
+    expect(response.children.map((c) => `${c.kind}/${c.metadata.namespace ?? ''}/${c.metadata.name}`)).toEqual([
+      `ClusterQueue//${T4}`,
+      `LocalQueue/default/${T4_ENTRANCE}`,
+      `LocalQueue/kube-public/${T4_ENTRANCE}`,
+      `LocalQueue/team-a/${T4_ENTRANCE}`,
+      `LocalQueue/team-b/${T4_ENTRANCE}`,
+    ]);
+    expect(JSON.stringify(response.children)).not.toContain('linux/amd64');
+    const status = instanceTypeStatusOf(response);
+    expect(status).toMatchObject({ phase: 'Active', flavors: [`${T4}-1d`, `${T4}-4d`], capacity: '5' });
+    expect(conditionOf(status, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'InvalidSpec',
+      message: expect.stringMatching(/^spec\.os: must be letters/),
+      lastTransitionTime: NOW,
+    });
+  });
+
   it('finalize removes the queues and waits until they are gone', async () => {
     const response = expectOk(await runScenario(C, 'finalize-removes-the-queues-and-waits-until-they-are-gone'));
     expect(response).toMatchObject({ children: [], finalized: false, resyncAfterSeconds: 5 });
@@ -313,6 +333,66 @@ describe('syncInstanceType with builders', () => {
     const response = expectOk(sync({ parent: { ...parent, spec } }));
     expect(clusterQueuesOf(response)[0]?.spec).toMatchObject({ stopPolicy: 'Hold' });
     expect(conditionOf(instanceTypeStatusOf(response), 'Ready')).toMatchObject({ status: 'False', reason });
+  });
+
+  describe('a spec that breaks the CRD rules (stored before the CRD had them)', () => {
+    // The last good answer, observed as the API server stores it.
+    const lastGood = () => expectOk(sync({ parent: t4().obj() })).children;
+    const observed = (): Observed[] =>
+      lastGood().map((child) => ({ ...child, metadata: { ...child.metadata, uid: `uid-${child.metadata.name}` } }));
+
+    it.each([
+      { name: 'an os with a non-ASCII letter', parent: t4().os('linuxé'), field: 'spec.os' },
+      { name: 'an os with a slash', parent: t4().os('linux/amd64'), field: 'spec.os' },
+      { name: 'an empty os', parent: t4().os(''), field: 'spec.os' },
+      { name: 'an os of 65,536 characters', parent: t4().os('l'.repeat(65_536)), field: 'spec.os' },
+      { name: 'an arch ending in "!"', parent: t4().arch('x86_64!'), field: 'spec.arch' },
+      {
+        name: 'an acceleratorGroup with a space',
+        parent: t4().device('nvidia-tesla t4'),
+        field: 'spec.acceleratorGroup',
+      },
+      {
+        name: 'an acceleratorGroup past the key budget',
+        parent: t4().device(`nvidia-${'x'.repeat(32)}`),
+        field: 'spec.acceleratorGroup',
+      },
+      {
+        name: 'a generalGroup with a colon',
+        parent: makeInstanceType(GENERIC).cpu('amd:epyc'),
+        field: 'spec.generalGroup',
+      },
+      { name: 'a displayName of 65 characters', parent: t4().displayName('d'.repeat(65)), field: 'spec.displayName' },
+    ])(
+      '$name: keeps the observed queues, emits no label from it, Ready=False InvalidSpec naming $field',
+      ({ parent, field }) => {
+        const response = expectOk(sync({ parent: parent.obj(), children: observed() }));
+
+        expect(response.children).toEqual(lastGood());
+        expect(response.children.map((c) => c.kind)).toEqual(['ClusterQueue', 'LocalQueue']);
+        const ready = conditionOf(instanceTypeStatusOf(response), 'Ready');
+        expect(ready).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+        expect(ready.message).toMatch(new RegExp(`^${field.replace('.', '\\.')}: `));
+        expect(ready.message.length).toBeLessThan(1024);
+      },
+    );
+
+    it('sends back nothing when nothing is observed yet (there is nothing to keep, and no invalid queue is built)', () => {
+      const response = expectOk(sync({ parent: t4().os('linux/amd64').obj(), children: [] }));
+
+      expect(response.children).toEqual([]);
+      expect(conditionOf(instanceTypeStatusOf(response), 'Ready')).toMatchObject({ reason: 'InvalidSpec' });
+    });
+
+    it.each([
+      { name: 'an os of 63 characters', parent: t4().os('l'.repeat(63)) },
+      { name: 'an arch with "_" inside', parent: t4().arch('x86_64') },
+      { name: 'an acceleratorGroup at the key budget', parent: t4().device(`nvidia-${'x'.repeat(31)}`) },
+    ])('$name is valid', ({ parent }) => {
+      const response = expectOk(sync({ parent: parent.obj(), children: observed() }));
+
+      expect(conditionOf(instanceTypeStatusOf(response), 'Ready').reason).not.toBe('InvalidSpec');
+    });
   });
 
   it('holds the queue of a manufacturer that the settings disable', () => {

@@ -1,0 +1,73 @@
+/**
+ * @module Every limit of the hook server in one place: request size, the memory budget of bodies
+ * in flight, and the HTTP timeouts and shutdown drain. The README's HTTP contract quotes these.
+ */
+
+const MiB = 1024 * 1024;
+
+/**
+ * Largest request body (`--max-body`). Metacontroller sends the scheduling-chain hook every managed
+ * Node whole: ~23 KB of JSON per Node as the API server returns it (NFD labels, images,
+ * managedFields), 225.5 MB for 10,000 Nodes — the largest cluster we support — plus the chain's
+ * children. 256 MiB leaves that cluster about 15 % of headroom.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 256 * MiB;
+
+/**
+ * Memory a request costs at its peak per byte of body: the body, its text, the parsed objects and
+ * the answer. Peak RSS over body was 4.1 at 5,000 and 10,000 Nodes (`npm run bench`) and 4.9 for
+ * one body padded to 256 MiB (issue 13); 6 leaves room for the garbage V8 has not collected.
+ */
+export const MEMORY_PER_BODY_BYTE = 6;
+/** Memory the server needs besides the bodies: an idle server is ~75 MB resident, plus V8's slack. */
+export const MEMORY_RESERVE_BYTES = 256 * MiB;
+/** The memory limit assumed when the container has none: our Deployment's (manifests/server). */
+export const ASSUMED_MEMORY_LIMIT_BYTES = 2048 * MiB;
+/** The smallest budget, whatever the limit: one mid-sized cluster's request must still get through. */
+export const MIN_INFLIGHT_BYTES = 32 * MiB;
+
+/**
+ * The bytes of request bodies the server reads and processes at once (`--max-inflight-bytes`),
+ * for a container memory limit: what is left after the reserve, over the cost per body byte.
+ * @example inflightBudgetFor(2 * 1024 ** 3) // 298.7 MiB: two 5,000-node requests, or one 10,000-node one
+ */
+export function inflightBudgetFor(memoryLimitBytes: number): number {
+  return Math.max(MIN_INFLIGHT_BYTES, Math.floor((memoryLimitBytes - MEMORY_RESERVE_BYTES) / MEMORY_PER_BODY_BYTE));
+}
+
+/** The default in-flight budget: that of the assumed limit. */
+export const DEFAULT_MAX_INFLIGHT_BYTES = inflightBudgetFor(ASSUMED_MEMORY_LIMIT_BYTES);
+
+/**
+ * Bodies longer than this (in characters, about bytes) are parsed and answered one at a time, with
+ * a turn of the event loop between phases; shorter ones take milliseconds and are answered at once.
+ */
+export const SERIAL_ABOVE_CHARACTERS = 1024 * 1024;
+
+/** Retry-After of a 429 for a full budget: about the time a large request takes to answer. */
+export const BUSY_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * How long an idle keep-alive connection stays open. Metacontroller is a Go client: its idle
+ * connections live 90 s (`http.Transport.IdleConnTimeout`). Were the server to close first (Node's
+ * default is 5 s), Metacontroller could write a request to a socket the server had just closed and
+ * get a reset; above 90 s the client always closes first.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 95_000;
+/** Time to receive a request's headers; above the keep-alive timeout, as Node advises. */
+export const HEADERS_TIMEOUT_MS = 100_000;
+/**
+ * Time to receive a whole request, body included: a stalled upload is cut (408) after this. Node
+ * requires it at or above the headers timeout; the hooks' own timeouts are 30–60 s.
+ */
+export const REQUEST_TIMEOUT_MS = 120_000;
+/** How often Node checks the two timeouts above (its default, 30 s, would let a stalled request overrun by that much). */
+export const CONNECTIONS_CHECK_INTERVAL_MS = 5_000;
+/**
+ * On SIGTERM the server stops accepting connections and gives the requests in flight this long to
+ * finish, then closes every connection left (a stalled client cannot hold the process). Inside
+ * Kubernetes' default 30 s grace period; Metacontroller retries what was cut.
+ */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
+/** While draining, connections that went idle after their last answer are closed this often. */
+export const DRAIN_IDLE_SWEEP_MS = 250;
