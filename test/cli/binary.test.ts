@@ -226,7 +226,7 @@ describe('gpustack-operator serve', () => {
 /** `serve` on 127.0.0.1 with a kernel-picked port, once it listens: its port, and its exit. */
 async function startServe(...extra: string[]): Promise<{ child: ChildProcess; port: number; done: Promise<Run> }> {
   const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...extra];
-  const child = spawn(process.execPath, [join(outDir, 'src', 'cli.js'), ...args], {
+  const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
