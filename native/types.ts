@@ -55,16 +55,16 @@ export interface Device {
   /** Cores as the vendor counts them (SMs, CUs, AI cores); 0 when unknown. */
   readonly cores: number;
   /** `9.0` (NVIDIA, Iluvatar, T-Head) or a gfx target (`gfx942`, AMD and Hygon). */
-  readonly computeCapability?: string;
+  readonly computeCapability?: string | undefined;
   /** `Hopper`, `910B`, `MXC`, … */
-  readonly family?: string;
+  readonly family?: string | undefined;
   /** PCI address in sysfs form, `0000:18:00.0`. */
-  readonly pciBusId?: string;
-  readonly numaNode?: number;
-  readonly driverVersion?: string;
+  readonly pciBusId?: string | undefined;
+  readonly numaNode?: number | undefined;
+  readonly driverVersion?: string | undefined;
   /** CUDA / ROCm / MACA / HGGC version as major.minor. */
-  readonly runtimeVersion?: string;
-  readonly partitioning?: Partitioning;
+  readonly runtimeVersion?: string | undefined;
+  readonly partitioning?: Partitioning | undefined;
 }
 
 /** A failure entry: the manufacturer's detection (or one device) that did not work. */
@@ -85,7 +85,7 @@ export interface DetectOptions {
    * Manufacturers to enumerate.
    * @default MANUFACTURER_NAMES (all nine)
    */
-  readonly manufacturers?: readonly ManufacturerName[];
+  readonly manufacturers?: readonly ManufacturerName[] | undefined;
   /**
    * Where the host's filesystem is mounted, e.g. `/host` in the agent's DaemonSet. Each
    * vendor library is then looked up by full path in its usual install folders and the

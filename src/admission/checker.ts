@@ -67,8 +67,8 @@ export function startChecker(options: CheckerOptions): Checker {
     onRestart: (resource: string) => recorder.watchRestart(resource),
     onChange: () => schedule(debounceMs),
     clock: () => clock().getTime(),
-    ...(options.backoff ? { backoff: options.backoff } : {}),
-    ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+    backoff: options.backoff,
+    watchTimeoutSeconds: options.watchTimeoutSeconds,
   };
   const workloads = new Informer(options.api, WORKLOADS, informerOptions);
   const flavors = new Informer(options.api, RESOURCE_FLAVORS, informerOptions);

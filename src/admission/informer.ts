@@ -19,9 +19,9 @@ export interface InformerOptions {
   readonly onChange: () => void;
   /** Called when a lost watch lists again (every list but the first). */
   readonly onRestart?: (resource: string) => void;
-  readonly backoff?: BackoffOptions;
+  readonly backoff?: BackoffOptions | undefined;
   /** Server-side watch timeout; the loop re-watches from the last resourceVersion. @default 300 */
-  readonly watchTimeoutSeconds?: number;
+  readonly watchTimeoutSeconds?: number | undefined;
   readonly clock?: () => number;
 }
 

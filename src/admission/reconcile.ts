@@ -71,7 +71,13 @@ export function stampEntry(
 ): AdmissionCheckEntry {
   const sameState =
     observed !== undefined && observed.state === verdict.state && observed.lastTransitionTime !== undefined;
-  return { ...verdict, lastTransitionTime: sameState ? (observed.lastTransitionTime as string) : now };
+  // The entry is what we send: a verdict without a delay has no requeueAfterSeconds key at all.
+  const { requeueAfterSeconds, ...rest } = verdict;
+  return {
+    ...rest,
+    ...(requeueAfterSeconds !== undefined ? { requeueAfterSeconds } : {}),
+    lastTransitionTime: sameState ? (observed.lastTransitionTime as string) : now,
+  };
 }
 
 function sameVerdict(a: AdmissionCheckEntry, b: NodeDevicesVerdict): boolean {

@@ -23,7 +23,7 @@ export interface AgentOptions {
 
 /** What the agent knows about itself; the health endpoint shows it. */
 export interface AgentState {
-  published?: Labels;
+  published?: Labels | undefined;
   lastDetection?: string;
   lastPublish?: string;
   lastError?: string;

@@ -31,7 +31,7 @@ function admissionLogger(level: string): Logger {
     ],
     { dedupe: true },
   );
-  return pino({ level, base: undefined }, streams);
+  return pino({ level, base: null }, streams);
 }
 
 function parsePort(text: string, flag: string): number {

@@ -61,7 +61,7 @@ function parseHostRoot(text: string): string {
 function detectFor(values: { manufacturers?: string | undefined; 'host-root': string }): () => Promise<DetectResult> {
   const manufacturers = parseManufacturers(values.manufacturers);
   const hostRoot = parseHostRoot(values['host-root']);
-  return () => detect({ ...(manufacturers ? { manufacturers } : {}), hostRoot });
+  return () => detect({ manufacturers, hostRoot });
 }
 
 export async function agentCommand(args: string[]): Promise<void> {
@@ -75,7 +75,7 @@ export async function agentCommand(args: string[]): Promise<void> {
   const intervalMs = parseDuration(values.interval, '--interval');
   const detectNow = detectFor(values);
   const healthPort = Number(values['health-port']);
-  const logger = pino({ level: values['log-level'], base: undefined });
+  const logger = pino({ level: values['log-level'], base: null });
   const publisher: Publisher =
     mode === 'feature-file'
       ? featureFilePublisher(values['features-dir'])

@@ -103,7 +103,7 @@ async function serveCommand(args: string[]): Promise<void> {
       port,
       host: values.host,
       maxBodyBytes,
-      ...(maxInflightBytes !== undefined ? { maxInflightBytes } : {}),
+      maxInflightBytes,
       drainTimeoutMs,
       logLevel: values['log-level'],
     });
@@ -132,7 +132,7 @@ function renderCommand(args: string[]): void {
     .map((n) => n.trim())
     .filter(Boolean);
   const now = rfc3339Seconds(new Date());
-  const result = renderChain({ nodes, namespaces, ...(chain ? { chain } : {}) }, { now });
+  const result = renderChain({ nodes, namespaces, chain }, { now });
   if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);
   for (const skip of result.skipped)
     process.stderr.write(`warning: node ${skip.name} left out of a pool: ${skip.reason}: ${skip.message}\n`);

@@ -5,9 +5,9 @@
  */
 
 export interface ObjectIdentity {
-  readonly apiVersion?: string;
-  readonly kind?: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly apiVersion?: string | undefined;
+  readonly kind?: string | undefined;
+  readonly metadata: { readonly name: string; readonly namespace?: string | undefined };
 }
 
 function compareText(a: string, b: string): number {

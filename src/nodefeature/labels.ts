@@ -35,11 +35,11 @@ export interface DeviceFacts {
   readonly manufacturer: string;
   readonly product: string;
   readonly memoryMiB: number;
-  readonly cores?: number;
-  readonly family?: string;
-  readonly computeCapability?: string;
-  readonly driverVersion?: string;
-  readonly runtimeVersion?: string;
+  readonly cores?: number | undefined;
+  readonly family?: string | undefined;
+  readonly computeCapability?: string | undefined;
+  readonly driverVersion?: string | undefined;
+  readonly runtimeVersion?: string | undefined;
 }
 
 interface DeviceGroup {
@@ -154,10 +154,10 @@ export interface ProfileOptions {
 }
 
 export interface ProfileNodeInput {
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
   /** `status.capacity.cpu` as the API server reports it (`"224"`, `"3500m"`). */
-  readonly cpuCapacity?: string | number;
+  readonly cpuCapacity?: string | number | undefined;
 }
 
 /** True for every label key the node-profile decorator owns (and so may remove). */
@@ -175,10 +175,10 @@ function generalKeyOf(node: ProfileNodeInput, options: ProfileOptions): string |
   const labels = node.labels ?? {};
   const cpuName = node.annotations?.[CPU_NAME_ANNOTATION];
   return constructGeneralKey({
-    ...(labels[NFD_CPU_VENDOR_LABEL] !== undefined ? { vendor: labels[NFD_CPU_VENDOR_LABEL] } : {}),
-    ...(cpuName !== undefined ? { cpuName } : {}),
-    ...(labels[NFD_CPU_FAMILY_LABEL] !== undefined ? { family: labels[NFD_CPU_FAMILY_LABEL] } : {}),
-    ...(labels[NFD_CPU_MODEL_LABEL] !== undefined ? { model: labels[NFD_CPU_MODEL_LABEL] } : {}),
+    vendor: labels[NFD_CPU_VENDOR_LABEL],
+    cpuName,
+    family: labels[NFD_CPU_FAMILY_LABEL],
+    model: labels[NFD_CPU_MODEL_LABEL],
   });
 }
 

@@ -61,8 +61,8 @@ export interface NodeFacts {
 
 export interface NodeLabelsInput {
   readonly name: string;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
 }
 
 const COUNT_PATTERN = /^[1-9]\d{0,5}$/;

@@ -31,7 +31,7 @@ import {
 export interface RenderInput {
   readonly nodes: readonly Node[];
   /** The SchedulingChain `default`; absent → default settings. */
-  readonly chain?: SchedulingChain;
+  readonly chain?: SchedulingChain | undefined;
   /** Namespaces that exist in the cluster (LocalQueues go to the eligible ones). */
   readonly namespaces: readonly string[];
 }
@@ -46,7 +46,7 @@ export interface RenderedNode {
 export interface RenderedObject {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly metadata: { readonly name: string; readonly namespace?: string | undefined };
   readonly [field: string]: unknown;
 }
 
@@ -82,7 +82,7 @@ function applyLabels(node: Node, labels: Record<string, string | null>): Node {
   return { ...node, metadata: { ...node.metadata, labels: merged } };
 }
 
-function byName<T extends { metadata: { name: string; namespace?: string } }>(
+function byName<T extends { metadata: { name: string; namespace?: string | undefined } }>(
   objects: readonly T[],
 ): Record<string, T> {
   return Object.fromEntries(

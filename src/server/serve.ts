@@ -26,7 +26,7 @@ export interface ServeOptions {
   readonly host: string;
   readonly maxBodyBytes?: number;
   /** @default derived from the container's memory limit ({@link readContainerMemoryLimit}) */
-  readonly maxInflightBytes?: number;
+  readonly maxInflightBytes?: number | undefined;
   /** On SIGTERM/SIGINT, how long requests in flight may take before every connection is closed. */
   readonly drainTimeoutMs?: number;
   readonly logLevel?: string;
@@ -99,7 +99,7 @@ export function readContainerMemoryLimit(root = '/sys/fs/cgroup'): MemoryLimit |
 
 /** Starts the server and resolves once it is closed by a signal. */
 export function runServer(options: ServeOptions): Promise<void> {
-  const logger = pino({ level: options.logLevel ?? 'info', base: undefined });
+  const logger = pino({ level: options.logLevel ?? 'info', base: null });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const memory = readContainerMemoryLimit();
   const maxInflightBytes = options.maxInflightBytes ?? inflightBudgetFor(memory?.bytes ?? ASSUMED_MEMORY_LIMIT_BYTES);

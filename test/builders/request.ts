@@ -22,9 +22,9 @@ export const KEYS = {
 } as const;
 
 type WithIdentity = {
-  readonly kind?: string;
-  readonly apiVersion?: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly kind?: string | undefined;
+  readonly apiVersion?: string | undefined;
+  readonly metadata: { readonly name: string; readonly namespace?: string | undefined };
 };
 
 /** One object map from a list: outer key from kind/apiVersion, inner key `ns/name` or `name`. */
@@ -64,7 +64,7 @@ export function chainRequest(input: ChainRequestInput): unknown {
 
 export interface InstanceTypeRequestInput {
   readonly parent: Observed;
-  readonly chain?: Observed;
+  readonly chain?: Observed | undefined;
   readonly flavors?: readonly Observed[];
   readonly namespaces?: readonly Observed[];
   readonly checks?: readonly Observed[];

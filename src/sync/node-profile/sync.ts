@@ -35,11 +35,7 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
   const node = request.parent;
   const cpuCapacity = node.status?.capacity?.['cpu'];
   const labels = constructProfileLabels(
-    {
-      ...(node.metadata.labels ? { labels: node.metadata.labels } : {}),
-      ...(node.metadata.annotations ? { annotations: node.metadata.annotations } : {}),
-      ...(cpuCapacity !== undefined ? { cpuCapacity } : {}),
-    },
+    { labels: node.metadata.labels, annotations: node.metadata.annotations, cpuCapacity },
     {
       nodeManagement: settings.nodeManagement,
       generalKey: settings.generalKey,

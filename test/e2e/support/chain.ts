@@ -135,7 +135,7 @@ export interface LiveChain {
   nodes: Map<string, Record<string, string>>;
 }
 
-const idOf = (o: { kind: string; metadata: { name: string; namespace?: string } }): string =>
+const idOf = (o: { kind: string; metadata: { name: string; namespace?: string | undefined } }): string =>
   `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
 
 export async function readLiveChain(client: KubeClient): Promise<LiveChain> {

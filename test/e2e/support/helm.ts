@@ -110,7 +110,7 @@ export function createHelm(component: Component): Helm {
 export function objectId(o: {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string | undefined };
 }): string {
   return `${o.apiVersion} ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
 }
