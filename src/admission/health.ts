@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { sendMetrics } from '../runtime/index.js';
 import type { InformerStatus } from './informer.js';
 
 export interface WatchHealth {
@@ -62,10 +63,7 @@ export function serveHealth(options: ProbeServerOptions): Promise<Server> {
       const body = report();
       res.writeHead(body.healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     } else if (pathname === '/metrics' && metrics) {
-      metrics.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
-        () => res.writeHead(500).end(),
-      );
+      sendMetrics(metrics, res);
     } else {
       res.writeHead(404).end();
     }

@@ -2,7 +2,8 @@
  * @module Prometheus metrics of the admission checker, named like the hook server's
  * (`gpustack_<part>_…`), on a registry of its own; `/metrics` beside `/healthz` serves them.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { createRegistry } from '../runtime/index.js';
 
 /** What the checker reports as it works; `NO_RECORDING` where nobody scrapes (tests, `serve --admission` off). */
 export interface AdmissionRecorder {
@@ -21,8 +22,7 @@ export interface AdmissionMetrics extends AdmissionRecorder {
 }
 
 export function createAdmissionMetrics(options: { defaultMetrics?: boolean } = {}): AdmissionMetrics {
-  const registry = new Registry();
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registry = createRegistry(options);
   const passDuration = new Histogram({
     name: 'gpustack_admission_pass_duration_seconds',
     help: 'Time of one reconcile pass: every Workload awaiting our verdict decided, changed entries written.',

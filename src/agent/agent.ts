@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { DetectResult } from '../../native/index.js';
-import { backoffMs, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
+import { backoffMs, sendMetrics, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
 import { NO_RECORDING, type AgentRecorder, type PublishResult } from './metrics.js';
 import type { Publisher } from './publishers.js';
@@ -140,10 +140,7 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
   const started = clock().getTime();
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/metrics' && metrics) {
-      metrics.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
-        () => res.writeHead(500).end(),
-      );
+      sendMetrics(metrics, res);
       return;
     }
     if (req.method !== 'GET' || req.url !== '/healthz') {

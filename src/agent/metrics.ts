@@ -2,7 +2,8 @@
  * @module Prometheus metrics of the node agent, named like the hook server's (`gpustack_<part>_…`),
  * on a registry of its own; `/metrics` beside `/healthz` serves them.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { createRegistry } from '../runtime/index.js';
 import type { DetectResult } from '../../native/index.js';
 
 export type PublishResult = 'published' | 'unchanged' | 'failed';
@@ -22,8 +23,7 @@ export interface AgentMetrics extends AgentRecorder {
 }
 
 export function createAgentMetrics(options: { defaultMetrics?: boolean } = {}): AgentMetrics {
-  const registry = new Registry();
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registry = createRegistry(options);
   const duration = new Histogram({
     name: 'gpustack_agent_detection_duration_seconds',
     help: 'Time of one detection through the vendor libraries.',

@@ -13,20 +13,7 @@ import {
   type SyncRefusal,
 } from '../k8s/index.js';
 import { MANAGED_LABEL } from '../nodefeature/index.js';
-import {
-  ADMISSION_CHECK_KEY,
-  InstanceTypeSyncRequestSchema,
-  NAMESPACE_KEY,
-  NODE_KEY,
-  NodeDevicesCheckSyncRequestSchema,
-  RESOURCE_FLAVOR_KEY,
-  SCHEDULING_CHAIN_KEY,
-  syncInstanceType,
-  syncNodeDevicesCheck,
-  syncNodeProfile,
-  syncSchedulingChain,
-  type SyncContext,
-} from '../sync/index.js';
+import * as sync from '../sync/index.js';
 
 export interface RenderInput {
   readonly nodes: readonly Node[];
@@ -96,21 +83,21 @@ function byName<T extends { metadata: { name: string; namespace?: string | undef
  * by those hooks' own request schemas, so what `render` feeds them is typed without a cast.
  * @example renderChain({ nodes, namespaces: ['default'] }, { now }) // { ok: true, nodes: [...], objects: [...] }
  */
-export function renderChain(input: RenderInput, context: SyncContext): RenderResult {
+export function renderChain(input: RenderInput, context: sync.SyncContext): RenderResult {
   const chain = input.chain ?? DEFAULT_CHAIN;
-  const chainMap = { [SCHEDULING_CHAIN_KEY]: { [chain.metadata.name]: chain } };
+  const chainMap = { [sync.SCHEDULING_CHAIN_KEY]: { [chain.metadata.name]: chain } };
   const rendered: RenderedNode[] = [];
   const profiled: Node[] = [];
   for (const node of sortObjects(input.nodes)) {
-    const outcome = syncNodeProfile({ parent: node, children: {}, related: chainMap, finalizing: false });
+    const outcome = sync.syncNodeProfile({ parent: node, children: {}, related: chainMap, finalizing: false });
     if (!outcome.ok) return outcome;
     const labels = outcome.response.labels ?? {};
     rendered.push({ name: node.metadata.name, labels });
     profiled.push(applyLabels(node, labels));
   }
   const managed = profiled.filter((n) => n.metadata.labels?.[MANAGED_LABEL] === 'true');
-  const chainOutcome = syncSchedulingChain(
-    { parent: chain, children: {}, related: { [NODE_KEY]: byName(managed) }, finalizing: false },
+  const chainOutcome = sync.syncSchedulingChain(
+    { parent: chain, children: {}, related: { [sync.NODE_KEY]: byName(managed) }, finalizing: false },
     context,
   );
   if (!chainOutcome.ok) return chainOutcome;
@@ -118,22 +105,22 @@ export function renderChain(input: RenderInput, context: SyncContext): RenderRes
   const checks = children
     .filter((child) => child.kind === 'AdmissionCheck')
     .map((check) => {
-      const request = NodeDevicesCheckSyncRequestSchema.parse({ parent: check });
-      const outcome = syncNodeDevicesCheck(request, context);
+      const request = sync.NodeDevicesCheckSyncRequestSchema.parse({ parent: check });
+      const outcome = sync.syncNodeDevicesCheck(request, context);
       return outcome.ok && outcome.response.status ? { ...check, status: outcome.response.status } : check;
     });
   const related = {
     ...chainMap,
-    [RESOURCE_FLAVOR_KEY]: byName(children.filter((child) => child.kind === 'ResourceFlavor')),
-    [NAMESPACE_KEY]: byName(
+    [sync.RESOURCE_FLAVOR_KEY]: byName(children.filter((child) => child.kind === 'ResourceFlavor')),
+    [sync.NAMESPACE_KEY]: byName(
       input.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
     ),
-    [ADMISSION_CHECK_KEY]: byName(checks),
+    [sync.ADMISSION_CHECK_KEY]: byName(checks),
   };
   const objects: RenderedObject[] = [...children];
   for (const type of children.filter((child) => child.kind === 'InstanceType')) {
-    const request = InstanceTypeSyncRequestSchema.parse({ parent: type, related });
-    const outcome = syncInstanceType(request, context);
+    const request = sync.InstanceTypeSyncRequestSchema.parse({ parent: type, related });
+    const outcome = sync.syncInstanceType(request, context);
     if (!outcome.ok) return outcome;
     objects.push(...outcome.response.children);
   }

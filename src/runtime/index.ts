@@ -5,3 +5,4 @@
  */
 export { SILENT_LOGGER, type Logger } from './logger.js';
 export { backoffMs, sleep, type BackoffOptions } from './backoff.js';
+export { createRegistry, sendMetrics } from './metrics.js';

@@ -1,5 +1,6 @@
 /** @module Prometheus metrics of the hook server, on a registry of its own (one per app, so tests stay apart). */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createRegistry } from '../runtime/index.js';
 
 export interface HookMetrics {
   readonly registry: Registry;
@@ -14,8 +15,7 @@ export interface HookMetrics {
 
 /** Hook duration histogram, requests by status code, children emitted by kind (DESIGN §6), and the in-flight budget. */
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookMetrics {
-  const registry = new Registry();
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registry = createRegistry(options);
   return {
     registry,
     duration: new Histogram({
