@@ -16,12 +16,7 @@ import {
   SERIAL_ABOVE_CHARACTERS,
 } from './limits.js';
 import type { HookMetrics } from './metrics.js';
-
-/** The logging surface we use; pino's logger satisfies it. */
-export interface HookLogger {
-  info(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
+import { SILENT_LOGGER, type Logger } from '../runtime/index.js';
 
 export interface AppOptions {
   /** Largest accepted request body in bytes; bigger → 413. @default 256 MiB */
@@ -31,13 +26,11 @@ export interface AppOptions {
    * (a request alone is always taken, up to `maxBodyBytes`). @default the budget of a 2 GiB container
    */
   readonly maxInflightBytes?: number;
-  readonly logger?: HookLogger;
+  readonly logger?: Logger;
   readonly metrics?: HookMetrics;
   /** The request time handed to sync functions as `now`. @default the system clock */
   readonly clock?: () => Date;
 }
-
-const SILENT: HookLogger = { info: () => {}, error: () => {} };
 
 function sendError(c: Context<AppEnv>, code: ErrorCode, body: ErrorBody = errorBody(code, code)): Response {
   return c.json(body, statusOf(code));
@@ -210,7 +203,7 @@ function declaredLength(c: Context<AppEnv>): number | undefined {
  */
 export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const logger = options.logger ?? SILENT;
+  const logger = options.logger ?? SILENT_LOGGER;
   const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const tooLarge = (c: Context<AppEnv>) =>
     sendError(c, 'PayloadTooLarge', errorBody('PayloadTooLarge', `request body exceeds ${maxSize} bytes (--max-body)`));

@@ -1,5 +1,5 @@
 /** @module src/server: the hono hook server (DESIGN §6). */
-export { createApp, type AppOptions, type HookLogger } from './app.js';
+export { createApp, type AppOptions } from './app.js';
 export * from './limits.js';
 export {
   HOOKS,

@@ -4,7 +4,8 @@
  * removes a label) and the request time handed to sync as `now`.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createApp, createMetrics, type HookLogger, type HookMetrics } from '../../src/server/index.js';
+import { createApp, createMetrics, type HookMetrics } from '../../src/server/index.js';
+import { SILENT_LOGGER, type Logger } from '../../src/runtime/index.js';
 import {
   EXAMPLE_ROUTES,
   exampleBody,
@@ -182,9 +183,9 @@ describe('hook server', () => {
   describe('the logger option', () => {
     it('logs one line per hook call with the parent name, status and children', async () => {
       const logged: { fields: Record<string, unknown>; message: string }[] = [];
-      const logger: HookLogger = {
+      const logger: Logger = {
+        ...SILENT_LOGGER,
         info: (fields, message) => logged.push({ fields: fields as Record<string, unknown>, message }),
-        error: () => {},
       };
       app = createApp({ logger });
 

@@ -4,7 +4,8 @@
  * 429 + Retry-After for a sync refusal, 404 for unknown routes and 500 without internals.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HOOKS, createApp, type HookLogger } from '../../src/server/index.js';
+import { HOOKS, createApp } from '../../src/server/index.js';
+import { SILENT_LOGGER, type Logger } from '../../src/runtime/index.js';
 import { exampleBody, exampleText, post, read, type InMemoryApp } from './helpers.js';
 
 const SCHEDULING_CHAIN_KEY = 'SchedulingChain.worker.gpustack.ai/v1alpha1';
@@ -311,7 +312,7 @@ describe('hook server errors', () => {
         throw new TypeError("Cannot read properties of undefined (reading 'secret') at /srv/app/src/sync/check.ts:42");
       });
       const logged: { fields: object; message: string }[] = [];
-      const logger: HookLogger = { info: () => {}, error: (fields, message) => logged.push({ fields, message }) };
+      const logger: Logger = { ...SILENT_LOGGER, error: (fields, message) => logged.push({ fields, message }) };
       app = createApp({ logger });
 
       const answer = await post(app, '/hooks/node-devices-check/sync', exampleText('node-devices-check.sync.json'));

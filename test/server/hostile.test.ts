@@ -4,6 +4,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/server/index.js';
+import { SILENT_LOGGER } from '../../src/runtime/index.js';
 import { exampleBody, post, type InMemoryApp } from './helpers.js';
 
 const FLAVOR_KEY = 'ResourceFlavor.kueue.x-k8s.io/v1beta2';
@@ -168,7 +169,7 @@ describe('the log line', () => {
   it('names a 4 MB parent name by its first 253 characters and its length', async () => {
     const logged: Record<string, unknown>[] = [];
     const app = createApp({
-      logger: { info: (fields) => logged.push(fields as Record<string, unknown>), error: () => {} },
+      logger: { ...SILENT_LOGGER, info: (fields) => logged.push(fields as Record<string, unknown>) },
     });
     const name = 'n'.repeat(4 * 1024 * 1024);
     const body = exampleBody('node-devices-check.sync.json') as { parent: { metadata: { name: string } } };
