@@ -32,7 +32,9 @@ export interface AppOptions {
   readonly clock?: () => Date;
 }
 
+/** An error answer; its code and (bounded) message also go to the call's log line, so a 400 says why. */
 function sendError(c: Context<AppEnv>, code: ErrorCode, body: ErrorBody = errorBody(code, code)): Response {
+  c.set('problem', { code: body.error.code, message: body.error.message });
   return c.json(body, statusOf(code));
 }
 
@@ -44,7 +46,7 @@ interface CallRecord {
 }
 
 /** Per-request values the handler leaves for the observing middleware (log line, metrics). */
-type AppEnv = { Variables: { call: CallRecord } };
+type AppEnv = { Variables: { call: CallRecord; problem: { readonly code: ErrorCode; readonly message: string } } };
 
 function parentNameOf(body: unknown): string | undefined {
   const name = (body as { parent?: { metadata?: { name?: unknown } } } | null)?.parent?.metadata?.name;
@@ -277,10 +279,18 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
         await next();
         const seconds = (performance.now() - started) / 1000;
         const call = c.get('call') ?? { controller, hook };
+        const problem = c.get('problem');
         options.metrics?.duration.observe({ controller, hook }, seconds);
         options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
         logger.info(
-          { ...call, controller, hook, status: c.res.status, durationMs: Math.round(seconds * 1e6) / 1e3 },
+          {
+            ...call,
+            controller,
+            hook,
+            status: c.res.status,
+            durationMs: Math.round(seconds * 1e6) / 1e3,
+            ...(problem ? { error: problem } : {}),
+          },
           'hook',
         );
       },

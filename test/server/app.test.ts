@@ -205,5 +205,22 @@ describe('hook server', () => {
         },
       ]);
     });
+
+    it('logs a 400 with its code and reason', async () => {
+      const logged: Record<string, unknown>[] = [];
+      app = createApp({
+        logger: { ...SILENT_LOGGER, info: (fields) => logged.push(fields as Record<string, unknown>) },
+      });
+
+      const res = await post(app, '/hooks/node-profile/sync', '{"parent": {"metadata": {"name": 7}}}');
+
+      expect(res.status).toBe(400);
+      expect(logged).toEqual([
+        expect.objectContaining({
+          status: 400,
+          error: { code: 'BadHookRequest', message: expect.stringContaining('parent.metadata.name') },
+        }),
+      ]);
+    });
   });
 });
