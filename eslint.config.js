@@ -181,7 +181,7 @@ export default tseslint.config(
     files: ['src/runtime/**/*.ts'],
     rules: restrict(
       ['placement', 'render', 'k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli'],
-      ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node', 'pino'],
+      ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node'],
       'src/runtime is shared plumbing of the processes: it imports nothing from src/',
     ),
   },

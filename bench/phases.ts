@@ -31,7 +31,7 @@ for (let i = 0; i < Number(runsArg); i++) {
   if (!prepared.ok) throw new Error(`${hookArg}: the generated body fails its schema`);
   const outcome = phase('sync', () => prepared.run({ now: '2026-02-01T08:00:00Z' }));
   if (!outcome.ok) throw new Error(`${hookArg}: refused: ${outcome.error.message}`);
-  const canonical = phase('canonicalize', () => canonicalize(outcome.response, definition.keepNull));
+  const canonical = phase('canonicalize', () => canonicalize(outcome.response, { keepNull: definition.keepNull }));
   phase('stringify', () => JSON.stringify(canonical));
   times.set('total', [...(times.get('total') ?? []), performance.now() - started]);
 }

@@ -4,10 +4,10 @@
  */
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import { pino, type Logger } from 'pino';
 import { createAdmissionMetrics, serveHealth, startChecker } from '../admission/index.js';
 import { ADMISSION_FLAGS } from './admission-flags.js';
-import { UsageError } from './errors.js';
+import { UsageError, parseLogLevel } from './errors.js';
+import { createProcessLogger } from '../runtime/index.js';
 import { isDnsSubdomain } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig } from '../kube/index.js';
 
@@ -20,18 +20,6 @@ export interface AdmissionSettings {
 
 export interface RunningAdmission {
   stop(): Promise<void>;
-}
-
-/** Verdicts and progress on stdout, warnings and errors on stderr, one JSON object per line. */
-function admissionLogger(level: string): Logger {
-  const streams = pino.multistream(
-    [
-      { level: 'trace', stream: process.stdout },
-      { level: 'warn', stream: process.stderr },
-    ],
-    { dedupe: true },
-  );
-  return pino({ level, base: null }, streams);
 }
 
 function parsePort(text: string, flag: string): number {
@@ -48,7 +36,7 @@ export async function startAdmission(settings: AdmissionSettings): Promise<Runni
   if (!isDnsSubdomain(settings.checkName) || settings.checkName.length > 128) {
     throw new UsageError(`--check-name: "${settings.checkName}" must be a DNS subdomain of at most 128 characters`);
   }
-  const logger = admissionLogger(settings.logLevel);
+  const logger = createProcessLogger({ level: parseLogLevel(settings.logLevel), splitErrors: true });
   const api = createKubeApi(loadKubeConfig(settings.kubeconfig));
   const metrics = createAdmissionMetrics({ defaultMetrics: true });
   const checker = startChecker({ api, logger, checkName: settings.checkName, recorder: metrics });

@@ -2,7 +2,6 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { MANUFACTURER_NAMES, detect, type DetectResult, type ManufacturerName } from '../../native/index.js';
 import {
   PUBLISH_MODES,
@@ -19,7 +18,8 @@ import {
   type PublishMode,
 } from '../agent/index.js';
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
-import { UsageError } from './errors.js';
+import { UsageError, parseLogLevel } from './errors.js';
+import { createProcessLogger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig } from '../kube/index.js';
 
@@ -75,7 +75,7 @@ export async function agentCommand(args: string[]): Promise<void> {
   const intervalMs = parseDuration(values.interval, '--interval');
   const detectNow = detectFor(values);
   const healthPort = Number(values['health-port']);
-  const logger = pino({ level: values['log-level'], base: null });
+  const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
   const publisher: Publisher =
     mode === 'feature-file'
       ? featureFilePublisher(values['features-dir'])

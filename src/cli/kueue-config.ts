@@ -5,19 +5,14 @@
  * `kubectl get configmap kueue-manager-config -n kueue-system -o yaml | gpustack-operator kueue-config --merge - | kubectl apply -f -`
  * needs no hand merge.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { UsageError } from './errors.js';
 import { DEFAULT_KUEUE_MINOR, OLDEST_KUEUE_MINOR, kueueMinor, mergeKueueConfig } from '../kueue/index.js';
-import { InputError } from './render-input.js';
+import { InputError, readInput } from './render-input.js';
 
 /** The key of Kueue's ConfigMap that holds the manager configuration (Kueue's own manifests). */
 export const KUEUE_CONFIG_KEY = 'controller_manager_config.yaml';
-
-function readInput(file: string): string {
-  return readFileSync(file === '-' ? 0 : file, 'utf8');
-}
 
 function parseDocument(text: string, source: string): unknown {
   try {
@@ -62,7 +57,7 @@ export function kueueConfigCommand(args: string[]): void {
   if (values.output !== 'yaml' && values.output !== 'json')
     throw new UsageError(`-o: "${values.output}" must be yaml or json`);
   const source = values.merge === '-' ? 'stdin' : (values.merge ?? 'an empty configuration');
-  const document = values.merge === undefined ? {} : parseDocument(readInput(values.merge), source);
+  const document = values.merge === undefined ? {} : parseDocument(readInput(values.merge, '--merge'), source);
   const output = mergeDocument(document ?? {}, minor, source);
   process.stdout.write(
     values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }),

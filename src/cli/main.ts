@@ -4,52 +4,81 @@
  * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand) and
  * `admission` (the per-card admission check; also inside `serve --admission`).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ADMISSION_FLAGS } from './admission-flags.js';
-import { UsageError } from './errors.js';
+import { UsageError, parseLogLevel } from './errors.js';
 import { canonicalize, parseQuantity, rfc3339Seconds } from '../k8s/index.js';
-import { InputError, parseChain, parseNodes } from './render-input.js';
+import { InputError, parseChain, parseNodes, readInput } from './render-input.js';
 import { runServer } from '../server/index.js';
 import { renderChain } from '../render/index.js';
 
-const USAGE = `Usage: gpustack-operator <command> [options]
+/**
+ * The default port of `serve`: not 8080, where kubectl falls back to when it has no kubeconfig (a
+ * hook server there answers kubectl's requests). The manifests and the chart pass their own.
+ */
+export const DEFAULT_PORT = 8090;
 
-Commands:
-  serve      Run the Metacontroller hook server
-             --port 8080  --host 0.0.0.0  --log-level info
+/** Each command's options, shown by `<command> --help` and, together, by `--help`. */
+const COMMAND_HELP: Readonly<Record<string, string>> = {
+  serve: `  serve      Run the Metacontroller hook server
+             --port ${DEFAULT_PORT} (or $PORT)  --host 0.0.0.0  --log-level info
              --max-body 256Mi  largest request body (413 above): the chain hook of 10,000 Nodes
                                (~23 KB of JSON each) fits
              --max-inflight-bytes SIZE  request bytes read and processed at once (429 + Retry-After
                                above); default (container memory limit - 256Mi) / 6, 2Gi assumed
                                without a limit
              --drain-timeout 20s  on SIGTERM, time for requests in flight before connections close
-             [--admission] also run the admission checker in this process (flags as below)
-  render     Print the labels and Kueue objects the chain derives from a node dump
-             --nodes FILE (kubectl get nodes -o yaml|json, or an array of Nodes)
-             [--chain FILE] [--namespaces default,team-a] [-o yaml|json]
-  agent      Detect this node's accelerators every interval and publish the labels on change
+             [--admission] also run the admission checker in this process (its flags as below)
+`,
+  render: `  render     Print the labels and Kueue objects the chain derives from a node dump
+             --nodes FILE|- (kubectl get nodes -o yaml|json, or an array of Nodes; - reads stdin)
+             [--chain FILE|-] (the SchedulingChain named default)  [--namespaces default,team-a]
+             [-o yaml|json]  [--objects-only] (the objects alone: a YAML stream, or a JSON List,
+             for \`| kubectl apply --dry-run=server -f -\`)
+`,
+  agent: `  agent      Detect this node's accelerators every interval and publish the labels on change
              --node NAME (default $NODE_NAME)  --publish nodefeature|feature-file|node-labels
              --interval 60s  --namespace gpustack-system  --features-dir DIR  --health-port 8081
-             [--kubeconfig FILE] [--manufacturers nvidia,amd] [--host-root DIR]
-  detect     Print what the vendor libraries report and the labels the agent would publish
+             [--kubeconfig FILE] [--manufacturers nvidia,amd] [--host-root DIR]  --log-level info
+`,
+  detect: `  detect     Print what the vendor libraries report and the labels the agent would publish
              [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR]
-  kueue-config
+`,
+  'kueue-config': `  kueue-config
              Print the Kueue manager configuration with ours merged in (our feature gates and
              device transformations set, every other key kept), valid for that Kueue version
              [--kueue-version 0.19] [--merge FILE|-] (a Configuration or the kueue-manager-config
              ConfigMap; printed back as the same kind) [-o yaml|json]
-  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
+`,
+  admission: `  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
              write our entry of Workload.status.admissionChecks (Ready or Retry)
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
              --check-name gpustack-node-devices  --log-level info
+`,
+};
 
+const USAGE_FOOTER = `
+Flags take \`--flag value\` or \`--flag=value\` (and \`-o json\`, \`-o=json\`, \`-ojson\`).
 --host-root DIR: the host's filesystem is mounted at DIR (the DaemonSet: /host); vendor libraries
 are looked up by full path in their install folders under it.
 Vendor library overrides: GPUSTACK_<MFR>_LIBRARY=/path/lib.so (e.g. GPUSTACK_NVIDIA_LIBRARY), a path
 in this process's filesystem, not under --host-root.
+Logs: one JSON object per line; readable lines instead when stderr is a terminal.
 `;
+
+const USAGE = `Usage: gpustack-operator <command> [options]
+       gpustack-operator <command> --help | --version
+
+Commands:
+${Object.values(COMMAND_HELP).join('')}${USAGE_FOOTER}`;
+
+function commandUsage(command: string): string {
+  return `Usage: gpustack-operator ${command} [options]\n\n${COMMAND_HELP[command] ?? ''}${USAGE_FOOTER}`;
+}
 
 function parseByteSize(text: string, flag: string): number {
   const bytes = parseQuantity(text);
@@ -70,7 +99,7 @@ async function serveCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
-      port: { type: 'string', default: process.env['PORT'] ?? '8080' },
+      port: { type: 'string', default: process.env['PORT'] ?? String(DEFAULT_PORT) },
       host: { type: 'string', default: '0.0.0.0' },
       'max-body': { type: 'string', default: '256Mi' },
       'max-inflight-bytes': { type: 'string' },
@@ -87,6 +116,7 @@ async function serveCommand(args: string[]): Promise<void> {
   const inflight = values['max-inflight-bytes'];
   const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
   const drainTimeoutMs = parseDrain(values['drain-timeout']);
+  const logLevel = parseLogLevel(values['log-level']);
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission
     ? await (
@@ -95,7 +125,7 @@ async function serveCommand(args: string[]): Promise<void> {
         kubeconfig: values.kubeconfig,
         healthPort: values['health-port'],
         checkName: values['check-name'],
-        logLevel: values['log-level'],
+        logLevel,
       })
     : undefined;
   try {
@@ -105,7 +135,7 @@ async function serveCommand(args: string[]): Promise<void> {
       maxBodyBytes,
       maxInflightBytes,
       drainTimeoutMs,
-      logLevel: values['log-level'],
+      logLevel,
     });
   } finally {
     await admission?.stop();
@@ -120,13 +150,19 @@ function renderCommand(args: string[]): void {
       chain: { type: 'string' },
       namespaces: { type: 'string', default: 'default' },
       output: { type: 'string', short: 'o', default: 'yaml' },
+      'objects-only': { type: 'boolean', default: false },
     },
   });
-  if (!values.nodes) throw new UsageError('render: --nodes FILE is required');
+  if (!values.nodes) throw new UsageError('render: --nodes FILE is required (- reads stdin)');
   if (values.output !== 'yaml' && values.output !== 'json')
     throw new UsageError(`-o: "${values.output}" must be yaml or json`);
-  const nodes = parseNodes(readFileSync(values.nodes, 'utf8'), values.nodes);
-  const chain = values.chain ? parseChain(readFileSync(values.chain, 'utf8'), values.chain) : undefined;
+  if (values.nodes === '-' && values.chain === '-')
+    throw new UsageError('render: --nodes and --chain cannot both read stdin');
+  const nodes = parseNodes(readInput(values.nodes, '--nodes'), values.nodes === '-' ? 'stdin' : values.nodes);
+  const chain =
+    values.chain === undefined
+      ? undefined
+      : parseChain(readInput(values.chain, '--chain'), values.chain === '-' ? 'stdin' : values.chain);
   const namespaces = values.namespaces
     .split(',')
     .map((n) => n.trim())
@@ -136,59 +172,108 @@ function renderCommand(args: string[]): void {
   if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);
   for (const skip of result.skipped)
     process.stderr.write(`warning: node ${skip.name} left out of a pool: ${skip.reason}: ${skip.message}\n`);
-  const output = canonicalize({ nodes: result.nodes, objects: result.objects }, true);
   process.stdout.write(
-    values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }),
+    values['objects-only']
+      ? formatObjects(
+          result.objects.map((object) => canonicalize(object)),
+          values.output,
+        )
+      : formatDocument(
+          canonicalize({ nodes: result.nodes, objects: result.objects }, { keepNull: true }),
+          values.output,
+        ),
   );
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  try {
-    switch (command) {
-      case 'serve':
-        await serveCommand(rest);
-        return 0;
-      case 'render':
-        renderCommand(rest);
-        return 0;
-      // Loaded on demand: the Kubernetes client and the addon loader are not needed to serve or render.
-      case 'agent':
-        await (await import('./agent.js')).agentCommand(rest);
-        return 0;
-      case 'detect':
-        await (await import('./agent.js')).detectCommand(rest);
-        return 0;
-      case 'admission':
-        await (await import('./admission.js')).admissionCommand(rest);
-        return 0;
-      case 'kueue-config':
-        (await import('./kueue-config.js')).kueueConfigCommand(rest);
-        return 0;
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
-      default:
-        throw new UsageError(`unknown command "${command}"`);
+function formatDocument(document: unknown, output: 'yaml' | 'json'): string {
+  return output === 'json' ? `${JSON.stringify(document, null, 2)}\n` : stringify(document, { lineWidth: 0 });
+}
+
+/** The objects alone, as `kubectl apply -f -` takes them: a YAML stream, or a JSON `List`. */
+function formatObjects(objects: readonly unknown[], output: 'yaml' | 'json'): string {
+  if (output === 'json') return formatDocument({ apiVersion: 'v1', kind: 'List', items: objects }, 'json');
+  return objects.map((object) => `---\n${stringify(object, { lineWidth: 0 })}`).join('');
+}
+
+/** `gpustack-operator <version>` from the package.json above this file (in the repository and the image). */
+function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = path.join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'gpustack-operator' && pkg.version) return pkg.version;
     }
+    const parent = path.dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
+
+/** `-o=json` → `-o json`: parseArgs reads `=json` as the value of a short flag. */
+function normalizeShortFlags(args: readonly string[]): string[] {
+  return args.flatMap((arg) => {
+    const match = /^-([A-Za-z])=(.*)$/.exec(arg);
+    return match ? [`-${match[1]}`, match[2] as string] : [arg];
+  });
+}
+
+type Command = (args: string[]) => Promise<void> | void;
+
+// Loaded on demand: the Kubernetes client and the addon loader are not needed to serve or render.
+const COMMANDS: Readonly<Record<string, Command>> = {
+  serve: serveCommand,
+  render: renderCommand,
+  agent: async (args) => (await import('./agent.js')).agentCommand(args),
+  detect: async (args) => (await import('./agent.js')).detectCommand(args),
+  admission: async (args) => (await import('./admission.js')).admissionCommand(args),
+  'kueue-config': async (args) => (await import('./kueue-config.js')).kueueConfigCommand(args),
+};
+
+/** One line for an error a person can act on; the stack of anything else only with GPUSTACK_DEBUG. */
+function describeFailure(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (code === 'EADDRINUSE') {
+    const { address, port } = error as { address?: string; port?: number };
+    return `cannot listen on ${address ?? ''}:${port ?? ''}: the port is in use (choose another with --port)`;
+  }
+  if (code === 'EACCES' && (error as { syscall?: string }).syscall === 'listen')
+    return `cannot listen: ${message} (ports below 1024 need privileges)`;
+  return message;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...raw] = argv;
+  const rest = normalizeShortFlags(raw);
+  if (command === '--version' || command === 'version' || command === '-v') {
+    process.stdout.write(`gpustack-operator ${packageVersion()}\n`);
+    return 0;
+  }
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  const run = COMMANDS[command];
+  if (!run) {
+    process.stderr.write(`error: unknown command "${command}"\n\n${USAGE}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(commandUsage(command));
+    return 0;
+  }
+  try {
+    await run(rest);
+    return 0;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`error: ${(error as Error).message}\n\n${USAGE}`);
+      process.stderr.write(`error: ${(error as Error).message}\n\n${commandUsage(command)}`);
       return 2;
     }
-    // AddonLoadError (native/index.ts), by name: importing it here would load the addon loader for serve too.
-    if (
-      error instanceof InputError ||
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
-      (error as Error).name === 'AddonLoadError'
-    ) {
-      process.stderr.write(`error: ${(error as Error).message}\n`);
-      return 1;
-    }
-    throw error;
+    process.stderr.write(`error: ${describeFailure(error)}\n`);
+    if (process.env['GPUSTACK_DEBUG'] && error instanceof Error && error.stack)
+      process.stderr.write(`${error.stack}\n`);
+    return 1;
   }
 }
 

@@ -4,7 +4,15 @@
  */
 import { parse } from 'yaml';
 import type { z } from 'zod';
-import { NodeSchema, SchedulingChainSchema, formatPath, type Node, type SchedulingChain } from '../k8s/index.js';
+import { readFileSync } from 'node:fs';
+import {
+  NodeSchema,
+  SCHEDULING_CHAIN_NAME,
+  SchedulingChainSchema,
+  formatPath,
+  type Node,
+  type SchedulingChain,
+} from '../k8s/index.js';
 
 export class InputError extends Error {
   override readonly name = 'InputError';
@@ -58,5 +66,32 @@ export function parseNodes(text: string, source: string): Node[] {
 export function parseChain(text: string, source: string): SchedulingChain {
   const parsed = SchedulingChainSchema.safeParse(parseDocument(text, source));
   if (!parsed.success) throw new InputError(`${source}: ${describe(parsed.error, 'SchedulingChain')}`);
+  // The hooks read only the SchedulingChain named `default`; rendering another would show a chain
+  // the cluster never builds.
+  if (parsed.data.metadata.name !== SCHEDULING_CHAIN_NAME)
+    throw new InputError(
+      `${source}: SchedulingChain "${parsed.data.metadata.name}" is not read by the chain: only the one named "${SCHEDULING_CHAIN_NAME}" holds the settings`,
+    );
   return parsed.data;
+}
+
+/**
+ * The text of an input file, `-` for stdin; a missing file, a folder or an unreadable file is an
+ * InputError naming the path (Node's own messages leave it out or bury it).
+ */
+export function readInput(file: string, flag: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a directory, not a file'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (error as Error).message;
+    throw new InputError(`${flag} ${file === '-' ? '- (stdin)' : file}: ${why}`);
+  }
 }

@@ -38,9 +38,10 @@ export const byText = compareText;
  * A `__proto__` key is copied as a plain member (plain assignment would drop it, or set the
  * copy's prototype). Recursive: callers bound the depth of what they pass (`EchoedValueSchema`).
  */
-export function canonicalize(value: unknown, keepNull = false): unknown {
+export function canonicalize(value: unknown, options: { readonly keepNull?: boolean } = {}): unknown {
+  const keepNull = options.keepNull ?? false;
   if (Array.isArray(value)) {
-    return value.filter((v) => v !== undefined && v !== null).map((v) => canonicalize(v, keepNull));
+    return value.filter((v) => v !== undefined && v !== null).map((v) => canonicalize(v, options));
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
@@ -48,7 +49,7 @@ export function canonicalize(value: unknown, keepNull = false): unknown {
       const member = (value as Record<string, unknown>)[key];
       if (member === undefined) continue;
       if (member === null && !keepNull) continue;
-      const copy = member === null ? null : canonicalize(member, keepNull);
+      const copy = member === null ? null : canonicalize(member, options);
       if (key === '__proto__')
         Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
       else out[key] = copy;

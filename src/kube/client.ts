@@ -64,9 +64,22 @@ export interface KubeApi {
 /** Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster. */
 export function loadKubeConfig(file?: string): KubeConfig {
   const kc = new KubeConfig();
-  if (file) kc.loadFromFile(file);
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: set KUBECONFIG or run in a Pod');
+  const source = file
+    ? `--kubeconfig ${file}`
+    : process.env['KUBECONFIG']
+      ? `KUBECONFIG=${process.env['KUBECONFIG']}`
+      : undefined;
+  try {
+    if (file) kc.loadFromFile(file);
+    else kc.loadFromDefault();
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new Error(`cannot read the kubeconfig${source ? ` (${source})` : ''}: ${reason}`);
+  }
+  if (!kc.getCurrentCluster())
+    throw new Error(
+      `no Kubernetes cluster configured${source ? ` in ${source}` : ''}: pass --kubeconfig FILE, set KUBECONFIG, or run in a Pod`,
+    );
   return kc;
 }
 

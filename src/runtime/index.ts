@@ -6,3 +6,11 @@
 export { SILENT_LOGGER, type Logger } from './logger.js';
 export { backoffMs, sleep, type BackoffOptions } from './backoff.js';
 export { createRegistry, sendMetrics } from './metrics.js';
+export {
+  LOG_LEVELS,
+  createProcessLogger,
+  isLogLevel,
+  readableLine,
+  type LogLevel,
+  type ProcessLoggerOptions,
+} from './process-logger.js';

@@ -146,7 +146,7 @@ function handleHook(
       }
       countChildren(outcome.response, call, options.metrics);
       await turn();
-      return c.body(JSON.stringify(canonicalize(outcome.response, definition.keepNull)), 200, {
+      return c.body(JSON.stringify(canonicalize(outcome.response, { keepNull: definition.keepNull })), 200, {
         'content-type': 'application/json',
       });
     };

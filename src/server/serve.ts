@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { pino } from 'pino';
+import { createProcessLogger, type LogLevel } from '../runtime/index.js';
 import { createApp } from './app.js';
 import { hookRoutes } from './hooks.js';
 import {
@@ -29,7 +29,7 @@ export interface ServeOptions {
   readonly maxInflightBytes?: number | undefined;
   /** On SIGTERM/SIGINT, how long requests in flight may take before every connection is closed. */
   readonly drainTimeoutMs?: number;
-  readonly logLevel?: string;
+  readonly logLevel?: LogLevel;
 }
 
 /** An HTTP server for `app` with the timeouts of src/server/limits.ts (not Node's defaults). */
@@ -99,7 +99,7 @@ export function readContainerMemoryLimit(root = '/sys/fs/cgroup'): MemoryLimit |
 
 /** Starts the server and resolves once it is closed by a signal. */
 export function runServer(options: ServeOptions): Promise<void> {
-  const logger = pino({ level: options.logLevel ?? 'info', base: null });
+  const logger = createProcessLogger({ level: options.logLevel ?? 'info' });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const memory = readContainerMemoryLimit();
   const maxInflightBytes = options.maxInflightBytes ?? inflightBudgetFor(memory?.bytes ?? ASSUMED_MEMORY_LIMIT_BYTES);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { eventually, kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
 
@@ -118,7 +118,7 @@ describe.concurrent('gpustack-operator render', () => {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(
-        /^error: render: --nodes FILE is required\n\nUsage: gpustack-operator <command> \[options\]/,
+        /^error: render: --nodes FILE is required \(- reads stdin\)\n\nUsage: gpustack-operator render \[options\]/,
       );
     },
     CLI_TIMEOUT_MS,
@@ -131,9 +131,7 @@ describe.concurrent('gpustack-operator render', () => {
 
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
-      expect(run.stderr).toBe(
-        "error: ENOENT: no such file or directory, open 'examples/clusters/no-such-cluster.yaml'\n",
-      );
+      expect(run.stderr).toBe('error: --nodes examples/clusters/no-such-cluster.yaml: no such file\n');
     },
     CLI_TIMEOUT_MS,
   );
@@ -502,7 +500,7 @@ describe('gpustack-operator admission', () => {
       const run = await cli('admission', '--kubeconfig', kubeconfig, ...args);
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(error);
-      expect(run.stderr).toContain('Usage: gpustack-operator <command> [options]');
+      expect(run.stderr).toContain('Usage: gpustack-operator admission [options]');
     },
     CLI_TIMEOUT_MS,
   );
@@ -558,6 +556,164 @@ describe.concurrent('gpustack-operator kueue-config', () => {
       const run = await cli('kueue-config', ...args);
       expect(run.code).toBe(code);
       expect(run.stderr).toMatch(error);
+    },
+    CLI_TIMEOUT_MS,
+  );
+});
+
+function cliWithStdin(input: string, ...args: string[]): Promise<Run> {
+  const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+    cwd: REPO,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin?.end(input);
+  return collect(child);
+}
+
+const REFERENCE = 'examples/clusters/reference-4-node.yaml';
+/** A failure a person can act on is one `error:` line: no stack, no usage dump. */
+function oneLine(run: Run): string {
+  expect(run.stderr).not.toMatch(/^\s+at /m);
+  const lines = run.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return lines[0] as string;
+}
+
+describe.concurrent('CLI conventions', () => {
+  it(
+    '--version prints the package version',
+    async () => {
+      const { version } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+      const run = await cli('--version');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe(`gpustack-operator ${version}\n`);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it.each(['serve', 'render', 'agent', 'detect', 'admission', 'kueue-config'])(
+    "%s --help prints that command's options and exits 0",
+    async (command) => {
+      const run = await cli(command, '--help');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`Usage: gpustack-operator ${command} [options]`);
+      expect(run.stderr).toBe('');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    '-o=json and --nodes=FILE mean what -o json and --nodes FILE mean',
+    async () => {
+      const [spaced, joined] = await Promise.all([
+        cli('render', '--nodes', REFERENCE, '-o', 'json'),
+        cli('render', `--nodes=${REFERENCE}`, '-o=json'),
+      ]);
+      expect(joined.code).toBe(0);
+      expect(JSON.parse(joined.stdout)).toEqual(JSON.parse(spaced.stdout));
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    '--nodes - reads stdin; --objects-only -o yaml prints the objects alone as a YAML stream',
+    async () => {
+      const [full, stream] = await Promise.all([
+        cli('render', '--nodes', REFERENCE, '-o', 'json'),
+        cliWithStdin(
+          readFileSync(join(REPO, REFERENCE), 'utf8'),
+          'render',
+          '--nodes',
+          '-',
+          '--objects-only',
+          '-o',
+          'yaml',
+        ),
+      ]);
+      expect(stream.code).toBe(0);
+      const documents = parseAllDocuments(stream.stdout).map((d) => d.toJS() as Record<string, unknown>);
+      expect(documents).toEqual((JSON.parse(full.stdout) as { objects: unknown[] }).objects);
+      expect(documents.every((d) => typeof d['apiVersion'] === 'string' && typeof d['kind'] === 'string')).toBe(true);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a --chain that is not the SchedulingChain named default is an error, not another chain',
+    async () => {
+      const chain = join(scratch, 'other-chain.yaml');
+      writeFileSync(
+        chain,
+        stringify({
+          apiVersion: 'worker.gpustack.ai/v1alpha1',
+          kind: 'SchedulingChain',
+          metadata: { name: 'other' },
+          spec: {},
+        }),
+      );
+      const run = await cli('render', '--nodes', REFERENCE, '--chain', chain);
+      expect(run.code).toBe(1);
+      expect(oneLine(run)).toMatch(/SchedulingChain "other" is not read by the chain: only the one named "default"/);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it.each([
+    {
+      name: 'a folder as --nodes',
+      args: ['render', '--nodes', 'examples'],
+      code: 1,
+      error: /--nodes examples: is a directory/,
+    },
+    {
+      name: 'a missing --merge file',
+      args: ['kueue-config', '--merge', '/nonexistent.yaml'],
+      code: 1,
+      error: /no such file/,
+    },
+    {
+      name: 'a kubeconfig that is not there',
+      args: ['admission', '--kubeconfig', '/nonexistent/kubeconfig'],
+      code: 1,
+      error: /cannot read the kubeconfig \(--kubeconfig \/nonexistent\/kubeconfig\): no such file/,
+    },
+  ])(
+    '$name: one line, exit $code',
+    async ({ args, code, error }) => {
+      const run = await cli(...args);
+      expect(run.code).toBe(code);
+      expect(oneLine(run)).toMatch(error);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a bad --log-level is a usage error (exit 2), before anything starts',
+    async () => {
+      const run = await cli('serve', '--log-level', 'verbose');
+      expect(run.code).toBe(2);
+      expect(run.stderr.split('\n')[0]).toBe(
+        'error: --log-level: "verbose" must be one of fatal, error, warn, info, debug, trace, silent',
+      );
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a busy port: one line naming it, exit 1',
+    async () => {
+      const blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      const { port } = blocker.address() as { port: number };
+      try {
+        const run = await cli('serve', '--host', '127.0.0.1', '--port', String(port));
+        expect(run.code).toBe(1);
+        expect(oneLine(run)).toBe(
+          `error: cannot listen on 127.0.0.1:${port}: the port is in use (choose another with --port)`,
+        );
+      } finally {
+        blocker.close();
+      }
     },
     CLI_TIMEOUT_MS,
   );

@@ -78,7 +78,9 @@ export function parseCompositeResponse(response: unknown): CompositeSyncResponse
 export function parseDecoratorResponse(response: unknown): DecoratorSyncResponse {
   const parsed = DecoratorSyncResponseSchema.parse(response);
   expectValidLabels(parsed.labels, 'labels');
-  expect(response, 'no undefined members, null only for deletions').toStrictEqual(canonicalize(response, true));
+  expect(response, 'no undefined members, null only for deletions').toStrictEqual(
+    canonicalize(response, { keepNull: true }),
+  );
   return parsed;
 }
 

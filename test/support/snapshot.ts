@@ -11,7 +11,7 @@ import { canonicalize } from '../../src/k8s/index.js';
  * @example toYaml({ b: 1, a: null }) // 'a: null\nb: 1\n'
  */
 export function toYaml(value: unknown): string {
-  return stringify(canonicalize(value, true), { lineWidth: 0 });
+  return stringify(canonicalize(value, { keepNull: true }), { lineWidth: 0 });
 }
 
 /** Freezes `value` and everything reachable from it, so any write inside sync throws in strict mode. */
