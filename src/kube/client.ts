@@ -74,7 +74,7 @@ export function loadKubeConfig(file?: string): KubeConfig {
     else kc.loadFromDefault();
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-    throw new Error(`cannot read the kubeconfig${source ? ` (${source})` : ''}: ${reason}`);
+    throw new Error(`cannot read the kubeconfig${source ? ` (${source})` : ''}: ${reason}`, { cause: error });
   }
   if (!kc.getCurrentCluster())
     throw new Error(
