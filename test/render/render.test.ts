@@ -140,6 +140,23 @@ describe('renderChain over examples/clusters', () => {
     expect(cores).toBe(72);
   });
 
+  it('sizes every derived InstanceType of the mixed cluster from the preset table', () => {
+    const units = Object.fromEntries(
+      render('mixed.json')
+        .objects.filter((o) => o.kind === 'InstanceType')
+        .map((o) => [o.metadata.name, (o['spec'] as { unitResources?: unknown }).unitResources]),
+    );
+    expect(units).toEqual({
+      'gpustack-amd-instinct-mi300x-oam-linux-amd64': { cpu: '12', ram: '192Gi' },
+      'gpustack-ascend-910b2-linux-arm64': { cpu: '8', ram: '64Gi' },
+      [GENERIC_AMD64]: { cpu: '1', ram: '2Gi' },
+      'gpustack-generic-linux-arm64': { cpu: '1', ram: '2Gi' },
+      'gpustack-hygon-k100-ai-linux-amd64': { cpu: '12', ram: '128Gi' },
+      'gpustack-metax-mxc500-linux-amd64': { cpu: '8', ram: '64Gi' },
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64': { cpu: '12', ram: '192Gi' },
+    });
+  });
+
   it('lists the admission check on device queues only, since render marks the check Active', () => {
     const result = render('reference-4-node.yaml');
     const queues = result.objects.filter((o) => o.kind === 'ClusterQueue').map((o) => ClusterQueueSchema.parse(o));
