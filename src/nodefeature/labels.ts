@@ -170,7 +170,7 @@ export function isProfileOwnedLabel(key: string): boolean {
   );
 }
 
-function generalKeyOf(node: ProfileNodeInput, options: ProfileOptions): string | undefined {
+function generalKeyOf(node: ProfileNodeInput, options: ProfileOptions): string {
   if (options.generalKey === 'Generic') return GENERIC_KEY;
   const labels = node.labels ?? {};
   const cpuName = node.annotations?.[CPU_NAME_ANNOTATION];
@@ -184,7 +184,6 @@ function generalKeyOf(node: ProfileNodeInput, options: ProfileOptions): string |
 
 function constructGeneralLabels(node: ProfileNodeInput, options: ProfileOptions, out: Record<string, string>): void {
   const gKey = generalKeyOf(node, options);
-  if (gKey === undefined) return;
   // "general.feature.gpustack.ai/amd-epyc-7763=true" and "general.feature.gpustack.ai/amd=true"
   out[`${GENERAL_PREFIX}${gKey}`] = 'true';
   if (gKey !== GENERIC_KEY) out[`${GENERAL_PREFIX}${generalKeyManufacturer(gKey)}`] = 'true';

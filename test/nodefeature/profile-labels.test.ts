@@ -102,20 +102,48 @@ const cases: Case[] = [
     want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '8' },
   },
   {
-    name: 'CPUModel mode with an empty vendor label writes no general key and removes the old one',
+    name: 'CPUModel mode with an empty vendor label keys the node off generic instead of leaving it out of CPU pools',
     input: {
       node: {
         labels: {
           ...CPU_LABELS,
           'feature.node.kubernetes.io/cpu-model.vendor_id': '',
-          [`${G}generic`]: 'true',
-          [`${G}generic.count`]: '8',
+          [`${G}amd`]: 'true',
+          [`${G}amd-epyc-7763`]: 'true',
+          [`${G}amd-epyc-7763.count`]: '8',
         },
+        annotations: { 'feature.gpustack.ai/cpu-name': 'AMD EPYC 7763 64-Core Processor' },
         cpuCapacity: 8,
       },
       options: { generalKey: 'CPUModel' },
     },
-    want: { [MANAGED]: 'true', [`${G}generic`]: null, [`${G}generic.count`]: null },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic-amd-epyc-7763`]: 'true',
+      [`${G}generic-amd-epyc-7763.count`]: '8',
+      [`${G}amd`]: null,
+      [`${G}amd-epyc-7763`]: null,
+      [`${G}amd-epyc-7763.count`]: null,
+    },
+  },
+  {
+    name: 'CPUModel mode on an arm64 Kunpeng host whose NFD vendor is VendorUnknown splits by model',
+    input: {
+      node: {
+        labels: { ...ASCEND_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': 'VendorUnknown' },
+        annotations: { 'feature.gpustack.ai/cpu-name': 'Kunpeng-920' },
+        cpuCapacity: '192',
+      },
+      options: { generalKey: 'CPUModel' },
+    },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic-kunpeng-920`]: 'true',
+      [`${G}generic-kunpeng-920.count`]: '192',
+      ...sliced('ascend-910b2', '6300', '65536'),
+    },
   },
   {
     name: 'ascend cards get 6300 cores-percentage and 64Gi → 65536 MiB',

@@ -1,8 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { ClusterQueueSchema, ResourceFlavorSchema, type ClusterQueue } from '../../src/k8s/index.js';
+import {
+  ClusterQueueSchema,
+  ResourceFlavorSchema,
+  SchedulingChainSchema,
+  type ClusterQueue,
+  type SchedulingChain,
+} from '../../src/k8s/index.js';
 import { renderChain, type RenderResult } from '../../src/render/index.js';
 import { makeSchedulingChain } from '../builders/gpustack.js';
-import { renderSnapshotPath } from '../support/fixtures.js';
+import { renderSnapshotPath, repoPath } from '../support/fixtures.js';
 import { NOW } from '../support/hooks.js';
 import { listClusterFiles, loadClusterNodes } from '../support/nodes.js';
 import { parseChild } from '../support/responses.js';
@@ -46,6 +54,13 @@ function queueQuotas(result: Rendered): Record<string, [string, string][]> {
 interface Expectation {
   readonly flavors: readonly string[];
   readonly queues: readonly string[];
+  /** A SchedulingChain under examples/chains/ the README renders this file with; absent = defaults. */
+  readonly chain?: string;
+}
+
+/** A SchedulingChain from examples/chains/, the file the README passes to `render --chain`. */
+function exampleChain(file: string): SchedulingChain {
+  return SchedulingChainSchema.parse(parse(readFileSync(repoPath(`examples/chains/${file}`), 'utf8')));
 }
 
 /** What examples/clusters/README.md says `render` prints for each file (default settings). */
@@ -68,6 +83,11 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'ascend-910b2-arm64.yaml': {
     flavors: ['gpustack-ascend-910b2-linux-arm64-8d', 'gpustack-generic-linux-arm64-192c'],
     queues: ['gpustack-ascend-910b2-linux-arm64', 'gpustack-generic-linux-arm64'],
+  },
+  'kunpeng-vendorunknown-arm64.yaml': {
+    chain: 'cpu-model.yaml',
+    flavors: ['gpustack-ascend-910b3-linux-arm64-8d', 'gpustack-generic-kunpeng-920-linux-arm64-192c'],
+    queues: ['gpustack-ascend-910b3-linux-arm64', 'gpustack-generic-kunpeng-920-linux-arm64'],
   },
   'mixed.json': {
     flavors: [
@@ -109,9 +129,9 @@ describe('renderChain over examples/clusters', () => {
   });
 
   it.each(listClusterFiles())('renders %s', async (file) => {
-    const result = render(file);
-    await expect(toYaml(result)).toMatchFileSnapshot(renderSnapshotPath(file));
     const want = EXPECTED[file] as Expectation;
+    const result = render(file, want.chain ? exampleChain(want.chain) : undefined);
+    await expect(toYaml(result)).toMatchFileSnapshot(renderSnapshotPath(file));
     expect(names(result, 'ResourceFlavor')).toEqual(want.flavors);
     expect(names(result, 'ClusterQueue')).toEqual(want.queues);
     expect(names(result, 'InstanceType')).toEqual(want.queues);
@@ -155,6 +175,21 @@ describe('renderChain over examples/clusters', () => {
       'gpustack-metax-mxc500-linux-amd64': { cpu: '8', ram: '64Gi' },
       'gpustack-nvidia-h100-80gb-hbm3-linux-amd64': { cpu: '12', ram: '192Gi' },
     });
+  });
+
+  it('keys the arm64 Kunpeng host whose NFD vendor is VendorUnknown by its CPU model under CPUModel', () => {
+    const result = render('kunpeng-vendorunknown-arm64.yaml', exampleChain('cpu-model.yaml'));
+    const labels = result.nodes.find((n) => n.name === 'npu-kp-01')?.labels ?? {};
+    expect(labels).toMatchObject({
+      'general.feature.gpustack.ai/generic': 'true',
+      'general.feature.gpustack.ai/generic-kunpeng-920': 'true',
+      'general.feature.gpustack.ai/generic-kunpeng-920.count': '192',
+    });
+    expect(result.skipped).toEqual([]);
+    const cpuType = result.objects.find(
+      (o) => o.kind === 'InstanceType' && o.metadata.name === 'gpustack-generic-kunpeng-920-linux-arm64',
+    );
+    expect(cpuType?.['spec']).toMatchObject({ generalGroup: 'generic-kunpeng-920', displayName: 'Kunpeng-920' });
   });
 
   it('lists the admission check on device queues only, since render marks the check Active', () => {
