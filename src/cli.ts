@@ -102,6 +102,8 @@ function renderCommand(args: string[]): void {
   if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);
   for (const skip of result.skipped)
     process.stderr.write(`warning: node ${skip.name} left out of a pool: ${skip.reason}: ${skip.message}\n`);
+  for (const label of result.unreadable ?? [])
+    process.stderr.write(`warning: node ${label.name} has a label we cannot read: ${label.reason}: ${label.message}\n`);
   const output = canonicalize({ nodes: result.nodes, objects: result.objects }, true);
   process.stdout.write(
     values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }),

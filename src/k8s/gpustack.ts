@@ -77,6 +77,8 @@ export const SchedulingChainStatusSchema = z.strictObject({
   pools: z.array(PoolStatusSchema),
   managedNodes: z.number().int(),
   skippedNodes: z.array(SkippedNodeSchema).optional(),
+  /** Labels of pooled nodes that could not be read (a `.memory` pooled as unknown), with the reason. */
+  unreadableLabels: z.array(SkippedNodeSchema).optional(),
   conditions: z.array(OutputConditionSchema),
 });
 export type SchedulingChainStatus = z.infer<typeof SchedulingChainStatusSchema>;

@@ -3,7 +3,7 @@
  * node-profile decorator's capacity labels), DESIGN §3.1. Every value passes one sanitiser.
  */
 import type { ManufacturerName } from '../k8s/index.js';
-import { byText, parseQuantity } from '../k8s/index.js';
+import { byText } from '../k8s/index.js';
 import {
   ACCELERATABLE_LABEL,
   ACCELERATABLE_PREFIX,
@@ -26,9 +26,9 @@ import {
   generalKeyManufacturer,
 } from './keys.js';
 import { coresPercentagePerCard, isManufacturer } from './manufacturers.js';
-import { formatMemoryMiB, parseMemoryLabel } from './memory.js';
+import { formatMemoryMiB, readMemoryLabel } from './memory.js';
 import { sanitizeLabelValue } from './names.js';
-import { extractAcceleratorKeys, parseCount } from './node-facts.js';
+import { extractAcceleratorKeys, readCount, readCpuCores } from './node-facts.js';
 
 /** One detected card, as the agent hands it over (a subset of the addon's `Device`). */
 export interface DeviceFacts {
@@ -187,9 +187,9 @@ function constructGeneralLabels(node: ProfileNodeInput, options: ProfileOptions,
   // "general.feature.gpustack.ai/amd-epyc-7763=true" and "general.feature.gpustack.ai/amd=true"
   out[`${GENERAL_PREFIX}${gKey}`] = 'true';
   if (gKey !== GENERIC_KEY) out[`${GENERAL_PREFIX}${generalKeyManufacturer(gKey)}`] = 'true';
-  const cpu = node.cpuCapacity === undefined ? undefined : parseQuantity(String(node.cpuCapacity));
+  const cores = readCpuCores(node.cpuCapacity);
   // "general.feature.gpustack.ai/generic.count=224" — ceil, so 3500m counts as 4 cores
-  if (cpu !== undefined && cpu > 0 && cpu < 1e7) out[`${GENERAL_PREFIX}${gKey}.count`] = String(Math.ceil(cpu));
+  if (cores.ok) out[`${GENERAL_PREFIX}${gKey}.count`] = String(cores.value);
 }
 
 function constructSlicedLabels(
@@ -202,15 +202,17 @@ function constructSlicedLabels(
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
     // A key longer than our budget (an older agent's) would make "<aKey>.sliced.*" an invalid label key.
     if (aKey.length > ACCELERATOR_KEY_MAX) continue;
-    if (parseCount(labels[`${prefix}.count`]) === undefined) continue;
+    // The chain's own test (readCount): a model it will not pool gets no per-card capacity either.
+    if (!readCount(labels[`${prefix}.count`]).ok) continue;
     const mfr = acceleratorKeyManufacturer(aKey) as ManufacturerName;
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.sliced.units=1600000" (per card)
     out[`${prefix}.sliced.units`] = String(CREDITS_PER_CARD);
     out[`${prefix}.sliced.cores-percentage`] = String(coresPercentagePerCard(mfr));
     out[`${prefix}.sliced.memory-percentage`] = '100';
-    const mib = parseMemoryLabel(labels[`${prefix}.memory`] ?? '');
-    // "….sliced.memory-mib=81920": MiB of the rounded .memory label, not the detector's figure
-    if (mib !== undefined) out[`${prefix}.sliced.memory-mib`] = String(mib);
+    const memory = readMemoryLabel(labels[`${prefix}.memory`]);
+    // "….sliced.memory-mib=81920": MiB of the rounded .memory label, not the detector's figure;
+    // none for an unknown (0) memory: a consumer divides by it
+    if (memory.ok && memory.mib > 0) out[`${prefix}.sliced.memory-mib`] = String(memory.mib);
   }
   return keys.length;
 }

@@ -63,6 +63,8 @@ export type RenderResult =
       readonly nodes: RenderedNode[];
       readonly objects: RenderedObject[];
       readonly skipped: RenderedSkip[];
+      /** Labels of pooled nodes that could not be read (`status.unreadableLabels`); present when any. */
+      readonly unreadable?: RenderedSkip[];
     }
   | { readonly ok: false; readonly error: SyncRefusal };
 
@@ -137,6 +139,12 @@ export function renderChain(input: RenderInput, context: SyncContext): RenderRes
     if (!outcome.ok) return outcome;
     objects.push(...outcome.response.children);
   }
-  const skipped = SchedulingChainStatusSchema.partial().parse(status ?? {}).skippedNodes ?? [];
-  return { ok: true, nodes: rendered, objects: sortObjects(objects), skipped };
+  const { skippedNodes = [], unreadableLabels = [] } = SchedulingChainStatusSchema.partial().parse(status ?? {});
+  return {
+    ok: true,
+    nodes: rendered,
+    objects: sortObjects(objects),
+    skipped: skippedNodes,
+    ...(unreadableLabels.length > 0 ? { unreadable: unreadableLabels } : {}),
+  };
 }

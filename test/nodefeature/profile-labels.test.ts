@@ -326,6 +326,46 @@ const cases: Case[] = [
     want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800') },
   },
   {
+    name: 'a .memory another tool wrote as 24G gives the MiB of 24·10^9 bytes',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.memory`]: '24G' }, cpuCapacity: '224' } },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '22888'),
+    },
+  },
+  {
+    name: 'a .memory of raw bytes reads as a quantity',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.memory`]: '85899345920' }, cpuCapacity: '224' } },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '81920'),
+    },
+  },
+  {
+    name: 'a .memory of 0 (unknown) writes the sliced labels but no memory-mib, which a consumer divides by',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.memory`]: '0' }, cpuCapacity: '224' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800') },
+  },
+  {
+    name: 'a .count written 08 writes no sliced labels: the chain will not pool the model either',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.count`]: '08' }, cpuCapacity: '224' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224' },
+  },
+  {
+    name: 'a CPU capacity of ten million (a virtual node) is counted',
+    input: { node: { labels: CPU_LABELS, cpuCapacity: '10000000' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '10000000' },
+  },
+  {
+    name: 'a CPU capacity beyond int32 writes no count',
+    input: { node: { labels: CPU_LABELS, cpuCapacity: '3G' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true' },
+  },
+  {
     name: 'a garbage .count writes no sliced labels for that model',
     input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.count`]: 'abc' }, cpuCapacity: '224' } },
     want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224' },

@@ -117,9 +117,35 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
     flavors: [`${GENERIC_AMD64}-192c`, `${GENERIC_AMD64}-32c`, 'gpustack-nvidia-h200-linux-amd64-8d'],
     queues: [GENERIC_AMD64, 'gpustack-nvidia-h200-linux-amd64'],
   },
+  'foreign-label-forms.yaml': {
+    flavors: [
+      `${GENERIC_AMD64}-10000000c`,
+      `${GENERIC_AMD64}-32c`,
+      `${GENERIC_AMD64}-48c`,
+      `${GENERIC_AMD64}-4c`,
+      `${GENERIC_AMD64}-64c`,
+      `${GENERIC_AMD64}-8c`,
+      'gpustack-nvidia-a10g-linux-amd64-1d',
+      'gpustack-nvidia-l4-linux-amd64-2d',
+      'gpustack-nvidia-l40s-linux-amd64-4d',
+      'gpustack-nvidia-tesla-t4-linux-amd64-1d',
+    ],
+    queues: [
+      GENERIC_AMD64,
+      'gpustack-nvidia-a10g-linux-amd64',
+      'gpustack-nvidia-l4-linux-amd64',
+      'gpustack-nvidia-l40s-linux-amd64',
+      'gpustack-nvidia-tesla-t4-linux-amd64',
+    ],
+  },
   'garbage-labels.yaml': {
-    flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-4c`, `${GENERIC_AMD64}-8c`],
-    queues: [GENERIC_AMD64],
+    flavors: [
+      `${GENERIC_AMD64}-16c`,
+      `${GENERIC_AMD64}-4c`,
+      `${GENERIC_AMD64}-8c`,
+      'gpustack-nvidia-a10g-linux-amd64-1d',
+    ],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-a10g-linux-amd64'],
   },
 };
 
@@ -205,14 +231,64 @@ describe('renderChain over examples/clusters', () => {
     for (const queue of queues) expect(queue.spec.stopPolicy).toBe('None');
   });
 
-  it('labels the garbage nodes it can and builds no device flavor from them', () => {
+  it('labels the garbage nodes it can: no flavor from a bad count, cards of unknown memory from a bad memory', () => {
     const result = render('garbage-labels.yaml');
     const labels = Object.fromEntries(result.nodes.map((n) => [n.name, n.labels]));
     expect(Object.keys(labels['gpu-bad-count'] ?? {}).filter((k) => k.includes('.sliced.'))).toEqual([]);
     expect(labels['gpu-bad-memory']).not.toHaveProperty([
       'acceleratable.feature.gpustack.ai/nvidia-a10g.sliced.memory-mib',
     ]);
-    expect(result.objects.filter((o) => o.kind === 'ResourceFlavor' && o.metadata.name.endsWith('d'))).toEqual([]);
+    expect(result.objects.filter((o) => o.kind === 'ResourceFlavor' && o.metadata.name.endsWith('d'))).toEqual([
+      expect.objectContaining({ metadata: expect.objectContaining({ name: 'gpustack-nvidia-a10g-linux-amd64-1d' }) }),
+    ]);
+    expect(result.unreadable).toEqual([
+      { name: 'gpu-bad-memory', reason: 'InvalidDeviceMemory', message: expect.stringContaining('"huge"') },
+    ]);
+    expect(result.skipped.map((s) => s.reason)).toEqual(['InvalidOsArch', 'InvalidDeviceCount']);
+  });
+
+  it('reads label forms other tools write where they are unambiguous, and names the label where not', () => {
+    const result = render('foreign-label-forms.yaml');
+    const A = 'acceleratable.feature.gpustack.ai/';
+    const labels = Object.fromEntries(result.nodes.map((n) => [n.name, n.labels]));
+    expect(labels['gpu-a10g-24g']?.[`${A}nvidia-a10g.sliced.memory-mib`]).toBe('22888');
+    expect(labels['gpu-l40s-bytes']?.[`${A}nvidia-l40s.sliced.memory-mib`]).toBe('46080');
+    expect(labels['gpu-l4-plus']?.[`${A}nvidia-l4.sliced.memory-mib`]).toBe('22528');
+    expect(labels['gpu-t4-zero']).toHaveProperty([`${A}nvidia-tesla-t4.sliced.units`], '1600000');
+    expect(labels['gpu-t4-zero']).not.toHaveProperty([`${A}nvidia-tesla-t4.sliced.memory-mib`]);
+    expect(Object.keys(labels['gpu-t4-count-08'] ?? {}).filter((k) => k.includes('.sliced.'))).toEqual([]);
+    expect(labels['virtual-kubelet-01']?.['general.feature.gpustack.ai/generic.count']).toBe('10000000');
+    expect(result.skipped).toEqual([
+      {
+        name: 'gpu-t4-count-08',
+        reason: 'InvalidDeviceCount',
+        message: `${A}nvidia-tesla-t4.count="08" reads as 8, but a flavor selects its nodes by the exact value "8", which this label does not have`,
+      },
+    ]);
+    // A memory we cannot read keeps no card out (the flavor pins only key and count): named, pooled.
+    expect(result.unreadable).toEqual([
+      {
+        name: 'gpu-a10g-bare-mib',
+        reason: 'InvalidDeviceMemory',
+        message: expect.stringMatching(/nvidia-a10g\.memory="23028" is below 1Mi.*pooled with an unknown memory$/),
+      },
+      {
+        name: 'gpu-a10g-negative',
+        reason: 'InvalidDeviceMemory',
+        message: `${A}nvidia-a10g.memory="-512m" is negative; its cards are pooled with an unknown memory`,
+      },
+    ]);
+    const notes = Object.fromEntries(
+      result.objects
+        .filter((o) => o.kind === 'ResourceFlavor')
+        .map((o) => [o.metadata.name, ResourceFlavorSchema.parse(o).metadata.annotations?.['note.gpustack.ai/memory']]),
+    );
+    expect(notes).toMatchObject({
+      'gpustack-nvidia-a10g-linux-amd64-1d': '22888Mi',
+      'gpustack-nvidia-l40s-linux-amd64-4d': '45Gi',
+      'gpustack-nvidia-l4-linux-amd64-2d': '22Gi',
+      'gpustack-nvidia-tesla-t4-linux-amd64-1d': undefined,
+    });
   });
 
   it('keys CPU flavors by model with generalKey CPUModel', () => {
