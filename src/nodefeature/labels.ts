@@ -42,21 +42,40 @@ export interface DeviceFacts {
   readonly runtimeVersion?: string;
 }
 
-interface DeviceGroup {
+/**
+ * One device model of a node: what the agent builds from its cards, and what node-profile
+ * derives from a vendor's labels (GPU Feature Discovery, …). Both become labels through
+ * `constructModelLabels`, so the names and the 63-character rule are the same.
+ */
+export interface DeviceModel {
+  readonly manufacturer: ManufacturerName;
+  /** Product name as reported (`NVIDIA H100 80GB HBM3`); the aKey and `.product` come from it. */
+  readonly product: string;
+  /** Per-card memory in MiB; 0 when unknown (the `.memory` label is then `0`). */
+  readonly memoryMiB: number;
+  /** Cards of this model on the node. */
+  readonly count: number;
+  readonly cores?: number;
+  readonly family?: string;
+  readonly computeCapability?: string;
+  readonly driverVersion?: string;
+  readonly runtimeVersion?: string;
+}
+
+interface ModelGroup {
   readonly mfr: ManufacturerName;
   readonly product: string;
   readonly memory: string;
-  readonly cards: DeviceFacts[];
+  readonly models: DeviceModel[];
 }
 
-function groupDevices(devices: readonly DeviceFacts[]): DeviceGroup[] {
-  const groups = new Map<string, DeviceGroup>();
-  for (const device of devices) {
-    if (!isManufacturer(device.manufacturer)) continue;
-    const memory = formatMemoryMiB(device.memoryMiB);
-    const id = `${device.manufacturer}\u0000${device.product}\u0000${memory}`;
-    const group = groups.get(id) ?? { mfr: device.manufacturer, product: device.product, memory, cards: [] };
-    group.cards.push(device);
+function groupModels(models: readonly DeviceModel[]): ModelGroup[] {
+  const groups = new Map<string, ModelGroup>();
+  for (const model of models) {
+    const memory = formatMemoryMiB(model.memoryMiB);
+    const id = `${model.manufacturer}\u0000${model.product}\u0000${memory}`;
+    const group = groups.get(id) ?? { mfr: model.manufacturer, product: model.product, memory, models: [] };
+    group.models.push(model);
     groups.set(id, group);
   }
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
@@ -68,40 +87,39 @@ function memorySuffix(memory: string): string {
 }
 
 /**
- * The stage-2 labels of a node from its detected devices: `feature.gpustack.ai/acceleratable`,
- * per manufacturer, per model group (same product and memory). Two groups that would share an
- * aKey (same product, different memory) both get a memory suffix instead of overwriting each other.
+ * The device labels of some models, per manufacturer and per model group (same product and
+ * memory); without `feature.gpustack.ai/acceleratable`, which only the agent writes. Two groups
+ * that would share an aKey (same product, different memory) both get a memory suffix instead of
+ * overwriting each other.
  */
-export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<string, string> {
-  const groups = groupDevices(devices);
+export function constructModelLabels(models: readonly DeviceModel[]): Record<string, string> {
+  const groups = groupModels(models.filter((m) => m.count > 0));
   const labels: Record<string, string> = {};
-  // "feature.gpustack.ai/acceleratable=true|false"
-  labels[ACCELERATABLE_LABEL] = groups.length > 0 ? 'true' : 'false';
   const plainKeys = groups.map((g) => constructAcceleratorKey(g.mfr, g.product));
   // Groups whose keys coincide with the same memory (products that normalise alike, e.g. cut at
   // the key budget) are one model: their cards are counted together, not overwritten.
-  const models = new Map<string, DeviceGroup[]>();
+  const byKey = new Map<string, ModelGroup[]>();
   for (const [i, group] of groups.entries()) {
     const collides = new Set(groups.filter((_, j) => plainKeys[j] === plainKeys[i]).map((g) => g.memory)).size > 1;
     const aKey = collides
       ? constructAcceleratorKey(group.mfr, group.product, memorySuffix(group.memory))
       : (plainKeys[i] as string);
-    models.set(aKey, [...(models.get(aKey) ?? []), group]);
+    byKey.set(aKey, [...(byKey.get(aKey) ?? []), group]);
   }
-  for (const [aKey, sameKey] of models) {
-    const group: DeviceGroup = { ...(sameKey[0] as DeviceGroup), cards: sameKey.flatMap((g) => g.cards) };
+  for (const [aKey, sameKey] of byKey) {
+    const group: ModelGroup = { ...(sameKey[0] as ModelGroup), models: sameKey.flatMap((g) => g.models) };
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
     // "acceleratable.feature.gpustack.ai/nvidia=true" (+ ".driver-version", ".runtime-version")
     labels[`${ACCELERATABLE_PREFIX}${group.mfr}`] = 'true';
     setSanitized(
       labels,
       `${ACCELERATABLE_PREFIX}${group.mfr}.driver-version`,
-      reported(group.cards, (c) => c.driverVersion),
+      reported(group.models, (m) => m.driverVersion),
     );
     setSanitized(
       labels,
       `${ACCELERATABLE_PREFIX}${group.mfr}.runtime-version`,
-      reported(group.cards, (c) => c.runtimeVersion),
+      reported(group.models, (m) => m.runtimeVersion),
     );
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3=true"
     labels[prefix] = 'true';
@@ -110,33 +128,45 @@ export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<s
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.memory=80Gi"
     labels[`${prefix}.memory`] = group.memory;
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.cores=16896"
-    labels[`${prefix}.cores`] = String(Math.max(0, ...group.cards.map((c) => Math.trunc(c.cores ?? 0))));
+    labels[`${prefix}.cores`] = String(Math.max(0, ...group.models.map((m) => Math.trunc(m.cores ?? 0))));
     // "acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count=8"
-    labels[`${prefix}.count`] = String(group.cards.length);
+    labels[`${prefix}.count`] = String(group.models.reduce((sum, m) => sum + m.count, 0));
     setSanitized(
       labels,
       `${prefix}.family`,
-      reported(group.cards, (c) => c.family),
+      reported(group.models, (m) => m.family),
     );
     setSanitized(
       labels,
       `${prefix}.comcap`,
-      reported(group.cards, (c) => c.computeCapability),
+      reported(group.models, (m) => m.computeCapability),
     );
   }
   return labels;
 }
 
 /**
- * The detail the cards of one model report, whatever their order: the smallest non-empty
+ * The stage-2 labels of a node from its detected devices: `feature.gpustack.ai/acceleratable`,
+ * then the labels of every model (`constructModelLabels`, one card at a time).
+ */
+export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<string, string> {
+  const models: DeviceModel[] = devices.flatMap((d) =>
+    isManufacturer(d.manufacturer) ? [{ ...d, manufacturer: d.manufacturer, count: 1 }] : [],
+  );
+  // "feature.gpustack.ai/acceleratable=true|false"
+  return { [ACCELERATABLE_LABEL]: models.length > 0 ? 'true' : 'false', ...constructModelLabels(models) };
+}
+
+/**
+ * The detail the models of one group report, whatever their order: the smallest non-empty
  * sanitised value (cards of one model normally agree; one may fail to report).
  */
 function reported(
-  cards: readonly DeviceFacts[],
-  detail: (card: DeviceFacts) => string | undefined,
+  models: readonly DeviceModel[],
+  detail: (model: DeviceModel) => string | undefined,
 ): string | undefined {
-  return cards
-    .map((c) => sanitizeLabelValue(detail(c) ?? ''))
+  return models
+    .map((m) => sanitizeLabelValue(detail(m) ?? ''))
     .filter((v) => v !== '')
     .sort(byText)[0];
 }
