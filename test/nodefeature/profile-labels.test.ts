@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ManufacturerName } from '../../src/k8s/index.js';
-import { isLabelKey, isLabelValue, MANUFACTURER_NAMES } from '../../src/k8s/index.js';
+import { DEVICE_LABEL_SOURCES, isLabelKey, isLabelValue, MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import {
   constructDeviceLabels,
   constructProfileLabels,
@@ -23,6 +23,7 @@ const DEFAULTS: ProfileOptions = {
   generalKey: 'Generic',
   mixedOnNode: true,
   manufacturers: new Set(MANUFACTURER_NAMES),
+  deviceLabelSources: DEVICE_LABEL_SOURCES,
 };
 
 function options(overrides: Partial<ProfileOptions> = {}): ProfileOptions {

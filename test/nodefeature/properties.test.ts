@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ManufacturerName } from '../../src/k8s/index.js';
-import { isDnsLabel, isDnsSubdomain, isLabelKey, isLabelValue, MANUFACTURER_NAMES } from '../../src/k8s/index.js';
+import {
+  DEVICE_LABEL_SOURCES,
+  isDnsLabel,
+  isDnsSubdomain,
+  isLabelKey,
+  isLabelValue,
+  MANUFACTURER_NAMES,
+} from '../../src/k8s/index.js';
 import {
   ACCELERATOR_KEY_MAX,
   clusterQueueName,
@@ -132,6 +139,7 @@ const profileOptions: fc.Arbitrary<ProfileOptions> = fc.record({
   generalKey: fc.constantFrom('Generic' as const, 'CPUModel' as const),
   mixedOnNode: fc.boolean(),
   manufacturers: fc.subarray([...MANUFACTURER_NAMES]).map((m) => new Set<ManufacturerName>(m)),
+  deviceLabelSources: fc.constantFrom([...DEVICE_LABEL_SOURCES], ['Agent' as const]),
 });
 
 // ---- helpers -----------------------------------------------------------------------------------
@@ -220,7 +228,13 @@ describe('properties of names', () => {
         const written = constructDeviceLabels(devices);
         const profiled = constructProfileLabels(
           { labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', ...written }, cpuCapacity: cores },
-          { nodeManagement: 'Automatic', generalKey: 'Generic', mixedOnNode: true, manufacturers: ALL },
+          {
+            nodeManagement: 'Automatic',
+            generalKey: 'Generic',
+            mixedOnNode: true,
+            manufacturers: ALL,
+            deviceLabelSources: DEVICE_LABEL_SOURCES,
+          },
         );
         for (const [key, value] of Object.entries({ ...written, ...profiled })) {
           if (value === null) continue;
