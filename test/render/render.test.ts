@@ -117,6 +117,23 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
     flavors: [`${GENERIC_AMD64}-192c`, `${GENERIC_AMD64}-32c`, 'gpustack-nvidia-h200-linux-amd64-8d'],
     queues: [GENERIC_AMD64, 'gpustack-nvidia-h200-linux-amd64'],
   },
+  'gpu-feature-discovery.yaml': {
+    flavors: [
+      `${GENERIC_AMD64}-128c`,
+      `${GENERIC_AMD64}-64c`,
+      'gpustack-nvidia-a100-sxm4-80gb-linux-amd64-4d',
+      'gpustack-nvidia-l40s-linux-amd64-2d',
+    ],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-a100-sxm4-80gb-linux-amd64', 'gpustack-nvidia-l40s-linux-amd64'],
+  },
+  'amd-gpu-operator.yaml': {
+    flavors: ['gpustack-amd-instinct-mi300x-oam-linux-amd64-8d', `${GENERIC_AMD64}-384c`],
+    queues: ['gpustack-amd-instinct-mi300x-oam-linux-amd64', GENERIC_AMD64],
+  },
+  'ascend-device-plugin-arm64.yaml': {
+    flavors: ['gpustack-ascend-910b3-linux-arm64-8d', 'gpustack-generic-linux-arm64-192c'],
+    queues: ['gpustack-ascend-910b3-linux-arm64', 'gpustack-generic-linux-arm64'],
+  },
   'foreign-label-forms.yaml': {
     flavors: [
       `${GENERIC_AMD64}-10000000c`,
@@ -289,6 +306,62 @@ describe('renderChain over examples/clusters', () => {
       'gpustack-nvidia-l4-linux-amd64-2d': '22Gi',
       'gpustack-nvidia-tesla-t4-linux-amd64-1d': undefined,
     });
+  });
+
+  it.each([
+    {
+      file: 'gpu-feature-discovery.yaml',
+      node: 'gpu-a100-01',
+      aKey: 'nvidia-a100-sxm4-80gb',
+      want: { count: '4', memory: '80Gi', product: 'NVIDIA-A100-SXM4-80GB', unit: { cpu: '12', ram: '128Gi' } },
+    },
+    {
+      file: 'gpu-feature-discovery.yaml',
+      node: 'gpu-l40s-shared-01',
+      aKey: 'nvidia-l40s',
+      want: { count: '2', memory: '45Gi', product: 'NVIDIA-L40S', unit: { cpu: '12', ram: '128Gi' } },
+    },
+    {
+      file: 'amd-gpu-operator.yaml',
+      node: 'gpu-mi300x-01',
+      aKey: 'amd-instinct-mi300x-oam',
+      want: { count: '8', memory: '192Gi', product: 'AMD-Instinct-MI300X-OAM', unit: { cpu: '12', ram: '192Gi' } },
+    },
+    {
+      file: 'ascend-device-plugin-arm64.yaml',
+      node: 'npu-910b3-01',
+      aKey: 'ascend-910b3',
+      want: { count: '8', memory: '64Gi', product: '910B3', unit: { cpu: '8', ram: '64Gi' } },
+    },
+  ])('derives $aKey on $node from the vendor labels of $file: a queue with no agent', ({ file, node, aKey, want }) => {
+    const result = render(file);
+    const A = `acceleratable.feature.gpustack.ai/${aKey}`;
+    const rendered = result.nodes.find((n) => n.name === node);
+    expect(rendered?.labels).toMatchObject({
+      [A]: 'true',
+      [`${A}.count`]: want.count,
+      [`${A}.memory`]: want.memory,
+      [`${A}.product`]: want.product,
+      [`${A}.sliced.units`]: '1600000',
+    });
+    // node-profile records what it derived, so it can remove exactly that later
+    const record = JSON.parse(rendered?.annotations?.['feature.gpustack.ai/derived-device-labels'] ?? '{}');
+    expect(record).toMatchObject({ [A]: 'true', [`${A}.count`]: want.count });
+    expect(Object.keys(record).every((k) => rendered?.labels[k] === record[k])).toBe(true);
+    const type = result.objects.find((o) => o.kind === 'InstanceType' && o.metadata.name.includes(aKey));
+    expect(type?.['spec']).toMatchObject({ acceleratorGroup: aKey, unitResources: want.unit });
+    expect(result.skipped).toEqual([]);
+  });
+
+  it('derives nothing from vendor labels with deviceLabelSources [Agent]', () => {
+    const result = render(
+      'gpu-feature-discovery.yaml',
+      makeSchedulingChain()
+        .spec({ deviceLabelSources: ['Agent'] })
+        .obj(),
+    );
+    expect(names(result, 'ResourceFlavor')).toEqual([`${GENERIC_AMD64}-128c`, `${GENERIC_AMD64}-64c`]);
+    expect(result.nodes.every((n) => n.annotations === undefined)).toBe(true);
   });
 
   it('keys CPU flavors by model with generalKey CPUModel', () => {
