@@ -13,15 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  CHECK,
-  H100_FLAVOR,
-  boundPod,
-  deviceFlavor,
-  gpuNode,
-  gpus,
-  makeWorkload,
-} from '../placement/builders.js';
+import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { eventually, kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
