@@ -23,8 +23,8 @@ import { VENDOR_LABEL_SOURCES } from './vendor-labels.js';
 
 export interface DerivationInput {
   readonly labels: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
-  readonly capacity?: Readonly<Record<string, string | number>>;
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
+  readonly capacity?: Readonly<Record<string, string | number>> | undefined;
 }
 
 export interface DerivationOptions {
@@ -32,7 +32,7 @@ export interface DerivationOptions {
   readonly sources: readonly DeviceLabelSource[];
   readonly manufacturers: ReadonlySet<ManufacturerName>;
   /** Device resource per manufacturer (settings override); absent = the manufacturer table's. */
-  readonly deviceResources?: Readonly<Partial<Record<ManufacturerName, string>>>;
+  readonly deviceResources?: Readonly<Partial<Record<ManufacturerName, string>>> | undefined;
   /** Derive only on managed nodes; elsewhere every derived label of ours goes. */
   readonly managed: boolean;
 }
@@ -95,7 +95,7 @@ function deriveFor(mfr: ManufacturerName, node: DerivationInput, options: Deriva
     if (source === 'Agent' || VENDOR_LABEL_SOURCES[source].manufacturer !== mfr) continue;
     const models = VENDOR_LABEL_SOURCES[source].derive({
       labels: node.labels,
-      ...(node.capacity ? { capacity: node.capacity } : {}),
+      capacity: node.capacity,
       deviceResource: options.deviceResources?.[mfr] ?? MANUFACTURERS[mfr].deviceResource,
     });
     if (models.length > 0) return constructModelLabels(models);

@@ -32,12 +32,12 @@ export function acceleratorKeyManufacturer(aKey: string): ManufacturerName | und
 }
 
 export interface CpuIdentity {
-  /** NFD `cpu-model.vendor_id` (`Intel`, `AMD`, `VendorUnknown` …); `undefined` when NFD has not labelled the node. */
-  readonly vendor?: string;
+  /** NFD `cpu-model.vendor_id` (`Intel`, `AMD`, …); `undefined` when NFD has not labelled the node. */
+  readonly vendor?: string | undefined;
   /** Annotation `feature.gpustack.ai/cpu-name`; values starting with `@` are unresolved templates. */
-  readonly cpuName?: string;
-  readonly family?: string;
-  readonly model?: string;
+  readonly cpuName?: string | undefined;
+  readonly family?: string | undefined;
+  readonly model?: string | undefined;
 }
 
 /** Vendor words that say "no vendor": cpuid's `VendorUnknown` and a bare `unknown`. */

@@ -15,11 +15,11 @@ export interface DeviceFacts {
   readonly manufacturer: string;
   readonly product: string;
   readonly memoryMiB: number;
-  readonly cores?: number;
-  readonly family?: string;
-  readonly computeCapability?: string;
-  readonly driverVersion?: string;
-  readonly runtimeVersion?: string;
+  readonly cores?: number | undefined;
+  readonly family?: string | undefined;
+  readonly computeCapability?: string | undefined;
+  readonly driverVersion?: string | undefined;
+  readonly runtimeVersion?: string | undefined;
 }
 
 /**
@@ -35,11 +35,11 @@ export interface DeviceModel {
   readonly memoryMiB: number;
   /** Cards of this model on the node. */
   readonly count: number;
-  readonly cores?: number;
-  readonly family?: string;
-  readonly computeCapability?: string;
-  readonly driverVersion?: string;
-  readonly runtimeVersion?: string;
+  readonly cores?: number | undefined;
+  readonly family?: string | undefined;
+  readonly computeCapability?: string | undefined;
+  readonly driverVersion?: string | undefined;
+  readonly runtimeVersion?: string | undefined;
 }
 
 interface ModelGroup {

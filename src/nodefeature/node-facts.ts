@@ -71,10 +71,10 @@ export interface NodeFacts {
 
 export interface NodeLabelsInput {
   readonly name: string;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
   /** `status.capacity.cpu`, only to say why a node has no CPU count. */
-  readonly cpuCapacity?: string | number;
+  readonly cpuCapacity?: string | number | undefined;
 }
 
 /**

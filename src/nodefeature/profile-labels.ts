@@ -34,16 +34,16 @@ export interface ProfileOptions {
   /** The setting `deviceLabelSources`; `['Agent']` derives nothing. */
   readonly deviceLabelSources: readonly DeviceLabelSource[];
   /** Device resource per manufacturer where the settings override it. */
-  readonly deviceResources?: Readonly<Partial<Record<ManufacturerName, string>>>;
+  readonly deviceResources?: Readonly<Partial<Record<ManufacturerName, string>>> | undefined;
 }
 
 export interface ProfileNodeInput {
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
   /** `status.capacity.cpu` as the API server reports it (`"224"`, `"3500m"`). */
-  readonly cpuCapacity?: string | number;
+  readonly cpuCapacity?: string | number | undefined;
   /** `status.capacity`, for vendors that count cards only there (Ascend's device plugin). */
-  readonly capacity?: Readonly<Record<string, string | number>>;
+  readonly capacity?: Readonly<Record<string, string | number>> | undefined;
 }
 
 /** What node-profile answers for one node: a value sets, `null` removes; keys it does not own are absent. */
@@ -67,10 +67,10 @@ function generalKeyOf(node: ProfileNodeInput, options: ProfileOptions): string {
   const labels = node.labels ?? {};
   const cpuName = node.annotations?.[CPU_NAME_ANNOTATION];
   return constructGeneralKey({
-    ...(labels[NFD_CPU_VENDOR_LABEL] !== undefined ? { vendor: labels[NFD_CPU_VENDOR_LABEL] } : {}),
-    ...(cpuName !== undefined ? { cpuName } : {}),
-    ...(labels[NFD_CPU_FAMILY_LABEL] !== undefined ? { family: labels[NFD_CPU_FAMILY_LABEL] } : {}),
-    ...(labels[NFD_CPU_MODEL_LABEL] !== undefined ? { model: labels[NFD_CPU_MODEL_LABEL] } : {}),
+    vendor: labels[NFD_CPU_VENDOR_LABEL],
+    cpuName,
+    family: labels[NFD_CPU_FAMILY_LABEL],
+    model: labels[NFD_CPU_MODEL_LABEL],
   });
 }
 
@@ -135,15 +135,11 @@ export function constructProfile(node: ProfileNodeInput, options: ProfileOptions
   if (existingManaged === undefined && options.nodeManagement === 'Automatic') desired[MANAGED_LABEL] = 'true';
   const managed = (existingManaged ?? desired[MANAGED_LABEL]) === 'true';
   const derivation = deriveDeviceLabels(
-    {
-      labels,
-      ...(node.annotations ? { annotations: node.annotations } : {}),
-      ...(node.capacity ? { capacity: node.capacity } : {}),
-    },
+    { labels, annotations: node.annotations, capacity: node.capacity },
     {
       sources: options.deviceLabelSources,
       manufacturers: options.manufacturers,
-      ...(options.deviceResources ? { deviceResources: options.deviceResources } : {}),
+      deviceResources: options.deviceResources,
       managed,
     },
   );

@@ -14,7 +14,7 @@ export type VendorLabelSource = Exclude<DeviceLabelSource, 'Agent'>;
 export interface VendorNodeInput {
   readonly labels: Readonly<Record<string, string>>;
   /** `status.capacity`: where a vendor publishes no card count as a label. */
-  readonly capacity?: Readonly<Record<string, string | number>>;
+  readonly capacity?: Readonly<Record<string, string | number>> | undefined;
   /** The device resource of the manufacturer (settings may override it, e.g. `huawei.com/npu`). */
   readonly deviceResource: string;
 }

@@ -37,12 +37,7 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
   const capacity = node.status?.capacity;
   const manufacturers = enabledManufacturers(settings);
   const profile = constructProfile(
-    {
-      ...(node.metadata.labels ? { labels: node.metadata.labels } : {}),
-      ...(node.metadata.annotations ? { annotations: node.metadata.annotations } : {}),
-      ...(capacity?.['cpu'] !== undefined ? { cpuCapacity: capacity['cpu'] } : {}),
-      ...(capacity ? { capacity } : {}),
-    },
+    { labels: node.metadata.labels, annotations: node.metadata.annotations, cpuCapacity: capacity?.['cpu'], capacity },
     {
       nodeManagement: settings.nodeManagement,
       generalKey: settings.generalKey,
