@@ -12,7 +12,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { Node } from '../src/k8s/index.js';
-import { MANUFACTURER_NAMES, SCHEDULING_CHAIN_NAME, type ManufacturerName } from '../src/k8s/index.js';
+import {
+  DEVICE_LABEL_SOURCES,
+  MANUFACTURER_NAMES,
+  SCHEDULING_CHAIN_NAME,
+  type ManufacturerName,
+} from '../src/k8s/index.js';
 import { constructDeviceLabels, constructProfileLabels, type DeviceFacts } from '../src/nodefeature/index.js';
 import {
   SchedulingChainSyncRequestSchema,
@@ -632,6 +637,7 @@ function buildNode(index: number, kind: Kind, images: readonly ImageEntry[], ran
       generalKey: 'Generic',
       mixedOnNode: true,
       manufacturers: new Set(MANUFACTURER_NAMES),
+      deviceLabelSources: DEVICE_LABEL_SOURCES,
     },
   );
   for (const [key, value] of Object.entries(profile)) if (value !== null) labels[key] = value;

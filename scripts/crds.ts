@@ -85,9 +85,34 @@ function crd(names: CrdNames, spec: JsonSchema, status: JsonSchema, printerColum
   };
 }
 
+/**
+ * What zod's refinements of `deviceLabelSources` say, for the API server: each source once (a
+ * `set` list) and `Agent` first (CEL), so a bad order is refused at admission.
+ */
+function withDeviceLabelSourceRules(spec: JsonSchema): JsonSchema {
+  const properties = spec['properties'] as Record<string, JsonSchema>;
+  const sources = properties['deviceLabelSources'] as JsonSchema;
+  return {
+    ...spec,
+    properties: {
+      ...properties,
+      deviceLabelSources: {
+        ...sources,
+        'x-kubernetes-list-type': 'set',
+        'x-kubernetes-validations': [
+          {
+            rule: "self[0] == 'Agent'",
+            message: 'must start with Agent: labels our agent publishes are never overwritten',
+          },
+        ],
+      },
+    },
+  };
+}
+
 /** The SchedulingChain and InstanceType CRDs, in that order. */
 export function buildCrds(): JsonSchema[] {
-  const chainSpec = { ...openApi(SchedulingChainSpecSchema), default: {} };
+  const chainSpec = { ...withDeviceLabelSourceRules(openApi(SchedulingChainSpecSchema)), default: {} };
   const typeSpec = {
     ...openApi(InstanceTypeSpecSchema),
     'x-kubernetes-validations': [

@@ -6,6 +6,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeApi } from '../kube/index.js';
+import { AGENT_LABELS_ANNOTATION, DERIVED_LABELS_ANNOTATION, readDerivedRecord } from '../nodefeature/index.js';
 import { isAgentLabel, type Labels } from './labels.js';
 
 export type PublishMode = 'nodefeature' | 'feature-file' | 'node-labels';
@@ -47,13 +48,27 @@ export function nodeFeaturePublisher(api: KubeApi, node: string, namespace: stri
   };
 }
 
-/** The Node's labels (merge patch): our keys are set, the ones we owned and no longer publish are removed. */
+/**
+ * The Node's labels (merge patch): our keys are set, the ones we owned and no longer publish are
+ * removed. What we own is what we declare in the annotation `feature.gpustack.ai/agent-labels`,
+ * written with every patch, so node-profile can tell our device labels from the ones it derives
+ * from a vendor's labels, and we never remove those. A node labelled before the annotation
+ * existed: our keys are the agent-shaped ones except those node-profile recorded as derived.
+ */
 export function nodeLabelsPublisher(api: KubeApi, node: string): Publisher {
   const path = `/api/v1/nodes/${encodeURIComponent(node)}`;
   async function ownedLabels(): Promise<Labels> {
-    const object = (await api.get(path)) as { metadata?: { labels?: Labels } } | undefined;
+    const object = (await api.get(path)) as { metadata?: { labels?: Labels; annotations?: Labels } } | undefined;
     if (object === undefined) throw new Error(`node ${node} not found`);
-    return Object.fromEntries(Object.entries(object.metadata?.labels ?? {}).filter(([key]) => isAgentLabel(key)));
+    const labels = object.metadata?.labels ?? {};
+    const annotations = object.metadata?.annotations ?? {};
+    const declared = annotations[AGENT_LABELS_ANNOTATION];
+    const derived = readDerivedRecord(annotations[DERIVED_LABELS_ANNOTATION]);
+    const keys =
+      declared !== undefined
+        ? declared.split(',').filter((key) => key !== '')
+        : Object.keys(labels).filter((key) => isAgentLabel(key) && derived[key] !== labels[key]);
+    return Object.fromEntries(keys.flatMap((key) => (labels[key] !== undefined ? [[key, labels[key]]] : [])));
   }
   return {
     mode: 'node-labels',
@@ -64,7 +79,13 @@ export function nodeLabelsPublisher(api: KubeApi, node: string): Publisher {
     async write(labels) {
       const patch: Record<string, string | null> = { ...labels };
       for (const key of Object.keys(await ownedLabels())) if (!(key in labels)) patch[key] = null;
-      await api.patch(path, { metadata: { labels: patch } }, 'application/merge-patch+json');
+      // "feature.gpustack.ai/agent-labels=<our keys, sorted, comma-separated>"
+      const declared = Object.keys(labels).sort().join(',');
+      await api.patch(
+        path,
+        { metadata: { labels: patch, annotations: { [AGENT_LABELS_ANNOTATION]: declared } } },
+        'application/merge-patch+json',
+      );
     },
   };
 }

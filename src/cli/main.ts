@@ -172,6 +172,8 @@ function renderCommand(args: string[]): void {
   if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);
   for (const skip of result.skipped)
     process.stderr.write(`warning: node ${skip.name} left out of a pool: ${skip.reason}: ${skip.message}\n`);
+  for (const label of result.unreadable ?? [])
+    process.stderr.write(`warning: node ${label.name} has a label we cannot read: ${label.reason}: ${label.message}\n`);
   process.stdout.write(
     values['objects-only']
       ? formatObjects(

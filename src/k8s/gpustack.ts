@@ -43,6 +43,26 @@ export const MANUFACTURER_NAMES = [
 export const ManufacturerNameSchema = z.enum(MANUFACTURER_NAMES);
 export type ManufacturerName = z.infer<typeof ManufacturerNameSchema>;
 
+/**
+ * Where node-profile may take a node's device labels from, in order: `Agent` (ours: never
+ * overwritten, so it always comes first) and the vendor tools that already label nodes —
+ * NVIDIA GPU Feature Discovery (`nvidia.com/gpu.*`), AMD's node labeller (`amd.com/gpu.*`) and
+ * Ascend's device plugin (`huawei.com/npu.chip.*`).
+ */
+export const DEVICE_LABEL_SOURCES = ['Agent', 'NVIDIAGFD', 'AMDNodeLabeller', 'AscendDevicePlugin'] as const;
+export const DeviceLabelSourceSchema = z.enum(DEVICE_LABEL_SOURCES);
+export type DeviceLabelSource = z.infer<typeof DeviceLabelSourceSchema>;
+
+export const DeviceLabelSourcesSchema = z
+  .array(DeviceLabelSourceSchema)
+  .min(1)
+  .max(DEVICE_LABEL_SOURCES.length)
+  .refine((sources) => new Set(sources).size === sources.length, { message: 'each source at most once' })
+  .refine((sources) => sources[0] === 'Agent', {
+    message: 'must start with Agent: labels our agent publishes are never overwritten',
+  })
+  .default([...DEVICE_LABEL_SOURCES]);
+
 export const ManufacturerSettingSchema = z.strictObject({
   name: ManufacturerNameSchema,
   /** Device resource the manufacturer's device plugin advertises, e.g. `nvidia.com/gpu`. */
@@ -64,6 +84,12 @@ export const SchedulingChainSpecSchema = z.strictObject({
     .default(DEFAULT_SYSTEM_NAMESPACE),
   /** Enabled manufacturers; absent = all nine with their default device resources. */
   manufacturers: z.array(ManufacturerSettingSchema).optional(),
+  /**
+   * Device-label sources in order (`Agent` first): for a manufacturer our agent has published no
+   * labels for, node-profile derives them from the first vendor source that labelled the node.
+   * `[Agent]` turns derivation off.
+   */
+  deviceLabelSources: DeviceLabelSourcesSchema,
   /** Tolerations per flavor kind; absent `device` = tolerate the manufacturer's device-resource taint. */
   flavorTolerations: z
     .strictObject({
@@ -88,6 +114,8 @@ export const SchedulingChainStatusSchema = z.strictObject({
   pools: z.array(PoolStatusSchema),
   managedNodes: z.number().int(),
   skippedNodes: z.array(SkippedNodeSchema).optional(),
+  /** Labels of pooled nodes that could not be read (a `.memory` pooled as unknown), with the reason. */
+  unreadableLabels: z.array(SkippedNodeSchema).optional(),
   conditions: z.array(OutputConditionSchema),
 });
 export type SchedulingChainStatus = z.infer<typeof SchedulingChainStatusSchema>;

@@ -44,6 +44,46 @@ export function parseQuantity(text: string): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
+/** A quantity as an exact fraction: `numerator / denominator`, the denominator positive. */
+export interface ExactQuantity {
+  readonly numerator: bigint;
+  readonly denominator: bigint;
+}
+
+const EXACT_BINARY_EXPONENTS: Record<string, bigint> = { Ki: 10n, Mi: 20n, Gi: 30n, Ti: 40n, Pi: 50n, Ei: 60n };
+const EXACT_DECIMAL_EXPONENTS: Record<string, number> = { n: -9, u: -6, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+/** The longest exponent read exactly; beyond it a label is garbage, not a quantity worth a bigint. */
+const MAX_EXACT_EXPONENT = 64;
+
+/**
+ * Parses a Kubernetes quantity exactly (no floating point), as a fraction in lowest terms: the grammar of `resource.Quantity`
+ * (sign, digits with an optional fraction, then a binary suffix, a decimal suffix or an exponent),
+ * with no surrounding white space. `undefined` when the text is not one.
+ * @example parseQuantityExact('1.5Gi') // { numerator: 1610612736n, denominator: 1n }
+ * @example parseQuantityExact('3500m') // { numerator: 7n, denominator: 2n }
+ */
+export function parseQuantityExact(text: string): ExactQuantity | undefined {
+  const match = QUANTITY_PATTERN.exec(text);
+  if (!match || text !== text.trim()) return undefined;
+  const [, sign, digits = '', suffix, exponentText] = match;
+  const [whole = '', fraction = ''] = digits.split('.');
+  let numerator = BigInt(`${whole || '0'}${fraction}`) * (sign === '-' ? -1n : 1n);
+  let exponent = -fraction.length;
+  if (exponentText !== undefined) exponent += Number(exponentText);
+  else if (suffix !== undefined && suffix in EXACT_BINARY_EXPONENTS)
+    numerator <<= EXACT_BINARY_EXPONENTS[suffix] as bigint;
+  else if (suffix !== undefined) exponent += EXACT_DECIMAL_EXPONENTS[suffix] ?? 0;
+  if (Math.abs(exponent) > MAX_EXACT_EXPONENT) return undefined;
+  if (exponent >= 0) return { numerator: numerator * 10n ** BigInt(exponent), denominator: 1n };
+  const denominator = 10n ** BigInt(-exponent);
+  const divisor = gcd(numerator < 0n ? -numerator : numerator, denominator);
+  return { numerator: numerator / divisor, denominator: denominator / divisor };
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  return b === 0n ? a : gcd(b, a % b);
+}
+
 const DECIMAL_STEPS: readonly [bigint, string][] = [
   [10n ** 18n, 'E'],
   [10n ** 15n, 'P'],

@@ -23,6 +23,14 @@ export const CONTROLLED_LABEL = `${SYSTEM_DOMAIN}/controlled`;
 export const ACCELERATABLE_LABEL = `${FEATURE_PREFIX}acceleratable`;
 export const CPU_ONLY_LABEL = `${FEATURE_PREFIX}cpu-only`;
 export const CPU_NAME_ANNOTATION = `${FEATURE_PREFIX}cpu-name`;
+/** Node annotation: the device labels node-profile derived from a vendor's labels, as JSON `{key: value}`. */
+export const DERIVED_LABELS_ANNOTATION = `${FEATURE_PREFIX}derived-device-labels`;
+/** Node annotation: the label keys our agent publishes in `node-labels` mode, comma-separated. */
+export const AGENT_LABELS_ANNOTATION = `${FEATURE_PREFIX}agent-labels`;
+/** Node annotation of NFD's master: the labels it manages (our agent's, by NodeFeature or feature file). */
+export const NFD_FEATURE_LABELS_ANNOTATION = 'nfd.node.kubernetes.io/feature-labels';
+/** The label prefix NFD leaves out of its feature-labels annotation. */
+export const NFD_DEFAULT_LABEL_PREFIX = 'feature.node.kubernetes.io/';
 export const RESOURCE_TYPE_LABEL = `resource.${SYSTEM_DOMAIN}/type`;
 export const CLUSTER_QUEUE_ANNOTATION = `${SCHEDULE_PREFIX}cluster-queue`;
 export const QUEUE_ENTRANCE_LABEL = `${SCHEDULE_PREFIX}queue-entrance`;

@@ -40,17 +40,29 @@ export interface CpuIdentity {
   readonly model?: string | undefined;
 }
 
+/** Vendor words that say "no vendor": cpuid's `VendorUnknown` and a bare `unknown`. */
+const UNKNOWN_VENDORS: ReadonlySet<string> = new Set(['vendorunknown', 'unknown']);
+
+/**
+ * The vendor word of a gKey: the vendor label normalised with separators removed; `generic` when
+ * there is none to use — no label, an empty one, `VendorUnknown`/`Unknown`, or one with nothing
+ * nameable in it. An unknown vendor still splits pools by CPU model (`generic-kunpeng-920`).
+ */
+function generalVendorWord(vendor: string | undefined): string {
+  const word = normalizeName(vendor ?? '', { maxLength: GENERAL_KEY_MAX }).replace(/[-_.]/g, '');
+  return word === '' || UNKNOWN_VENDORS.has(word) ? GENERIC_KEY : word;
+}
+
 /**
  * gKey with `generalKey: CPUModel`: `<vendor>-<normalised cpu name>`, falling back to
- * `<vendor>-<family>-<model>`, then `<vendor>`; `generic` without NFD data. Returns `undefined`
- * for a vendor label that is present but unusable (e.g. empty): such a node is not pooled.
+ * `<vendor>-<family>-<model>`, then `<vendor>`. A vendor that cannot be named (absent, empty,
+ * `VendorUnknown`, `Unknown`) is the word `generic`, so an arm64 Kunpeng host whose NFD vendor is
+ * `VendorUnknown` keys as `generic-kunpeng-920` (the modelled system's own vector).
  * @example constructGeneralKey({ vendor: 'AMD', cpuName: 'AMD EPYC 7763 64-Core Processor' }) // 'amd-epyc-7763'
+ * @example constructGeneralKey({ vendor: 'VendorUnknown', cpuName: 'Kunpeng 920' }) // 'generic-kunpeng-920'
  */
-export function constructGeneralKey(cpu: CpuIdentity): string | undefined {
-  if (cpu.vendor === undefined) return GENERIC_KEY;
-  const manu = normalizeName(cpu.vendor, { maxLength: GENERAL_KEY_MAX }).replace(/[-_.]/g, '');
-  if (manu === '') return undefined;
-  if (manu === 'vendorunknown' || manu === 'unknown') return GENERIC_KEY;
+export function constructGeneralKey(cpu: CpuIdentity): string {
+  const manu = generalVendorWord(cpu.vendor);
   const budget = GENERAL_KEY_MAX - manu.length - 1;
   if (budget <= 0) return manu;
   const cpuName = cpu.cpuName?.startsWith('@') ? undefined : cpu.cpuName;

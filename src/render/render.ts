@@ -27,6 +27,8 @@ export interface RenderedNode {
   readonly name: string;
   /** What node-profile answers: a value sets the label, `null` removes it. */
   readonly labels: Record<string, string | null>;
+  /** Annotations node-profile sets or removes (its record of derived device labels); present when any. */
+  readonly annotations?: Record<string, string | null>;
 }
 
 /** Plain desired objects, sorted (apiVersion, kind, namespace, name). */
@@ -50,6 +52,8 @@ export type RenderResult =
       readonly nodes: RenderedNode[];
       readonly objects: RenderedObject[];
       readonly skipped: RenderedSkip[];
+      /** Labels of pooled nodes that could not be read (`status.unreadableLabels`); present when any. */
+      readonly unreadable?: RenderedSkip[];
     }
   | { readonly ok: false; readonly error: SyncRefusal };
 
@@ -60,13 +64,27 @@ const DEFAULT_CHAIN: SchedulingChain = {
   spec: {},
 };
 
-function applyLabels(node: Node, labels: Record<string, string | null>): Node {
-  const merged: Record<string, string> = { ...node.metadata.labels };
-  for (const [key, value] of Object.entries(labels)) {
-    if (value === null) delete merged[key];
-    else merged[key] = value;
+function merged(
+  current: Readonly<Record<string, string>> | undefined,
+  changes: Readonly<Record<string, string | null>>,
+): Record<string, string> {
+  const out: Record<string, string> = { ...current };
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null) delete out[key];
+    else out[key] = value;
   }
-  return { ...node, metadata: { ...node.metadata, labels: merged } };
+  return out;
+}
+
+/** The Node as Metacontroller leaves it after node-profile's answer. */
+function applyProfile(
+  node: Node,
+  labels: Record<string, string | null>,
+  annotations: Record<string, string | null>,
+): Node {
+  const metadata = { ...node.metadata, labels: merged(node.metadata.labels, labels) };
+  if (Object.keys(annotations).length > 0) metadata.annotations = merged(node.metadata.annotations, annotations);
+  return { ...node, metadata };
 }
 
 function byName<T extends { metadata: { name: string; namespace?: string | undefined } }>(
@@ -91,9 +109,10 @@ export function renderChain(input: RenderInput, context: sync.SyncContext): Rend
   for (const node of sortObjects(input.nodes)) {
     const outcome = sync.syncNodeProfile({ parent: node, children: {}, related: chainMap, finalizing: false });
     if (!outcome.ok) return outcome;
-    const labels = outcome.response.labels ?? {};
-    rendered.push({ name: node.metadata.name, labels });
-    profiled.push(applyLabels(node, labels));
+    const { labels = {}, annotations = {} } = outcome.response;
+    const changedAnnotations = Object.keys(annotations).length > 0 ? { annotations } : {};
+    rendered.push({ name: node.metadata.name, labels, ...changedAnnotations });
+    profiled.push(applyProfile(node, labels, annotations));
   }
   const managed = profiled.filter((n) => n.metadata.labels?.[MANAGED_LABEL] === 'true');
   const chainOutcome = sync.syncSchedulingChain(
@@ -124,6 +143,12 @@ export function renderChain(input: RenderInput, context: sync.SyncContext): Rend
     if (!outcome.ok) return outcome;
     objects.push(...outcome.response.children);
   }
-  const skipped = SchedulingChainStatusSchema.partial().parse(status ?? {}).skippedNodes ?? [];
-  return { ok: true, nodes: rendered, objects: sortObjects(objects), skipped };
+  const { skippedNodes = [], unreadableLabels = [] } = SchedulingChainStatusSchema.partial().parse(status ?? {});
+  return {
+    ok: true,
+    nodes: rendered,
+    objects: sortObjects(objects),
+    skipped: skippedNodes,
+    ...(unreadableLabels.length > 0 ? { unreadable: unreadableLabels } : {}),
+  };
 }

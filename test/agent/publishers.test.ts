@@ -156,8 +156,13 @@ describe('node-labels publisher against the stand-in API server', () => {
     expect(patches[0]?.path).toBe(NODE_PATH);
     expect(patches[0]?.contentType).toBe('application/merge-patch+json');
     expect(patches[0]?.authorization).toBe(`Bearer ${TOKEN}`);
-    // Only our keys in the patch, none of the foreign ones (not even as null).
-    expect(patches[0]?.body).toEqual({ metadata: { labels: H100_LABELS } });
+    // Only our keys in the patch, none of the foreign ones (not even as null), and the list of them.
+    expect(patches[0]?.body).toEqual({
+      metadata: {
+        labels: H100_LABELS,
+        annotations: { 'feature.gpustack.ai/agent-labels': Object.keys(H100_LABELS).sort().join(',') },
+      },
+    });
     expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
     expect(await publisher.read()).toEqual(H100_LABELS);
   });
@@ -213,6 +218,41 @@ describe('node-labels publisher against the stand-in API server', () => {
     const patch = api.patches()[0]?.body as { metadata: { labels: Record<string, string | null> } };
     expect(patch.metadata.labels[`${A}nvidia-a100.count`]).toBeNull();
     expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
+  });
+
+  it('never removes device labels node-profile derived from a vendor’s labels (no annotation of ours yet)', async () => {
+    const derived = {
+      [`${A}amd`]: 'true',
+      [`${A}amd-instinct-mi300x-oam`]: 'true',
+      [`${A}amd-instinct-mi300x-oam.count`]: '8',
+    };
+    const node = api.nodes.get(NODE)!;
+    Object.assign(node.metadata.labels, derived);
+    node.metadata.annotations = { 'feature.gpustack.ai/derived-device-labels': JSON.stringify(derived) };
+    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    expect(await publisher.read()).toBeUndefined();
+    expect(
+      await runCycle(
+        createAgentState(),
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
+    const patch = api.patches()[0]?.body as { metadata: { labels: Record<string, string | null> } };
+    for (const key of Object.keys(derived)) expect(key in patch.metadata.labels, key).toBe(false);
+    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...derived, ...H100_LABELS });
+  });
+
+  it('owns what its annotation declares: a derived label under the agent prefix stays when the agent publishes less', async () => {
+    const derived = { [`${A}amd`]: 'true', [`${A}amd-instinct-mi300x-oam`]: 'true' };
+    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const source = switchable(H100_X8);
+    const state = createAgentState();
+    await runCycle(state, options(publisher, source.detect));
+    Object.assign(api.nodes.get(NODE)!.metadata.labels, derived);
+    source.set(detection([]));
+    expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
+    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...derived, [ACCELERATABLE]: 'false' });
+    expect(api.nodes.get(NODE)?.metadata.annotations).toEqual({ 'feature.gpustack.ai/agent-labels': ACCELERATABLE });
   });
 
   it('an http: server without insecure-skip-tls-verify is refused by client-node: the cycle fails, nothing is sent', async () => {

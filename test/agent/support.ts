@@ -117,7 +117,7 @@ export interface RecordedRequest {
 }
 
 interface NodeObject {
-  metadata: { name: string; labels: Labels };
+  metadata: { name: string; labels: Labels; annotations?: Labels };
 }
 interface NodeFeatureObject {
   metadata: { name: string; namespace: string; labels?: Labels };
@@ -185,10 +185,13 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
       if (req.method !== 'PATCH') return sendFailure(res, 405, 'method not allowed');
       if (req.headers['content-type'] !== 'application/merge-patch+json')
         return sendFailure(res, 415, 'unsupported media type');
-      const patch = (body as { metadata?: { labels?: Record<string, string | null> } }).metadata?.labels ?? {};
-      for (const [key, value] of Object.entries(patch)) {
-        if (value === null) delete node.metadata.labels[key];
-        else node.metadata.labels[key] = value;
+      const metadata = (body as { metadata?: Record<string, Record<string, string | null> | undefined> }).metadata;
+      for (const field of ['labels', 'annotations'] as const) {
+        const current = (node.metadata[field] ??= {});
+        for (const [key, value] of Object.entries(metadata?.[field] ?? {})) {
+          if (value === null) delete current[key];
+          else current[key] = value;
+        }
       }
       return json(res, 200, node);
     }

@@ -306,6 +306,69 @@ describe('the scheduling chain on a real control plane', () => {
     expect((await agent.exited).code).toBe(0);
   });
 
+  it('a node with only GPU Feature Discovery labels (no agent) gets its flavor and queue, and loses them with the labels', async () => {
+    // The GPU Operator's GFD labels and the device plugin's capacity, nothing of ours: as render sees it.
+    const gfdNode = exampleNodes('gpu-feature-discovery.yaml').find((n) => n.metadata.name === 'gpu-a100-01');
+    if (!gfdNode) throw new Error('examples/clusters/gpu-feature-discovery.yaml has no gpu-a100-01');
+    const name = gfdNode.metadata.name;
+    const aKey = 'acceleratable.feature.gpustack.ai/nvidia-a100-sxm4-80gb';
+    const queue = 'gpustack-nvidia-a100-sxm4-80gb-linux-amd64';
+    const flavor = `${queue}-4d`;
+    await createNode(client, gfdNode);
+    const rendered = renderChain({ nodes: [gfdNode], namespaces: ['default'] }, { now: '2026-01-01T00:00:00Z' });
+    if (!rendered.ok) throw new Error(rendered.error.message);
+    const want = rendered.nodes[0];
+    await converge('node-profile derives the device labels, the chain adds the flavor and queue', async () => {
+      const node = await client.get('v1', 'Node', name);
+      const labels = node?.metadata.labels ?? {};
+      const annotations = node?.metadata.annotations ?? {};
+      const problems: string[] = [];
+      for (const [key, value] of Object.entries(want?.labels ?? {}))
+        if (value !== null && labels[key] !== value) problems.push(`label ${key}: want ${value}, have ${labels[key]}`);
+      for (const [key, value] of Object.entries(want?.annotations ?? {}))
+        if (value !== null && annotations[key] !== value) problems.push(`annotation ${key} differs`);
+      if (!(await flavorNames()).includes(flavor)) problems.push(`no ${flavor}`);
+      const cq = await client.get<Spec<ClusterQueueSpec>>(KUEUE, 'ClusterQueue', queue);
+      const quotas = cq?.spec.resourceGroups?.[0]?.flavors.map((f) => [f.name, f.resources[0]?.nominalQuota]);
+      if (JSON.stringify(quotas) !== JSON.stringify([[flavor, '6400k']]))
+        problems.push(`queue ${JSON.stringify(quotas)}`);
+      if (!(await client.get(KUEUE, 'LocalQueue', localQueueName(queue), 'default'))) problems.push('no LocalQueue');
+      return problems;
+    });
+    expect((await client.get('v1', 'Node', name))?.metadata.labels?.[`${aKey}.count`]).toBe('4');
+    const type = await client.get<Spec<{ unitResources?: unknown; acceleratorGroup?: string }>>(
+      GPUSTACK,
+      'InstanceType',
+      queue,
+    );
+    expect(type?.spec).toMatchObject({
+      acceleratorGroup: 'nvidia-a100-sxm4-80gb',
+      unitResources: { cpu: '12', ram: '128Gi' },
+    });
+
+    // The GPU Operator goes: node-profile removes what it derived (and only that), the flavor goes.
+    const gfdKeys = Object.keys(gfdNode.metadata.labels ?? {}).filter((k) => k.startsWith('nvidia.com/'));
+    await client.mergePatch('v1', 'Node', name, {
+      metadata: { labels: Object.fromEntries(gfdKeys.map((k) => [k, null])) },
+    });
+    await converge('the derived labels, the record and the flavor are gone; the InstanceType stays, held', async () => {
+      const node = await client.get('v1', 'Node', name);
+      const left = Object.keys(node?.metadata.labels ?? {}).filter((k) => k.startsWith('acceleratable.'));
+      const cq = await client.get<Spec<ClusterQueueSpec>>(KUEUE, 'ClusterQueue', queue);
+      return [
+        ...left.map((k) => `label ${k} still there`),
+        ...(node?.metadata.annotations?.['feature.gpustack.ai/derived-device-labels'] !== undefined
+          ? ['record still there']
+          : []),
+        ...((await flavorNames()).includes(flavor) ? [`${flavor} still there`] : []),
+        ...(cq?.spec.stopPolicy === 'Hold' ? [] : [`queue stopPolicy ${cq?.spec.stopPolicy}`]),
+      ];
+    });
+    expect(await client.get(GPUSTACK, 'InstanceType', queue)).toBeDefined();
+    // A label nobody derived (the node's own) is untouched.
+    expect((await client.get('v1', 'Node', name))?.metadata.labels?.['kubernetes.io/hostname']).toBe(name);
+  });
+
   it('an unmanaged node leaves its pools', async () => {
     await client.mergePatch('v1', 'Node', 'node-cpu', { metadata: { labels: { 'gpustack.ai/managed': 'false' } } });
     await converge('node-cpu (the only 16-core node) leaves: its flavor goes', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatDecimalQuantity, parseQuantity } from '../../src/k8s/index.js';
+import { formatDecimalQuantity, parseQuantity, parseQuantityExact } from '../../src/k8s/index.js';
 
 describe('formatDecimalQuantity', () => {
   it.each([
@@ -73,5 +73,41 @@ describe('parseQuantity', () => {
       }),
       { numRuns: 300, seed: 7 },
     );
+  });
+});
+
+describe('parseQuantityExact', () => {
+  const exact = (text: string) => {
+    const q = parseQuantityExact(text);
+    return q === undefined ? undefined : `${q.numerator}/${q.denominator}`;
+  };
+  it.each([
+    { name: 'reads a bare number as itself', input: '224', want: '224/1' },
+    { name: 'reads a leading zero', input: '08', want: '8/1' },
+    { name: 'reads a plus sign', input: '+8', want: '8/1' },
+    { name: 'reads a minus sign', input: '-512m', want: '-64/125' },
+    { name: 'reads milli exactly, in lowest terms', input: '3500m', want: '7/2' },
+    { name: 'reads a binary fraction exactly', input: '1.5Gi', want: `${1.5 * 2 ** 30}/1` },
+    { name: 'reads a decimal G as 10^9', input: '24G', want: '24000000000/1' },
+    { name: 'reads E as exa', input: '1E', want: `${10n ** 18n}/1` },
+    { name: 'reads an exponent', input: '1e3', want: '1000/1' },
+    { name: 'reads a negative exponent', input: '15e-1', want: '3/2' },
+    { name: 'reads a decimal fraction without rounding it', input: '1.048576M', want: '1048576/1' },
+    { name: 'reads a leading dot', input: '.5', want: '1/2' },
+    { name: 'reads a trailing dot', input: '5.', want: '5/1' },
+    { name: 'reads zero', input: '0', want: '0/1' },
+    { name: 'rejects surrounding spaces (a label cannot hold them)', input: ' 8', want: undefined },
+    { name: 'rejects lower-case binary suffixes', input: '80gi', want: undefined },
+    { name: 'rejects garbage', input: 'huge', want: undefined },
+    { name: 'rejects an absurd exponent', input: '1e400', want: undefined },
+  ])('$name', ({ input, want }) => {
+    expect(exact(input)).toBe(want);
+  });
+
+  it('agrees with parseQuantity wherever a float is exact', () => {
+    for (const text of ['224', '3500m', '1600k', '80Gi', '1e3', '+2', '-2k', '0.5']) {
+      const q = parseQuantityExact(text);
+      expect(q && Number(q.numerator) / Number(q.denominator)).toBe(parseQuantity(text));
+    }
   });
 });

@@ -42,6 +42,22 @@ describe('generated manifests', () => {
     expect(config.resources.transformations).toHaveLength(MANUFACTURER_NAMES.length * 3);
   });
 
+  it('the SchedulingChain CRD refuses a repeated device-label source and one that does not start with Agent', () => {
+    const [chain] = buildCrds() as [
+      { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: object } } } } }[] } },
+    ];
+    const spec = chain.spec.versions[0]?.schema.openAPIV3Schema.properties.spec;
+    expect(spec?.properties).toHaveProperty('deviceLabelSources', {
+      type: 'array',
+      minItems: 1,
+      maxItems: 4,
+      default: ['Agent', 'NVIDIAGFD', 'AMDNodeLabeller', 'AscendDevicePlugin'],
+      items: { type: 'string', enum: ['Agent', 'NVIDIAGFD', 'AMDNodeLabeller', 'AscendDevicePlugin'] },
+      'x-kubernetes-list-type': 'set',
+      'x-kubernetes-validations': [{ rule: "self[0] == 'Agent'", message: expect.stringContaining('Agent') }],
+    });
+  });
+
   it('InstanceType status admits what the sync writes plus observedGeneration, and the CRD requires acceleratorGroup for device types', () => {
     const [, instanceTypes] = buildCrds() as [
       unknown,

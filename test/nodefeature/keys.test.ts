@@ -120,7 +120,7 @@ describe('constructAcceleratorKey', () => {
 });
 
 describe('constructGeneralKey', () => {
-  const cases: { name: string; input: CpuIdentity; want: string | undefined }[] = [
+  const cases: { name: string; input: CpuIdentity; want: string }[] = [
     // reference §3.1 examples
     {
       name: 'AMD EPYC 7763 drops the core count and Processor',
@@ -150,19 +150,40 @@ describe('constructGeneralKey', () => {
       input: { vendor: 'HiSilicon', cpuName: 'Kunpeng-920' },
       want: 'hisilicon-kunpeng-920',
     },
-    // deliberate choices
-    { name: 'VendorUnknown is generic', input: { vendor: 'VendorUnknown', cpuName: 'Some CPU' }, want: 'generic' },
+    // a vendor that cannot be named is the word "generic"; the CPU model still splits pools
+    // (issue 14, item 2; README "Parity with the modelled system")
     {
-      name: 'present but empty vendor is not pooled',
+      name: 'VendorUnknown (arm64 Kunpeng) keys off generic and keeps the model (the modelled system’s vector)',
+      input: { vendor: 'VendorUnknown', cpuName: 'Kunpeng 920' },
+      want: 'generic-kunpeng-920',
+    },
+    {
+      name: 'VendorUnknown without a CPU name falls back to family and model',
+      input: { vendor: 'VendorUnknown', family: '31', model: '53264' },
+      want: 'generic-31-53264',
+    },
+    { name: 'VendorUnknown with nothing else is generic', input: { vendor: 'VendorUnknown' }, want: 'generic' },
+    {
+      name: 'a present but empty vendor is unknown too, not a reason to skip the node (as the modelled system)',
       input: { vendor: '', cpuName: 'AMD EPYC 7763' },
-      want: undefined,
+      want: 'generic-amd-epyc-7763',
     },
     {
-      name: 'vendor of symbols only is not pooled',
-      input: { vendor: '(®)', family: '25', model: '1' },
-      want: undefined,
+      name: 'a literal Unknown vendor is the same unknown (the modelled system writes unknown-<model>)',
+      input: { vendor: 'Unknown', cpuName: 'Kunpeng-920' },
+      want: 'generic-kunpeng-920',
     },
-    { name: 'vendor of non-ASCII only is not pooled', input: { vendor: '海光' }, want: undefined },
+    {
+      name: 'an absent vendor label with a CPU name keys off generic and the model',
+      input: { cpuName: 'Kunpeng-920' },
+      want: 'generic-kunpeng-920',
+    },
+    {
+      name: 'a vendor of symbols only is unknown',
+      input: { vendor: '(®)', family: '25', model: '1' },
+      want: 'generic-25-1',
+    },
+    { name: 'a vendor of non-ASCII only is unknown', input: { vendor: '海光' }, want: 'generic' },
     // fallbacks
     {
       name: 'an unresolved "@" template annotation is absent',
@@ -214,11 +235,9 @@ describe('constructGeneralKey', () => {
   it.each(cases)('$name', ({ input, want }) => {
     const got = constructGeneralKey(input);
     expect(got).toBe(want);
-    if (got !== undefined) {
-      expect(got.length).toBeLessThanOrEqual(GENERAL_KEY_MAX);
-      expect(isLabelKey(`general.feature.gpustack.ai/${got}.capacity`)).toBe(true);
-      expect(isLabelValue(got)).toBe(true);
-    }
+    expect(got.length).toBeLessThanOrEqual(GENERAL_KEY_MAX);
+    expect(isLabelKey(`general.feature.gpustack.ai/${got}.capacity`)).toBe(true);
+    expect(isLabelValue(got)).toBe(true);
   });
 });
 

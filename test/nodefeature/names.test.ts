@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeName, sanitizeLabelValue, stripCpuCruft } from '../../src/nodefeature/index.js';
+import { foldToAscii, normalizeName, sanitizeLabelValue, stripCpuCruft } from '../../src/nodefeature/index.js';
 
 interface NormalizeCase {
   readonly name: string;
@@ -119,13 +119,13 @@ const behaviourCases: NormalizeCase[] = [
     want: 'z'.repeat(46),
   },
   {
-    name: 'drops non-ASCII letters and digits',
+    name: 'folds a superscript digit and an accent, drops CJK and emoji',
     input: { text: 'Ascend 910B²ü 算力 🚀', prefix: 'ascend', maxLen: 46 },
-    want: '910b',
+    want: '910b2u',
   },
   {
-    name: 'drops full-width letters rather than folding them',
-    input: { text: 'ＮＶＩＤＩＡ A100', prefix: 'nvidia', maxLen: 46 },
+    name: 'folds full-width letters (NFKC), so the manufacturer word still clears',
+    input: { text: 'ＮＶＩＤＩＡ Ａ１００', prefix: 'nvidia', maxLen: 46 },
     want: 'a100',
   },
   {
@@ -207,7 +207,7 @@ describe('sanitizeLabelValue', () => {
       want: 'Navi-32-Radeon-RX-7700-XT-7800-XT',
     },
     { name: 'drops (R)/(TM) punctuation but keeps the letters', input: 'Intel(R) Xeon(TM)+', want: 'IntelR-XeonTM' },
-    { name: 'drops non-ASCII', input: 'Ascend 910B²ü 算力 🚀', want: 'Ascend-910B' },
+    { name: 'folds what has an ASCII form, drops the rest', input: 'Ascend 910B²ü 算力 🚀', want: 'Ascend-910B2u' },
     { name: 'turns symbols only into the empty value', input: '[](){}', want: '' },
     { name: 'returns empty for empty input', input: '', want: '' },
     { name: 'stops at 63 characters', input: 'A'.repeat(200), want: 'A'.repeat(63) },
@@ -222,5 +222,66 @@ describe('sanitizeLabelValue', () => {
 
   it('honours a smaller maxLen', () => {
     expect(sanitizeLabelValue('NVIDIA H100', 6)).toBe('NVIDIA');
+  });
+});
+
+// The one Unicode rule (issue 14, item 4): NFKC + ASCII fold. Where the modelled system differs,
+// the case says so; the README section "Parity with the modelled system" gives the reason.
+describe('foldToAscii and the names read through it', () => {
+  it.each([
+    { name: 'folds the long s (U+017F)', input: 'Core\u017f', want: 'Cores' },
+    { name: 'folds the Kelvin sign (U+212A)', input: 'i9-14900\u212a', want: 'i9-14900K' },
+    { name: 'drops the zero-width no-break space (U+FEFF)', input: 'Processor\ufeff', want: 'Processor' },
+    { name: 'turns the next-line control (U+0085) into a space', input: 'CPU\u0085X', want: 'CPU X' },
+    { name: 'turns a no-break space (U+00A0) into a space', input: 'EPYC\u00a07763', want: 'EPYC 7763' },
+    { name: 'folds full-width forms', input: 'Ｈ１００', want: 'H100' },
+    { name: 'folds a ligature and strips accents', input: '\ufb01 café', want: 'fi cafe' },
+    { name: 'drops trademark signs instead of spelling them out', input: 'Intel® Xeon™ Gold', want: 'Intel Xeon Gold' },
+    { name: 'drops controls, CJK and emoji', input: 'a\u0000b 飞腾 🚀', want: 'ab  ' },
+    { name: 'keeps printable ASCII as it is', input: 'Intel(R) Xeon(R) @ 2.00GHz', want: 'Intel(R) Xeon(R) @ 2.00GHz' },
+  ])('$name', ({ input, want }) => {
+    expect(foldToAscii(input)).toBe(want);
+  });
+
+  it.each([
+    {
+      name: 'a trailing long s still reads "Cores" and is stripped (upstream: epyc-9654 as well)',
+      input: { text: 'AMD EPYC 9654 96-Core\u017f', prefix: 'amd' },
+      want: 'epyc-9654',
+    },
+    {
+      name: 'a Kelvin-sign K stays a K (upstream drops it: i9-14900, a different CPU)',
+      input: { text: 'Intel(R) Core(TM) i9-14900\u212a', prefix: 'intel' },
+      want: 'core-i9-14900k',
+    },
+    {
+      name: 'a trailing U+FEFF does not hide " Processor" (upstream keeps -processor)',
+      input: { text: 'AMD EPYC 7763 64-Core Processor\ufeff', prefix: 'amd' },
+      want: 'epyc-7763',
+    },
+    {
+      name: 'a trailing U+0085 is white space, so " CPU" is stripped (as upstream)',
+      input: { text: 'Intel(R) Xeon(R) Gold 6348 CPU\u0085', prefix: 'intel' },
+      want: 'xeon-gold-6348',
+    },
+    {
+      name: 'a full-width CPU name reads as its ASCII twin',
+      input: { text: 'ＡＭＤ ＥＰＹＣ ７７６３', prefix: 'amd' },
+      want: 'epyc-7763',
+    },
+  ])('CPU names: $name', ({ input, want }) => {
+    expect(normalizeName(input.text, { prefix: input.prefix, stripCpuCruft: true })).toBe(want);
+  });
+
+  it('applies the same rule to label values, keeping case', () => {
+    expect(sanitizeLabelValue('ＮＶＩＤＩＡ Ｈ１００\ufeff')).toBe('NVIDIA-H100');
+  });
+
+  it('is idempotent and its output is printable ASCII', () => {
+    for (const text of ['Core\u017f', 'x\u212a\u0085\ufeff', 'Ｈ１００ 飞腾', '\u00a0\u2028é']) {
+      const once = foldToAscii(text);
+      expect(foldToAscii(once)).toBe(once);
+      expect(once).toMatch(/^[\x20-\x7e]*$/);
+    }
   });
 });

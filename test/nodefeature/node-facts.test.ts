@@ -6,8 +6,11 @@ import {
   extractAcceleratorKeys,
   extractGeneralKeys,
   extractNodeFacts,
+  MAX_COUNT,
   type NodeLabelsInput,
   parseCount,
+  readCount,
+  readCpuCores,
 } from '../../src/nodefeature/index.js';
 
 const A = 'acceleratable.feature.gpustack.ai/';
@@ -31,16 +34,22 @@ const H100_FACTS = {
   manufacturer: 'nvidia',
   count: 8,
   memory: '80Gi',
+  memoryMiB: 81920,
   product: 'NVIDIA-H100-80GB-HBM3',
   cores: '16896',
   family: 'Hopper',
 };
 
+const { memory: _memory, memoryMiB: _memoryMiB, ...H100_FACTS_UNKNOWN_MEMORY } = H100_FACTS;
+
 describe('parseCount', () => {
   it.each([
     { name: 'reads a count', input: '8', want: 8 },
     { name: 'reads six digits', input: '999999', want: 999999 },
-    { name: 'rejects seven digits', input: '1000000', want: undefined },
+    { name: 'reads ten million (a virtual node’s CPUs)', input: '10000000', want: 10_000_000 },
+    { name: 'reads the int32 maximum', input: String(MAX_COUNT), want: MAX_COUNT },
+    { name: 'rejects one more than the int32 maximum', input: String(MAX_COUNT + 1), want: undefined },
+    { name: 'rejects a plus sign', input: '+8', want: undefined },
     { name: 'rejects letters', input: 'abc', want: undefined },
     { name: 'rejects zero', input: '0', want: undefined },
     { name: 'rejects a leading zero', input: '08', want: undefined },
@@ -52,6 +61,61 @@ describe('parseCount', () => {
     { name: 'rejects absence', input: undefined, want: undefined },
   ])('$name', ({ input, want }) => {
     expect(parseCount(input)).toBe(want);
+  });
+
+  it('reads a larger number when told to (a flavor’s .capacity is nodes × count)', () => {
+    expect(parseCount('4294967294', Number.MAX_SAFE_INTEGER)).toBe(4_294_967_294);
+    expect(parseCount('99999999999999999', Number.MAX_SAFE_INTEGER)).toBeUndefined();
+  });
+});
+
+describe('readCount (forms other tools write; issue 14, item 3)', () => {
+  const PIN = 'but a flavor selects its nodes by the exact value';
+  it.each([
+    { name: 'reads the form we write', input: '8', want: { ok: true, value: 8 } },
+    {
+      name: 'refuses a leading zero and says how it reads',
+      input: '08',
+      want: `reads as 8, ${PIN} "8", which this label does not have`,
+    },
+    {
+      name: 'refuses a plus sign and says how it reads',
+      input: '+8',
+      want: `reads as 8, ${PIN} "8", which this label does not have`,
+    },
+    {
+      name: 'refuses an exponent that reads whole',
+      input: '1e1',
+      want: `reads as 10, ${PIN} "10", which this label does not have`,
+    },
+    { name: 'refuses 8.0', input: '8.0', want: `reads as 8, ${PIN} "8", which this label does not have` },
+    { name: 'refuses a fraction', input: '1.5', want: 'is not a whole number' },
+    { name: 'refuses milli cards', input: '3500m', want: 'is not a whole number' },
+    { name: 'refuses zero', input: '0', want: 'is not a positive whole number' },
+    { name: 'refuses a negative', input: '-8', want: 'is not a positive whole number' },
+    { name: 'refuses garbage', input: 'abc', want: 'is not a positive whole number' },
+    { name: 'refuses absence', input: undefined, want: 'is not a positive whole number' },
+    { name: 'refuses more than int32', input: '1e10', want: `is more than ${MAX_COUNT}` },
+  ])('$name', ({ input, want }) => {
+    const got = readCount(input);
+    if (typeof want === 'string') expect(got).toEqual({ ok: false, why: want });
+    else expect(got).toEqual(want);
+  });
+});
+
+describe('readCpuCores', () => {
+  it.each([
+    { name: 'reads whole cores', input: '224', want: { ok: true, value: 224 } },
+    { name: 'rounds milli-CPU up', input: '3500m', want: { ok: true, value: 4 } },
+    { name: 'reads a number', input: 96, want: { ok: true, value: 96 } },
+    { name: 'reads ten million CPUs (a virtual node)', input: '10000000', want: { ok: true, value: 10_000_000 } },
+    { name: 'reads 10M', input: '10M', want: { ok: true, value: 10_000_000 } },
+    { name: 'refuses more than int32 cores', input: '3G', want: { ok: false, why: `is more than ${MAX_COUNT} cores` } },
+    { name: 'refuses zero', input: '0', want: { ok: false, why: 'is not a positive quantity' } },
+    { name: 'refuses garbage', input: 'lots', want: { ok: false, why: 'is not a positive quantity' } },
+    { name: 'refuses absence', input: undefined, want: { ok: false, why: 'is not set' } },
+  ])('$name', ({ input, want }) => {
+    expect(readCpuCores(input)).toEqual(want);
   });
 });
 
@@ -131,6 +195,7 @@ describe('extractNodeFacts', () => {
         accelerators: [H100_FACTS],
         acceleratable: true,
         problems: [],
+        warnings: [],
       },
     },
     {
@@ -154,6 +219,7 @@ describe('extractNodeFacts', () => {
         accelerators: [],
         acceleratable: false,
         problems: [],
+        warnings: [],
       },
     },
     {
@@ -171,6 +237,7 @@ describe('extractNodeFacts', () => {
         accelerators: [],
         acceleratable: false,
         problems: [],
+        warnings: [],
       },
     },
     {
@@ -184,32 +251,40 @@ describe('extractNodeFacts', () => {
         accelerators: [],
         acceleratable: true,
         problems: [{ reason: 'InvalidDeviceCount', message: `${A}${H100}.count="abc" is not a positive whole number` }],
+        warnings: [],
       },
     },
     {
-      name: 'reports a garbage device memory',
+      name: 'pools a model whose memory is garbage as cards of unknown memory, and warns naming the label',
       input: { name: 'n', labels: { ...OS_ARCH, ...GENERIC_224, ...H100_LABELS, [`${A}${H100}.memory`]: 'huge' } },
       want: {
         name: 'n',
         os: 'linux',
         arch: 'amd64',
         general: { key: 'generic', cores: 224 },
-        accelerators: [],
+        accelerators: [H100_FACTS_UNKNOWN_MEMORY],
         acceleratable: true,
-        problems: [
-          { reason: 'InvalidDeviceMemory', message: `${A}${H100}.memory="huge" is not a memory quantity such as 80Gi` },
+        problems: [],
+        warnings: [
+          {
+            reason: 'InvalidDeviceMemory',
+            message: `${A}${H100}.memory="huge" is not a Kubernetes quantity such as 80Gi; its cards are pooled with an unknown memory`,
+          },
         ],
       },
     },
     {
-      name: 'reports a missing device memory',
+      name: 'pools a model whose memory label is missing, and warns',
       input: {
         name: 'n',
         labels: { ...OS_ARCH, ...GENERIC_224, [`${A}nvidia-x`]: 'true', [`${A}nvidia-x.count`]: '1' },
       },
       want: expect.objectContaining({
-        accelerators: [],
-        problems: [expect.objectContaining({ reason: 'InvalidDeviceMemory' })],
+        accelerators: [{ key: 'nvidia-x', manufacturer: 'nvidia', count: 1 }],
+        problems: [],
+        warnings: [
+          expect.objectContaining({ reason: 'InvalidDeviceMemory', message: expect.stringContaining('is not set') }),
+        ],
       }),
     },
     {
@@ -245,6 +320,7 @@ describe('extractNodeFacts', () => {
           },
           expect.objectContaining({ reason: 'InvalidDeviceCount' }),
         ],
+        warnings: [],
       },
     },
     {
@@ -267,6 +343,7 @@ describe('extractNodeFacts', () => {
         accelerators: [],
         acceleratable: false,
         problems: [],
+        warnings: [],
         generalProblem: expect.objectContaining({ reason: 'MissingGeneralKey' }),
       },
     },
@@ -283,7 +360,7 @@ describe('extractNodeFacts', () => {
       want: expect.objectContaining({
         generalProblem: {
           reason: 'InvalidCpuCount',
-          message: `${G}generic.count="3500m" is not a positive whole number`,
+          message: `${G}generic.count="3500m" is not a whole number`,
         },
       }),
     },
@@ -321,7 +398,79 @@ describe('extractNodeFacts', () => {
         },
       },
       want: expect.objectContaining({
-        accelerators: [{ key: 'nvidia-x', manufacturer: 'nvidia', count: 2, memory: '16Gi' }],
+        accelerators: [{ key: 'nvidia-x', manufacturer: 'nvidia', count: 2, memory: '16Gi', memoryMiB: 16384 }],
+      }),
+    },
+    {
+      name: 'pools a memory another tool wrote as 24G, echoing it in canonical form',
+      input: {
+        name: 'n',
+        labels: {
+          ...OS_ARCH,
+          ...GENERIC_224,
+          [`${A}nvidia-x`]: 'true',
+          [`${A}nvidia-x.count`]: '2',
+          [`${A}nvidia-x.memory`]: '24G',
+        },
+      },
+      want: expect.objectContaining({
+        accelerators: [{ key: 'nvidia-x', manufacturer: 'nvidia', count: 2, memory: '22888Mi', memoryMiB: 22888 }],
+        problems: [],
+      }),
+    },
+    {
+      name: 'pools a model whose memory is 0 (unknown) without a memory',
+      input: {
+        name: 'n',
+        labels: {
+          ...OS_ARCH,
+          ...GENERIC_224,
+          [`${A}nvidia-x`]: 'true',
+          [`${A}nvidia-x.count`]: '2',
+          [`${A}nvidia-x.memory`]: '0',
+        },
+      },
+      want: expect.objectContaining({
+        accelerators: [{ key: 'nvidia-x', manufacturer: 'nvidia', count: 2 }],
+        problems: [],
+      }),
+    },
+    {
+      name: 'skips a model whose .count reads as 8 but is written 08, naming the label',
+      input: { name: 'n', labels: { ...OS_ARCH, ...GENERIC_224, ...H100_LABELS, [`${A}${H100}.count`]: '08' } },
+      want: expect.objectContaining({
+        accelerators: [],
+        acceleratable: true,
+        problems: [
+          {
+            reason: 'InvalidDeviceCount',
+            message: `${A}${H100}.count="08" reads as 8, but a flavor selects its nodes by the exact value "8", which this label does not have`,
+          },
+        ],
+      }),
+    },
+    {
+      name: 'pools a model whose memory is negative as unknown memory, and warns naming the label',
+      input: { name: 'n', labels: { ...OS_ARCH, ...GENERIC_224, ...H100_LABELS, [`${A}${H100}.memory`]: '-512m' } },
+      want: expect.objectContaining({
+        accelerators: [expect.objectContaining({ key: H100, count: 8 })],
+        problems: [],
+        warnings: [
+          {
+            reason: 'InvalidDeviceMemory',
+            message: `${A}${H100}.memory="-512m" is negative; its cards are pooled with an unknown memory`,
+          },
+        ],
+      }),
+    },
+    {
+      name: 'says a missing CPU count comes from a CPU capacity beyond int32',
+      input: { name: 'n', labels: { ...OS_ARCH, [`${G}generic`]: 'true' }, cpuCapacity: '3G' },
+      want: expect.objectContaining({
+        generalProblem: {
+          reason: 'InvalidCpuCount',
+          message: `status.capacity.cpu="3G" is more than ${MAX_COUNT} cores, so node-profile writes no ${G}<key>.count`,
+        },
       }),
     },
     {

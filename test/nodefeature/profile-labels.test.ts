@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ManufacturerName } from '../../src/k8s/index.js';
-import { isLabelKey, isLabelValue, MANUFACTURER_NAMES } from '../../src/k8s/index.js';
+import { DEVICE_LABEL_SOURCES, isLabelKey, isLabelValue, MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import {
   constructDeviceLabels,
   constructProfileLabels,
@@ -23,6 +23,7 @@ const DEFAULTS: ProfileOptions = {
   generalKey: 'Generic',
   mixedOnNode: true,
   manufacturers: new Set(MANUFACTURER_NAMES),
+  deviceLabelSources: DEVICE_LABEL_SOURCES,
 };
 
 function options(overrides: Partial<ProfileOptions> = {}): ProfileOptions {
@@ -102,20 +103,48 @@ const cases: Case[] = [
     want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '8' },
   },
   {
-    name: 'CPUModel mode with an empty vendor label writes no general key and removes the old one',
+    name: 'CPUModel mode with an empty vendor label keys the node off generic instead of leaving it out of CPU pools',
     input: {
       node: {
         labels: {
           ...CPU_LABELS,
           'feature.node.kubernetes.io/cpu-model.vendor_id': '',
-          [`${G}generic`]: 'true',
-          [`${G}generic.count`]: '8',
+          [`${G}amd`]: 'true',
+          [`${G}amd-epyc-7763`]: 'true',
+          [`${G}amd-epyc-7763.count`]: '8',
         },
+        annotations: { 'feature.gpustack.ai/cpu-name': 'AMD EPYC 7763 64-Core Processor' },
         cpuCapacity: 8,
       },
       options: { generalKey: 'CPUModel' },
     },
-    want: { [MANAGED]: 'true', [`${G}generic`]: null, [`${G}generic.count`]: null },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic-amd-epyc-7763`]: 'true',
+      [`${G}generic-amd-epyc-7763.count`]: '8',
+      [`${G}amd`]: null,
+      [`${G}amd-epyc-7763`]: null,
+      [`${G}amd-epyc-7763.count`]: null,
+    },
+  },
+  {
+    name: 'CPUModel mode on an arm64 Kunpeng host whose NFD vendor is VendorUnknown splits by model',
+    input: {
+      node: {
+        labels: { ...ASCEND_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': 'VendorUnknown' },
+        annotations: { 'feature.gpustack.ai/cpu-name': 'Kunpeng-920' },
+        cpuCapacity: '192',
+      },
+      options: { generalKey: 'CPUModel' },
+    },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic-kunpeng-920`]: 'true',
+      [`${G}generic-kunpeng-920.count`]: '192',
+      ...sliced('ascend-910b2', '6300', '65536'),
+    },
   },
   {
     name: 'ascend cards get 6300 cores-percentage and 64Gi → 65536 MiB',
@@ -296,6 +325,46 @@ const cases: Case[] = [
     name: 'a garbage .memory writes the sliced labels but no memory-mib',
     input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.memory`]: 'huge' }, cpuCapacity: '224' } },
     want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800') },
+  },
+  {
+    name: 'a .memory another tool wrote as 24G gives the MiB of 24·10^9 bytes',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.memory`]: '24G' }, cpuCapacity: '224' } },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '22888'),
+    },
+  },
+  {
+    name: 'a .memory of raw bytes reads as a quantity',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.memory`]: '85899345920' }, cpuCapacity: '224' } },
+    want: {
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...sliced(H100, '12800', '81920'),
+    },
+  },
+  {
+    name: 'a .memory of 0 (unknown) writes the sliced labels but no memory-mib, which a consumer divides by',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.memory`]: '0' }, cpuCapacity: '224' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224', ...sliced(H100, '12800') },
+  },
+  {
+    name: 'a .count written 08 writes no sliced labels: the chain will not pool the model either',
+    input: { node: { labels: { ...H100_LABELS, [`${A}${H100}.count`]: '08' }, cpuCapacity: '224' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '224' },
+  },
+  {
+    name: 'a CPU capacity of ten million (a virtual node) is counted',
+    input: { node: { labels: CPU_LABELS, cpuCapacity: '10000000' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true', [`${G}generic.count`]: '10000000' },
+  },
+  {
+    name: 'a CPU capacity beyond int32 writes no count',
+    input: { node: { labels: CPU_LABELS, cpuCapacity: '3G' } },
+    want: { [MANAGED]: 'true', [`${G}generic`]: 'true' },
   },
   {
     name: 'a garbage .count writes no sliced labels for that model',

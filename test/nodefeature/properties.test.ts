@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ManufacturerName } from '../../src/k8s/index.js';
-import { isDnsLabel, isDnsSubdomain, isLabelKey, isLabelValue, MANUFACTURER_NAMES } from '../../src/k8s/index.js';
+import {
+  DEVICE_LABEL_SOURCES,
+  isDnsLabel,
+  isDnsSubdomain,
+  isLabelKey,
+  isLabelValue,
+  MANUFACTURER_NAMES,
+} from '../../src/k8s/index.js';
 import {
   ACCELERATOR_KEY_MAX,
   clusterQueueName,
@@ -17,7 +24,8 @@ import {
   GENERAL_KEY_MAX,
   localQueueName,
   normalizeName,
-  parseMemoryLabel,
+  parseCount,
+  readMemoryLabel,
   type ProfileOptions,
   sanitizeLabelValue,
 } from '../../src/nodefeature/index.js';
@@ -131,6 +139,7 @@ const profileOptions: fc.Arbitrary<ProfileOptions> = fc.record({
   generalKey: fc.constantFrom('Generic' as const, 'CPUModel' as const),
   mixedOnNode: fc.boolean(),
   manufacturers: fc.subarray([...MANUFACTURER_NAMES]).map((m) => new Set<ManufacturerName>(m)),
+  deviceLabelSources: fc.constantFrom([...DEVICE_LABEL_SOURCES], ['Agent' as const]),
 });
 
 // ---- helpers -----------------------------------------------------------------------------------
@@ -201,12 +210,42 @@ describe('properties of names', () => {
       fc.property(fc.oneof(fc.integer({ min: 1, max: 2 ** 21 }), fc.integer({ min: 1, max: 2 ** 44 })), (mib) => {
         const label = formatMemoryMiB(mib);
         expect(isLabelValue(label)).toBe(true);
-        const back = parseMemoryLabel(label);
-        expect(back).toBeDefined();
+        const reading = readMemoryLabel(label);
+        expect(reading.ok).toBe(true);
+        const back = reading.ok ? reading.mib : Number.NaN;
         // not always the same text: 1024Gi reads back as 1048576 MiB, which renders as 1Ti
-        expect(parseMemoryLabel(formatMemoryMiB(back as number))).toBe(back);
+        expect(readMemoryLabel(formatMemoryMiB(back))).toEqual({ ok: true, mib: back });
         // rounding half-up at the largest unit is off by less than half a unit (≤ 1/2 of a unit ≤ 1/2 of the value)
-        expect(Math.abs((back as number) - mib)).toBeLessThanOrEqual(mib / 2);
+        expect(Math.abs(back - mib)).toBeLessThanOrEqual(mib / 2);
+      }),
+      RUNS,
+    );
+  });
+
+  it('every count and memory we write reads back in the one form we write (issue 14: never write other forms)', () => {
+    fc.assert(
+      fc.property(nodeDevices, fc.integer({ min: 1, max: 4096 }), (devices, cores) => {
+        const written = constructDeviceLabels(devices);
+        const profiled = constructProfileLabels(
+          { labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', ...written }, cpuCapacity: cores },
+          {
+            nodeManagement: 'Automatic',
+            generalKey: 'Generic',
+            mixedOnNode: true,
+            manufacturers: ALL,
+            deviceLabelSources: DEVICE_LABEL_SOURCES,
+          },
+        );
+        for (const [key, value] of Object.entries({ ...written, ...profiled })) {
+          if (value === null) continue;
+          if (key.endsWith('.count') || key.includes('.sliced.'))
+            expect(parseCount(value), `${key}=${value}`).toBeDefined();
+          if (key.endsWith('.memory')) {
+            const reading = readMemoryLabel(value);
+            expect(reading.ok, `${key}=${value}`).toBe(true);
+            expect(reading.ok && formatMemoryMiB(reading.mib), `${key}=${value}`).toBe(value);
+          }
+        }
       }),
       RUNS,
     );

@@ -1,8 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { ClusterQueueSchema, ResourceFlavorSchema, type ClusterQueue } from '../../src/k8s/index.js';
+import {
+  ClusterQueueSchema,
+  ResourceFlavorSchema,
+  SchedulingChainSchema,
+  type ClusterQueue,
+  type SchedulingChain,
+} from '../../src/k8s/index.js';
 import { renderChain, type RenderResult } from '../../src/render/index.js';
 import { makeSchedulingChain } from '../builders/gpustack.js';
-import { renderSnapshotPath } from '../support/fixtures.js';
+import { renderSnapshotPath, repoPath } from '../support/fixtures.js';
 import { NOW } from '../support/hooks.js';
 import { listClusterFiles, loadClusterNodes } from '../support/nodes.js';
 import { parseChild } from '../support/responses.js';
@@ -46,6 +54,13 @@ function queueQuotas(result: Rendered): Record<string, [string, string][]> {
 interface Expectation {
   readonly flavors: readonly string[];
   readonly queues: readonly string[];
+  /** A SchedulingChain under examples/chains/ the README renders this file with; absent = defaults. */
+  readonly chain?: string;
+}
+
+/** A SchedulingChain from examples/chains/, the file the README passes to `render --chain`. */
+function exampleChain(file: string): SchedulingChain {
+  return SchedulingChainSchema.parse(parse(readFileSync(repoPath(`examples/chains/${file}`), 'utf8')));
 }
 
 /** What examples/clusters/README.md says `render` prints for each file (default settings). */
@@ -68,6 +83,11 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'ascend-910b2-arm64.yaml': {
     flavors: ['gpustack-ascend-910b2-linux-arm64-8d', 'gpustack-generic-linux-arm64-192c'],
     queues: ['gpustack-ascend-910b2-linux-arm64', 'gpustack-generic-linux-arm64'],
+  },
+  'kunpeng-vendorunknown-arm64.yaml': {
+    chain: 'cpu-model.yaml',
+    flavors: ['gpustack-ascend-910b3-linux-arm64-8d', 'gpustack-generic-kunpeng-920-linux-arm64-192c'],
+    queues: ['gpustack-ascend-910b3-linux-arm64', 'gpustack-generic-kunpeng-920-linux-arm64'],
   },
   'mixed.json': {
     flavors: [
@@ -97,9 +117,52 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
     flavors: [`${GENERIC_AMD64}-192c`, `${GENERIC_AMD64}-32c`, 'gpustack-nvidia-h200-linux-amd64-8d'],
     queues: [GENERIC_AMD64, 'gpustack-nvidia-h200-linux-amd64'],
   },
+  'gpu-feature-discovery.yaml': {
+    flavors: [
+      `${GENERIC_AMD64}-128c`,
+      `${GENERIC_AMD64}-64c`,
+      'gpustack-nvidia-a100-sxm4-80gb-linux-amd64-4d',
+      'gpustack-nvidia-l40s-linux-amd64-2d',
+    ],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-a100-sxm4-80gb-linux-amd64', 'gpustack-nvidia-l40s-linux-amd64'],
+  },
+  'amd-gpu-operator.yaml': {
+    flavors: ['gpustack-amd-instinct-mi300x-oam-linux-amd64-8d', `${GENERIC_AMD64}-384c`],
+    queues: ['gpustack-amd-instinct-mi300x-oam-linux-amd64', GENERIC_AMD64],
+  },
+  'ascend-device-plugin-arm64.yaml': {
+    flavors: ['gpustack-ascend-910b3-linux-arm64-8d', 'gpustack-generic-linux-arm64-192c'],
+    queues: ['gpustack-ascend-910b3-linux-arm64', 'gpustack-generic-linux-arm64'],
+  },
+  'foreign-label-forms.yaml': {
+    flavors: [
+      `${GENERIC_AMD64}-10000000c`,
+      `${GENERIC_AMD64}-32c`,
+      `${GENERIC_AMD64}-48c`,
+      `${GENERIC_AMD64}-4c`,
+      `${GENERIC_AMD64}-64c`,
+      `${GENERIC_AMD64}-8c`,
+      'gpustack-nvidia-a10g-linux-amd64-1d',
+      'gpustack-nvidia-l4-linux-amd64-2d',
+      'gpustack-nvidia-l40s-linux-amd64-4d',
+      'gpustack-nvidia-tesla-t4-linux-amd64-1d',
+    ],
+    queues: [
+      GENERIC_AMD64,
+      'gpustack-nvidia-a10g-linux-amd64',
+      'gpustack-nvidia-l4-linux-amd64',
+      'gpustack-nvidia-l40s-linux-amd64',
+      'gpustack-nvidia-tesla-t4-linux-amd64',
+    ],
+  },
   'garbage-labels.yaml': {
-    flavors: [`${GENERIC_AMD64}-16c`, `${GENERIC_AMD64}-4c`, `${GENERIC_AMD64}-8c`],
-    queues: [GENERIC_AMD64],
+    flavors: [
+      `${GENERIC_AMD64}-16c`,
+      `${GENERIC_AMD64}-4c`,
+      `${GENERIC_AMD64}-8c`,
+      'gpustack-nvidia-a10g-linux-amd64-1d',
+    ],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-a10g-linux-amd64'],
   },
 };
 
@@ -109,9 +172,9 @@ describe('renderChain over examples/clusters', () => {
   });
 
   it.each(listClusterFiles())('renders %s', async (file) => {
-    const result = render(file);
-    await expect(toYaml(result)).toMatchFileSnapshot(renderSnapshotPath(file));
     const want = EXPECTED[file] as Expectation;
+    const result = render(file, want.chain ? exampleChain(want.chain) : undefined);
+    await expect(toYaml(result)).toMatchFileSnapshot(renderSnapshotPath(file));
     expect(names(result, 'ResourceFlavor')).toEqual(want.flavors);
     expect(names(result, 'ClusterQueue')).toEqual(want.queues);
     expect(names(result, 'InstanceType')).toEqual(want.queues);
@@ -140,6 +203,38 @@ describe('renderChain over examples/clusters', () => {
     expect(cores).toBe(72);
   });
 
+  it('sizes every derived InstanceType of the mixed cluster from the preset table', () => {
+    const units = Object.fromEntries(
+      render('mixed.json')
+        .objects.filter((o) => o.kind === 'InstanceType')
+        .map((o) => [o.metadata.name, (o['spec'] as { unitResources?: unknown }).unitResources]),
+    );
+    expect(units).toEqual({
+      'gpustack-amd-instinct-mi300x-oam-linux-amd64': { cpu: '12', ram: '192Gi' },
+      'gpustack-ascend-910b2-linux-arm64': { cpu: '8', ram: '64Gi' },
+      [GENERIC_AMD64]: { cpu: '1', ram: '2Gi' },
+      'gpustack-generic-linux-arm64': { cpu: '1', ram: '2Gi' },
+      'gpustack-hygon-k100-ai-linux-amd64': { cpu: '12', ram: '128Gi' },
+      'gpustack-metax-mxc500-linux-amd64': { cpu: '8', ram: '64Gi' },
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64': { cpu: '12', ram: '192Gi' },
+    });
+  });
+
+  it('keys the arm64 Kunpeng host whose NFD vendor is VendorUnknown by its CPU model under CPUModel', () => {
+    const result = render('kunpeng-vendorunknown-arm64.yaml', exampleChain('cpu-model.yaml'));
+    const labels = result.nodes.find((n) => n.name === 'npu-kp-01')?.labels ?? {};
+    expect(labels).toMatchObject({
+      'general.feature.gpustack.ai/generic': 'true',
+      'general.feature.gpustack.ai/generic-kunpeng-920': 'true',
+      'general.feature.gpustack.ai/generic-kunpeng-920.count': '192',
+    });
+    expect(result.skipped).toEqual([]);
+    const cpuType = result.objects.find(
+      (o) => o.kind === 'InstanceType' && o.metadata.name === 'gpustack-generic-kunpeng-920-linux-arm64',
+    );
+    expect(cpuType?.['spec']).toMatchObject({ generalGroup: 'generic-kunpeng-920', displayName: 'Kunpeng-920' });
+  });
+
   it('lists the admission check on device queues only, since render marks the check Active', () => {
     const result = render('reference-4-node.yaml');
     const queues = result.objects.filter((o) => o.kind === 'ClusterQueue').map((o) => ClusterQueueSchema.parse(o));
@@ -153,14 +248,120 @@ describe('renderChain over examples/clusters', () => {
     for (const queue of queues) expect(queue.spec.stopPolicy).toBe('None');
   });
 
-  it('labels the garbage nodes it can and builds no device flavor from them', () => {
+  it('labels the garbage nodes it can: no flavor from a bad count, cards of unknown memory from a bad memory', () => {
     const result = render('garbage-labels.yaml');
     const labels = Object.fromEntries(result.nodes.map((n) => [n.name, n.labels]));
     expect(Object.keys(labels['gpu-bad-count'] ?? {}).filter((k) => k.includes('.sliced.'))).toEqual([]);
     expect(labels['gpu-bad-memory']).not.toHaveProperty([
       'acceleratable.feature.gpustack.ai/nvidia-a10g.sliced.memory-mib',
     ]);
-    expect(result.objects.filter((o) => o.kind === 'ResourceFlavor' && o.metadata.name.endsWith('d'))).toEqual([]);
+    expect(result.objects.filter((o) => o.kind === 'ResourceFlavor' && o.metadata.name.endsWith('d'))).toEqual([
+      expect.objectContaining({ metadata: expect.objectContaining({ name: 'gpustack-nvidia-a10g-linux-amd64-1d' }) }),
+    ]);
+    expect(result.unreadable).toEqual([
+      { name: 'gpu-bad-memory', reason: 'InvalidDeviceMemory', message: expect.stringContaining('"huge"') },
+    ]);
+    expect(result.skipped.map((s) => s.reason)).toEqual(['InvalidOsArch', 'InvalidDeviceCount']);
+  });
+
+  it('reads label forms other tools write where they are unambiguous, and names the label where not', () => {
+    const result = render('foreign-label-forms.yaml');
+    const A = 'acceleratable.feature.gpustack.ai/';
+    const labels = Object.fromEntries(result.nodes.map((n) => [n.name, n.labels]));
+    expect(labels['gpu-a10g-24g']?.[`${A}nvidia-a10g.sliced.memory-mib`]).toBe('22888');
+    expect(labels['gpu-l40s-bytes']?.[`${A}nvidia-l40s.sliced.memory-mib`]).toBe('46080');
+    expect(labels['gpu-l4-plus']?.[`${A}nvidia-l4.sliced.memory-mib`]).toBe('22528');
+    expect(labels['gpu-t4-zero']).toHaveProperty([`${A}nvidia-tesla-t4.sliced.units`], '1600000');
+    expect(labels['gpu-t4-zero']).not.toHaveProperty([`${A}nvidia-tesla-t4.sliced.memory-mib`]);
+    expect(Object.keys(labels['gpu-t4-count-08'] ?? {}).filter((k) => k.includes('.sliced.'))).toEqual([]);
+    expect(labels['virtual-kubelet-01']?.['general.feature.gpustack.ai/generic.count']).toBe('10000000');
+    expect(result.skipped).toEqual([
+      {
+        name: 'gpu-t4-count-08',
+        reason: 'InvalidDeviceCount',
+        message: `${A}nvidia-tesla-t4.count="08" reads as 8, but a flavor selects its nodes by the exact value "8", which this label does not have`,
+      },
+    ]);
+    // A memory we cannot read keeps no card out (the flavor pins only key and count): named, pooled.
+    expect(result.unreadable).toEqual([
+      {
+        name: 'gpu-a10g-bare-mib',
+        reason: 'InvalidDeviceMemory',
+        message: expect.stringMatching(/nvidia-a10g\.memory="23028" is below 1Mi.*pooled with an unknown memory$/),
+      },
+      {
+        name: 'gpu-a10g-negative',
+        reason: 'InvalidDeviceMemory',
+        message: `${A}nvidia-a10g.memory="-512m" is negative; its cards are pooled with an unknown memory`,
+      },
+    ]);
+    const notes = Object.fromEntries(
+      result.objects
+        .filter((o) => o.kind === 'ResourceFlavor')
+        .map((o) => [o.metadata.name, ResourceFlavorSchema.parse(o).metadata.annotations?.['note.gpustack.ai/memory']]),
+    );
+    expect(notes).toMatchObject({
+      'gpustack-nvidia-a10g-linux-amd64-1d': '22888Mi',
+      'gpustack-nvidia-l40s-linux-amd64-4d': '45Gi',
+      'gpustack-nvidia-l4-linux-amd64-2d': '22Gi',
+      'gpustack-nvidia-tesla-t4-linux-amd64-1d': undefined,
+    });
+  });
+
+  it.each([
+    {
+      file: 'gpu-feature-discovery.yaml',
+      node: 'gpu-a100-01',
+      aKey: 'nvidia-a100-sxm4-80gb',
+      want: { count: '4', memory: '80Gi', product: 'NVIDIA-A100-SXM4-80GB', unit: { cpu: '12', ram: '128Gi' } },
+    },
+    {
+      file: 'gpu-feature-discovery.yaml',
+      node: 'gpu-l40s-shared-01',
+      aKey: 'nvidia-l40s',
+      want: { count: '2', memory: '45Gi', product: 'NVIDIA-L40S', unit: { cpu: '12', ram: '128Gi' } },
+    },
+    {
+      file: 'amd-gpu-operator.yaml',
+      node: 'gpu-mi300x-01',
+      aKey: 'amd-instinct-mi300x-oam',
+      want: { count: '8', memory: '192Gi', product: 'AMD-Instinct-MI300X-OAM', unit: { cpu: '12', ram: '192Gi' } },
+    },
+    {
+      file: 'ascend-device-plugin-arm64.yaml',
+      node: 'npu-910b3-01',
+      aKey: 'ascend-910b3',
+      want: { count: '8', memory: '64Gi', product: '910B3', unit: { cpu: '8', ram: '64Gi' } },
+    },
+  ])('derives $aKey on $node from the vendor labels of $file: a queue with no agent', ({ file, node, aKey, want }) => {
+    const result = render(file);
+    const A = `acceleratable.feature.gpustack.ai/${aKey}`;
+    const rendered = result.nodes.find((n) => n.name === node);
+    expect(rendered?.labels).toMatchObject({
+      [A]: 'true',
+      [`${A}.count`]: want.count,
+      [`${A}.memory`]: want.memory,
+      [`${A}.product`]: want.product,
+      [`${A}.sliced.units`]: '1600000',
+    });
+    // node-profile records what it derived, so it can remove exactly that later
+    const record = JSON.parse(rendered?.annotations?.['feature.gpustack.ai/derived-device-labels'] ?? '{}');
+    expect(record).toMatchObject({ [A]: 'true', [`${A}.count`]: want.count });
+    expect(Object.keys(record).every((k) => rendered?.labels[k] === record[k])).toBe(true);
+    const type = result.objects.find((o) => o.kind === 'InstanceType' && o.metadata.name.includes(aKey));
+    expect(type?.['spec']).toMatchObject({ acceleratorGroup: aKey, unitResources: want.unit });
+    expect(result.skipped).toEqual([]);
+  });
+
+  it('derives nothing from vendor labels with deviceLabelSources [Agent]', () => {
+    const result = render(
+      'gpu-feature-discovery.yaml',
+      makeSchedulingChain()
+        .spec({ deviceLabelSources: ['Agent'] })
+        .obj(),
+    );
+    expect(names(result, 'ResourceFlavor')).toEqual([`${GENERIC_AMD64}-128c`, `${GENERIC_AMD64}-64c`]);
+    expect(result.nodes.every((n) => n.annotations === undefined)).toBe(true);
   });
 
   it('keys CPU flavors by model with generalKey CPUModel', () => {

@@ -62,7 +62,7 @@ export function selectFlavors(related: readonly ObservedObject[], spec: Instance
     if (isTerminating(flavor) || !matchesPool(flavor, spec, keyLabel)) continue;
     const labels = flavor.metadata.labels ?? {};
     const count = parseCount(labels[`${keyLabel}.count`]);
-    const capacity = parseCount(labels[`${keyLabel}.capacity`]);
+    const capacity = parseCount(labels[`${keyLabel}.capacity`], Number.MAX_SAFE_INTEGER);
     if (count === undefined || capacity === undefined)
       dropped.push({ name: flavor.metadata.name, reason: 'InvalidFlavorLabels' });
     else valid.push({ name: flavor.metadata.name, count, capacity });

@@ -1,6 +1,7 @@
 /**
  * @module `gpustack-node-profile`: stage 3 of the chain. Stamps `gpustack.ai/managed`, the
- * general (CPU) key and the per-card capacity labels on each Node (DESIGN §3.1).
+ * general (CPU) key and the per-card capacity labels on each Node (DESIGN §3.1), and derives
+ * device labels from a vendor's labels where our agent has published none (`deviceLabelSources`).
  */
 import {
   GPUSTACK_API_VERSION,
@@ -9,8 +10,8 @@ import {
   type DecoratorSyncResponse,
   type SyncOutcome,
 } from '../../k8s/index.js';
-import { constructProfileLabels } from '../../nodefeature/index.js';
-import { enabledManufacturers, refuse, settingsFromRelated } from '../common/index.js';
+import { constructProfile } from '../../nodefeature/index.js';
+import { deviceResourceOf, enabledManufacturers, refuse, settingsFromRelated } from '../common/index.js';
 import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './schema.js';
 
 /** Relates the settings object, so a settings change re-labels every node. */
@@ -33,15 +34,19 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
   }
   const { settings } = resolution;
   const node = request.parent;
-  const cpuCapacity = node.status?.capacity?.['cpu'];
-  const labels = constructProfileLabels(
-    { labels: node.metadata.labels, annotations: node.metadata.annotations, cpuCapacity },
+  const capacity = node.status?.capacity;
+  const manufacturers = enabledManufacturers(settings);
+  const profile = constructProfile(
+    { labels: node.metadata.labels, annotations: node.metadata.annotations, cpuCapacity: capacity?.['cpu'], capacity },
     {
       nodeManagement: settings.nodeManagement,
       generalKey: settings.generalKey,
       mixedOnNode: settings.mixedOnNode,
-      manufacturers: enabledManufacturers(settings),
+      manufacturers,
+      deviceLabelSources: settings.deviceLabelSources,
+      deviceResources: Object.fromEntries([...manufacturers].map((mfr) => [mfr, deviceResourceOf(settings, mfr)])),
     },
   );
-  return { ok: true, response: { labels } };
+  const annotations = Object.keys(profile.annotations).length > 0 ? { annotations: profile.annotations } : {};
+  return { ok: true, response: { labels: profile.labels, ...annotations } };
 }

@@ -57,6 +57,8 @@ export interface ChainPlan {
   readonly flavors: FlavorPlan[];
   readonly pools: PoolPlan[];
   readonly skipped: SkippedNode[];
+  /** Labels that could not be read on pooled nodes (same shape as a skipped node). */
+  readonly warnings: SkippedNode[];
 }
 
 function addToFlavor(flavors: Map<string, FlavorPlan>, plan: Omit<FlavorPlan, 'nodes'>, node: string): void {
@@ -136,20 +138,36 @@ export function planChain(
 ): ChainPlan {
   const flavors = new Map<string, FlavorPlan>();
   const skipped: SkippedNode[] = [];
+  const warnings: SkippedNode[] = [];
   let managedNodes = 0;
   const sorted = [...nodes].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   for (const node of sorted) {
     if (node.metadata.labels?.[MANAGED_LABEL] !== 'true') continue;
     managedNodes++;
-    const facts = extractNodeFacts(node.metadata, enabled);
+    const cpuCapacity = cpuCapacityOf(node);
+    const facts = extractNodeFacts(
+      { ...node.metadata, ...(cpuCapacity !== undefined ? { cpuCapacity } : {}) },
+      enabled,
+    );
     const wantsCpu = settings.mixedOnNode || !facts.acceleratable;
     for (const problem of facts.problems) skipped.push({ name: facts.name, ...problem });
+    for (const warning of facts.warnings) warnings.push({ name: facts.name, ...warning });
     if (wantsCpu && facts.generalProblem && facts.os) skipped.push({ name: facts.name, ...facts.generalProblem });
     if (wantsCpu) contributeCpu(facts, flavors);
     contributeDevices(facts, flavors);
   }
   const flavorList = [...flavors.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
-  return { managedNodes, flavors: flavorList, pools: groupPools(flavorList), skipped };
+  return { managedNodes, flavors: flavorList, pools: groupPools(flavorList), skipped, warnings };
+}
+
+/** `status.capacity.cpu` of a related Node as received (only its metadata is schema-checked). */
+function cpuCapacityOf(node: KubeObject): string | number | undefined {
+  const status: unknown = node['status'];
+  if (typeof status !== 'object' || status === null || !('capacity' in status)) return undefined;
+  const capacity: unknown = status.capacity;
+  if (typeof capacity !== 'object' || capacity === null || !('cpu' in capacity)) return undefined;
+  const cpu: unknown = capacity.cpu;
+  return typeof cpu === 'string' || typeof cpu === 'number' ? cpu : undefined;
 }
 
 /** The CPU manufacturer note of a CPU flavor (`amd` for `amd-epyc-7763`); none for `generic`. */

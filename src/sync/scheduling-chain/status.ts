@@ -5,7 +5,10 @@ import type { ChainPlan } from './pools.js';
 /** Status lists are bounded: a status object must stay far below the API server's size limit. */
 export const MAX_SKIPPED_IN_STATUS = 100;
 
-/** Status after a successful plan: pools (live and sticky), managed nodes, skipped nodes with reasons. */
+/**
+ * Status after a successful plan: pools (live and sticky), managed nodes, skipped nodes with
+ * reasons, and labels of pooled nodes that could not be read.
+ */
 export function computeChainStatus(
   plan: ChainPlan,
   observedTypes: readonly InstanceType[],
@@ -54,6 +57,9 @@ export function computeChainStatus(
     managedNodes: plan.managedNodes,
     ...(plan.skipped.length > 0
       ? { skippedNodes: plan.skipped.slice(0, MAX_SKIPPED_IN_STATUS).map((s) => ({ ...s })) }
+      : {}),
+    ...(plan.warnings.length > 0
+      ? { unreadableLabels: plan.warnings.slice(0, MAX_SKIPPED_IN_STATUS).map((s) => ({ ...s })) }
       : {}),
     conditions,
   };

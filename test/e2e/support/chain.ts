@@ -133,6 +133,7 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; filter
 export interface LiveChain {
   objects: Map<string, KubeObject>;
   nodes: Map<string, Record<string, string>>;
+  nodeAnnotations: Map<string, Record<string, string>>;
 }
 
 const idOf = (o: { kind: string; metadata: { name: string; namespace?: string | undefined } }): string =>
@@ -148,8 +149,10 @@ export async function readLiveChain(client: KubeClient): Promise<LiveChain> {
     );
     for (const object of list.filter(owned.filter ?? (() => true))) objects.set(idOf(object), object);
   }
-  const nodes = new Map((await client.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
-  return { objects, nodes };
+  const liveNodes = await client.list('v1', 'Node');
+  const nodes = new Map(liveNodes.map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+  const nodeAnnotations = new Map(liveNodes.map((n) => [n.metadata.name, n.metadata.annotations ?? {}]));
+  return { objects, nodes, nodeAnnotations };
 }
 
 /** `want` ⊆ `have`: every field we send is on the live object (the API server and Kueue add defaults). */
@@ -173,7 +176,7 @@ export function subsetDiff(want: unknown, have: unknown, at: string, out: string
 /**
  * Differences between the live cluster and what render prints for `nodes`: the same set of
  * owned objects, each carrying our labels, annotations and spec; every node carrying the
- * labels node-profile sets and none it removes. Empty = converged.
+ * labels and annotations node-profile sets and none it removes. Empty = converged.
  */
 export function diffAgainstRender(live: LiveChain, nodes: readonly Node[], namespaces: readonly string[]): string[] {
   const result = renderChain({ nodes, namespaces }, { now: '2026-01-01T00:00:00Z' });
@@ -199,6 +202,11 @@ export function diffAgainstRender(live: LiveChain, nodes: readonly Node[], names
     for (const [key, value] of Object.entries(node.labels)) {
       if (value === null ? key in labels : labels[key] !== value)
         out.push(`node ${node.name} label ${key}: want ${value}, have ${labels[key]}`);
+    }
+    const annotations = live.nodeAnnotations.get(node.name) ?? {};
+    for (const [key, value] of Object.entries(node.annotations ?? {})) {
+      if (value === null ? key in annotations : annotations[key] !== value)
+        out.push(`node ${node.name} annotation ${key}: want ${value}, have ${annotations[key]}`);
     }
   }
   return out;

@@ -74,6 +74,44 @@ describe('syncNodeProfile scenarios', () => {
     });
   });
 
+  it('derives device labels from GPU Feature Discovery on a node our agent does not run on', async () => {
+    const response = expectOk(await runScenario(C, 'derives-device-labels-from-gpu-feature-discovery'));
+    const derived = {
+      [`${A}nvidia`]: 'true',
+      [`${A}nvidia.driver-version`]: '570.124.06',
+      [`${A}nvidia.runtime-version`]: '12.8',
+      [H100]: 'true',
+      [`${H100}.product`]: 'NVIDIA-H100-80GB-HBM3',
+      [`${H100}.memory`]: '80Gi',
+      [`${H100}.cores`]: '0',
+      [`${H100}.count`]: '8',
+      [`${H100}.family`]: 'hopper',
+      [`${H100}.comcap`]: '9.0',
+    };
+    // the same aKey and labels our agent would publish, plus the usual capacity labels
+    expect(response.labels).toEqual({
+      [MANAGED]: 'true',
+      [`${G}generic`]: 'true',
+      [`${G}generic.count`]: '224',
+      ...derived,
+      [`${H100}.sliced.units`]: '1600000',
+      [`${H100}.sliced.cores-percentage`]: '12800',
+      [`${H100}.sliced.memory-percentage`]: '100',
+      [`${H100}.sliced.memory-mib`]: '81920',
+    });
+    expect(JSON.parse(response.annotations?.['feature.gpustack.ai/derived-device-labels'] ?? '{}')).toEqual(derived);
+  });
+
+  it('hands the device labels back to our agent when it starts, removing only its own', async () => {
+    const response = expectOk(await runScenario(C, 'hands-the-device-labels-back-to-the-agent-when-it-starts'));
+    expect(Object.entries(response.labels ?? {}).filter(([, v]) => v === null)).toEqual([
+      [`${A}nvidia.runtime-version`, null],
+    ]);
+    for (const key of Object.keys(response.labels ?? {}))
+      expect(isOwned(key) || key.endsWith('.runtime-version'), key).toBe(true);
+    expect(response.annotations).toEqual({ 'feature.gpustack.ai/derived-device-labels': null });
+  });
+
   it('refuses while the settings are invalid', async () => {
     const error = expectRefusal(await runScenario(C, 'refuses-while-the-settings-are-invalid'));
     expect(error).toMatchObject({ code: 'InvalidSettings', retryAfterSeconds: 30 });

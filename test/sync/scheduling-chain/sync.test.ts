@@ -181,10 +181,17 @@ describe('syncSchedulingChain scenarios', () => {
     expect(status.skippedNodes?.map((s) => [s.name, s.reason])).toEqual([
       ['cpu-no-arch', 'InvalidOsArch'],
       ['gpu-bad-count', 'InvalidDeviceCount'],
-      ['gpu-bad-memory', 'InvalidDeviceMemory'],
       ['gpu-no-general', 'MissingGeneralKey'],
     ]);
     for (const skipped of status.skippedNodes ?? []) expect(skipped.message).not.toBe('');
+    // A memory that cannot be read does not keep the cards out: they pool with an unknown memory.
+    expect(status.unreadableLabels).toEqual([
+      {
+        name: 'gpu-bad-memory',
+        reason: 'InvalidDeviceMemory',
+        message: `${A}nvidia-a10g.memory="huge" is not a Kubernetes quantity such as 80Gi; its cards are pooled with an unknown memory`,
+      },
+    ]);
     expect(conditionOf(status, 'NodesSkipped')).toMatchObject({ status: 'True', reason: 'InvalidNodeLabels' });
     expect(conditionOf(status, 'Ready')).toMatchObject({ status: 'True' });
     // cpu-03 says managed=false: not counted, not pooled.
@@ -193,8 +200,11 @@ describe('syncSchedulingChain scenarios', () => {
       `${GENERIC}-16c`,
       `${GENERIC}-4c`,
       `${GENERIC}-8c`,
+      'gpustack-nvidia-a10g-linux-amd64-1d',
       `${T4}-1d`,
     ]);
+    const a10g = flavorsOf(response).find((f) => f.metadata.name === 'gpustack-nvidia-a10g-linux-amd64-1d');
+    expect(a10g?.metadata.annotations).not.toHaveProperty(['note.gpustack.ai/memory']);
     const t4 = flavorsOf(response).find((f) => f.metadata.name === `${T4}-1d`);
     expect(t4?.metadata.labels?.[`${A}nvidia-tesla-t4.capacity`]).toBe('1');
   });
@@ -306,9 +316,9 @@ describe('syncSchedulingChain with builders', () => {
       flavors: [`${GENERIC}-16c`],
     },
     {
-      name: 'a device memory that is not a quantity',
-      node: makeNode('bad').a10g(1).profiled().label(`${A}nvidia-a10g.memory`, 'huge'),
-      reason: 'InvalidDeviceMemory',
+      name: 'a device count written 08',
+      node: makeNode('bad').t4(1).profiled().label(`${A}nvidia-tesla-t4.count`, '08'),
+      reason: 'InvalidDeviceCount',
       flavors: [`${GENERIC}-16c`],
     },
     {
@@ -343,6 +353,28 @@ describe('syncSchedulingChain with builders', () => {
     expect(status.skippedNodes).toEqual([{ name: 'bad', reason, message: expect.any(String) }]);
     expect(conditionOf(status, 'NodesSkipped')).toMatchObject({ status: 'True' });
     expect(namesOfKind(response, 'ResourceFlavor')).toEqual([...flavors, `${GENERIC}-32c`].sort());
+  });
+
+  it.each([
+    { name: 'is not a quantity', memory: 'huge' },
+    { name: 'is negative', memory: '-512m' },
+    { name: 'is a bare MiB figure (ambiguous)', memory: '23028' },
+  ])('pools the cards of a node whose device memory $name, and names the label in status', ({ memory }) => {
+    const bad = makeNode('bad').a10g(1).profiled().label(`${A}nvidia-a10g.memory`, memory).obj();
+    const good = makeNode('good').a10g(1).profiled().obj();
+    const response = sync(chainRequest({ parent: chain.obj(), nodes: [bad, good] }));
+    const status = chainStatusOf(response);
+    expect(status.skippedNodes).toBeUndefined();
+    expect(status.unreadableLabels).toEqual([
+      {
+        name: 'bad',
+        reason: 'InvalidDeviceMemory',
+        message: expect.stringContaining(`nvidia-a10g.memory="${memory}"`),
+      },
+    ]);
+    // Both nodes carry the key and .count the flavor pins, so both must be in its capacity.
+    const a10g = flavorsOf(response).find((f) => f.metadata.name === 'gpustack-nvidia-a10g-linux-amd64-1d');
+    expect(a10g?.metadata.labels?.[`${A}nvidia-a10g.capacity`]).toBe('2');
   });
 
   it('reports NodesSkipped=False when every node is pooled', () => {
