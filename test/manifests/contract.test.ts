@@ -193,7 +193,8 @@ describe('admission checker manifests ↔ the checker', () => {
 
   it('runs a real CLI subcommand with flags the subcommand knows', () => {
     expect(container.args[0]).toBe('admission');
-    expect(readFileSync('src/cli/main.ts', 'utf8')).toContain(`case 'admission':`);
+    // The command table of src/cli/main.ts names it.
+    expect(readFileSync('src/cli/main.ts', 'utf8')).toMatch(/\n {2}admission: async \(args\) =>/);
     const known = [...Object.keys(ADMISSION_FLAGS), 'log-level'];
     for (const arg of container.args.slice(1).filter((a) => a.startsWith('--'))) expect(known).toContain(arg.slice(2));
   });
