@@ -2,8 +2,8 @@
  * @module Prometheus metrics of the node agent, named like the hook server's (`gpustack_<part>_…`),
  * on a registry of its own; `/metrics` beside `/healthz` serves them.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
-import { createRegistry } from '../runtime/index.js';
+import type { Registry } from 'prom-client';
+import { counterOn, createRegistry, secondsOn } from '../runtime/index.js';
 import type { DetectResult } from '../../native/index.js';
 
 export type PublishResult = 'published' | 'unchanged' | 'failed';
@@ -24,30 +24,30 @@ export interface AgentMetrics extends AgentRecorder {
 
 export function createAgentMetrics(options: { defaultMetrics?: boolean } = {}): AgentMetrics {
   const registry = createRegistry(options);
-  const duration = new Histogram({
-    name: 'gpustack_agent_detection_duration_seconds',
-    help: 'Time of one detection through the vendor libraries.',
-    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [registry],
-  });
-  const detections = new Counter({
-    name: 'gpustack_agent_detections_total',
-    help: 'Detections, by result (ok: the addon answered, per-manufacturer errors aside; failed: it threw).',
-    labelNames: ['result'],
-    registers: [registry],
-  });
-  const errors = new Counter({
-    name: 'gpustack_agent_detection_errors_total',
-    help: 'Per-manufacturer detection errors, by manufacturer and code (LibraryNotFound is normal on nodes without that vendor).',
-    labelNames: ['manufacturer', 'code'],
-    registers: [registry],
-  });
-  const publishes = new Counter({
-    name: 'gpustack_agent_publishes_total',
-    help: 'Agent cycles, by result: published (labels written), unchanged, failed (retried with backoff).',
-    labelNames: ['result'],
-    registers: [registry],
-  });
+  const duration = secondsOn(
+    registry,
+    'gpustack_agent_detection_duration_seconds',
+    'Time of one detection through the vendor libraries.',
+    [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+  );
+  const detections = counterOn(
+    registry,
+    'gpustack_agent_detections_total',
+    'Detections, by result (ok: the addon answered, per-manufacturer errors aside; failed: it threw).',
+    ['result'],
+  );
+  const errors = counterOn(
+    registry,
+    'gpustack_agent_detection_errors_total',
+    'Per-manufacturer detection errors, by manufacturer and code (LibraryNotFound is normal on nodes without that vendor).',
+    ['manufacturer', 'code'],
+  );
+  const publishes = counterOn(
+    registry,
+    'gpustack_agent_publishes_total',
+    'Agent cycles, by result: published (labels written), unchanged, failed (retried with backoff).',
+    ['result'],
+  );
   return {
     registry,
     detection: (seconds, result) => {

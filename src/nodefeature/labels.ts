@@ -27,7 +27,7 @@ export interface DeviceFacts {
  * derives from a vendor's labels (GPU Feature Discovery, …). Both become labels through
  * `constructModelLabels`, so the names and the 63-character rule are the same.
  */
-export interface DeviceModel {
+export interface DeviceModel extends Omit<DeviceFacts, 'manufacturer'> {
   readonly manufacturer: ManufacturerName;
   /** Product name as reported (`NVIDIA H100 80GB HBM3`); the aKey and `.product` come from it. */
   readonly product: string;
@@ -35,11 +35,6 @@ export interface DeviceModel {
   readonly memoryMiB: number;
   /** Cards of this model on the node. */
   readonly count: number;
-  readonly cores?: number | undefined;
-  readonly family?: string | undefined;
-  readonly computeCapability?: string | undefined;
-  readonly driverVersion?: string | undefined;
-  readonly runtimeVersion?: string | undefined;
 }
 
 interface ModelGroup {

@@ -109,11 +109,16 @@ function constructSlicedLabels(
   return keys.length;
 }
 
-function applied(
-  labels: Readonly<Record<string, string>>,
+/**
+ * `current` after a decorator's answer: a value sets the key, `null` removes it (what Metacontroller
+ * does with node-profile's labels and annotations).
+ * @example applyChanges({ a: '1', b: '2' }, { a: null, c: '3' }) // { b: '2', c: '3' }
+ */
+export function applyChanges(
+  current: Readonly<Record<string, string>> | undefined,
   changes: Readonly<Record<string, string | null>>,
 ): Record<string, string> {
-  const out: Record<string, string> = { ...labels };
+  const out: Record<string, string> = { ...current };
   for (const [key, value] of Object.entries(changes)) {
     if (value === null) delete out[key];
     else out[key] = value;
@@ -144,7 +149,7 @@ export function constructProfile(node: ProfileNodeInput, options: ProfileOptions
     },
   );
   // Capacity labels follow the device labels the node will have once this answer is applied.
-  const effective = applied(labels, derivation.labels);
+  const effective = applyChanges(labels, derivation.labels);
   if (managed) {
     constructGeneralLabels(node, options, desired);
     const accelerators = constructSlicedLabels(effective, options, desired);

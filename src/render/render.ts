@@ -12,7 +12,7 @@ import {
   type SchedulingChain,
   type SyncRefusal,
 } from '../k8s/index.js';
-import { MANAGED_LABEL } from '../nodefeature/index.js';
+import { MANAGED_LABEL, applyChanges } from '../nodefeature/index.js';
 import * as sync from '../sync/index.js';
 
 export interface RenderInput {
@@ -64,26 +64,14 @@ const DEFAULT_CHAIN: SchedulingChain = {
   spec: {},
 };
 
-function merged(
-  current: Readonly<Record<string, string>> | undefined,
-  changes: Readonly<Record<string, string | null>>,
-): Record<string, string> {
-  const out: Record<string, string> = { ...current };
-  for (const [key, value] of Object.entries(changes)) {
-    if (value === null) delete out[key];
-    else out[key] = value;
-  }
-  return out;
-}
-
 /** The Node as Metacontroller leaves it after node-profile's answer. */
 function applyProfile(
   node: Node,
   labels: Record<string, string | null>,
   annotations: Record<string, string | null>,
 ): Node {
-  const metadata = { ...node.metadata, labels: merged(node.metadata.labels, labels) };
-  if (Object.keys(annotations).length > 0) metadata.annotations = merged(node.metadata.annotations, annotations);
+  const metadata = { ...node.metadata, labels: applyChanges(node.metadata.labels, labels) };
+  if (Object.keys(annotations).length > 0) metadata.annotations = applyChanges(node.metadata.annotations, annotations);
   return { ...node, metadata };
 }
 

@@ -5,7 +5,7 @@
  */
 export { SILENT_LOGGER, type Logger } from './logger.js';
 export { backoffMs, sleep, type BackoffOptions } from './backoff.js';
-export { createRegistry, sendMetrics } from './metrics.js';
+export { counterOn, createRegistry, secondsOn, sendMetrics } from './metrics.js';
 export {
   LOG_LEVELS,
   createProcessLogger,

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** A registry of one process's own (one per app or checker, so tests stay apart), with Node.js's process metrics if asked. */
 export function createRegistry(options: { defaultMetrics?: boolean | undefined } = {}): Registry {
@@ -14,4 +14,19 @@ export function sendMetrics(registry: Registry, res: ServerResponse): void {
     (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
     () => res.writeHead(500).end(),
   );
+}
+
+/** A counter on `registry`: name, help and label names, the rest prom-client's defaults. */
+export function counterOn<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+): Counter<L> {
+  return new Counter({ name, help, labelNames, registers: [registry] });
+}
+
+/** A histogram of seconds on `registry`, with the buckets the caller's durations need. */
+export function secondsOn(registry: Registry, name: string, help: string, buckets: readonly number[]): Histogram {
+  return new Histogram({ name, help, buckets: [...buckets], registers: [registry] });
 }
