@@ -3,7 +3,7 @@
  * in NFD's `features.d`, or the Node's own labels. Each can read back what is published, so the
  * agent writes only on change — also right after a restart.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeApi } from '../kube/index.js';
 import { AGENT_LABELS_ANNOTATION, DERIVED_LABELS_ANNOTATION, readDerivedRecord } from '../nodefeature/index.js';
@@ -116,6 +116,8 @@ export function featureFilePublisher(dir: string): Publisher {
         .map((k) => `${k}=${labels[k]}`)
         .join('\n')}\n`;
       const temp = join(dir, `.${FEATURE_FILE_NAME}.tmp`);
+      // NFD creates features.d itself, but a first agent on a fresh node (or a run by hand) may come first.
+      await mkdir(dir, { recursive: true });
       await writeFile(temp, body, { mode: 0o644 });
       await rename(temp, path);
     },

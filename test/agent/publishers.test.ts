@@ -309,6 +309,14 @@ describe('feature-file publisher', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('creates a features folder that does not exist yet', async () => {
+    const nested = join(dir, 'features.d', 'deeper');
+    const publisher = featureFilePublisher(nested);
+    expect(await publisher.read()).toBeUndefined();
+    await publisher.write({ [ACCELERATABLE]: 'true' });
+    expect(await publisher.read()).toEqual({ [ACCELERATABLE]: 'true' });
+  });
+
   it('writes key=value lines through a dot-file and reads them back', async () => {
     const publisher = featureFilePublisher(dir);
     expect(await publisher.read()).toBeUndefined();
@@ -390,7 +398,9 @@ describe('feature-file publisher', () => {
   });
 
   it('a directory that cannot be written fails the cycle without throwing', async () => {
-    const publisher = featureFilePublisher(join(dir, 'missing', 'features.d'));
+    // A file where a folder should be: no folder can be made there (root ignores permissions).
+    await writeFile(join(dir, 'not-a-folder'), '');
+    const publisher = featureFilePublisher(join(dir, 'not-a-folder', 'features.d'));
     const state = createAgentState();
     expect(
       await runCycle(
@@ -399,7 +409,7 @@ describe('feature-file publisher', () => {
       ),
     ).toBe('failed');
     expect(state.failures).toBe(1);
-    expect(state.lastError).toMatch(/ENOENT/);
+    expect(state.lastError).toMatch(/ENOTDIR|EEXIST/);
   });
 });
 
