@@ -4,7 +4,7 @@
  * `/healthz` is asked every 100 ms on a fresh connection. A 429 is retried after its Retry-After,
  * as Metacontroller does. Prints the server's peak RSS (VmHWM), the /healthz latencies and what
  * each hook request got.
- * Usage: `npm run bench:pressure -- [--nodes 5000] [--concurrency 8] [--cli dist/src/cli.js] [-- serve flags…]`
+ * Usage: `npm run bench:pressure -- [--nodes 5000] [--concurrency 8] [--cli dist/src/cli/main.js] [-- serve flags…]`
  * (`--cli` runs another build, e.g. an older commit compiled elsewhere, for a before/after.)
  */
 import { spawn } from 'node:child_process';
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     options: {
       nodes: { type: 'string', default: '5000' },
       concurrency: { type: 'string', default: '8' },
-      cli: { type: 'string', default: path.join('dist', 'src', 'cli.js') },
+      cli: { type: 'string', default: path.join('dist', 'src', 'cli', 'main.js') },
       attempts: { type: 'string', default: '60' },
     },
     allowPositionals: true,

@@ -18,7 +18,7 @@ export interface HookServer extends Stoppable {
   start(): Promise<void>;
 }
 
-export const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli.js');
+export const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
 
 export async function startHookServer(logsDir: string): Promise<HookServer> {
   const [port] = (await freePorts(1)) as [number];
