@@ -52,7 +52,8 @@ export function kueueConfigCommand(args: string[]): void {
   const minor = kueueMinor(values['kueue-version']);
   if (minor === undefined)
     throw new UsageError(
-      `--kueue-version: "${values['kueue-version']}" is not a Kueue version we support (0.${OLDEST_KUEUE_MINOR} or newer, e.g. 0.19 or v0.19.2)`,
+      `--kueue-version: "${values['kueue-version']}" is not a Kueue version ` +
+        `we support (0.${OLDEST_KUEUE_MINOR} or newer, e.g. 0.19 or v0.19.2)`,
     );
   if (values.output !== 'yaml' && values.output !== 'json')
     throw new UsageError(`-o: "${values.output}" must be yaml or json`);

@@ -70,7 +70,8 @@ export function parseChain(text: string, source: string): SchedulingChain {
   // the cluster never builds.
   if (parsed.data.metadata.name !== SCHEDULING_CHAIN_NAME)
     throw new InputError(
-      `${source}: SchedulingChain "${parsed.data.metadata.name}" is not read by the chain: only the one named "${SCHEDULING_CHAIN_NAME}" holds the settings`,
+      `${source}: SchedulingChain "${parsed.data.metadata.name}" is not read by ` +
+        `the chain: only the one named "${SCHEDULING_CHAIN_NAME}" holds the settings`,
     );
   return parsed.data;
 }

@@ -199,7 +199,8 @@ export type SpecCheck = { readonly ok: true } | { readonly ok: false; readonly m
 /**
  * Checks a received InstanceType spec against the rules the CRD enforces (the second line of
  * defence): a bounded message naming each failing field, never a throw.
- * @example checkInstanceTypeSpec({ acceleratable: false, os: 'linux/amd64', arch: 'amd64' }) // { ok: false, message: 'spec.os: must be letters, …' }
+ * @example checkInstanceTypeSpec({ acceleratable: false, os: 'linux/amd64', arch: 'amd64' })
+ * // { ok: false, message: 'spec.os: must be letters, …' }
  */
 export function checkInstanceTypeSpec(spec: unknown): SpecCheck {
   const parsed = InstanceTypeSpecRulesSchema.safeParse(spec);

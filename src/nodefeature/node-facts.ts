@@ -195,7 +195,9 @@ function extractGeneral(
     return {
       generalProblem: {
         reason: 'InvalidCpuCount',
-        message: `status.capacity.cpu=${shown(String(node.cpuCapacity))} ${cores.why}, so node-profile writes no ${GENERAL_PREFIX}<key>.count`,
+        message:
+          `status.capacity.cpu=${shown(String(node.cpuCapacity))} ` +
+          `${cores.why}, so node-profile writes no ${GENERAL_PREFIX}<key>.count`,
       },
     };
   }
@@ -203,7 +205,9 @@ function extractGeneral(
     return {
       generalProblem: {
         reason: 'MissingGeneralKey',
-        message: `no ${GENERAL_PREFIX}<key>=true label with a .count (node-profile has not labelled the node, or its CPU labels are unusable)`,
+        message:
+          `no ${GENERAL_PREFIX}<key>=true label with a .count (node-profile ` +
+          `has not labelled the node, or its CPU labels are unusable)`,
       },
     };
   }

@@ -23,7 +23,10 @@ export function deviceFlavorName(aKey: string, os: string, arch: string, count: 
   return `${PREFIX}${nameSegment(aKey)}-${os}-${arch}-${count}d`;
 }
 
-/** ClusterQueue and InstanceType share this name. @example clusterQueueName('generic', 'linux', 'amd64') // 'gpustack-generic-linux-amd64' */
+/**
+ * ClusterQueue and InstanceType share this name.
+ * @example clusterQueueName('generic', 'linux', 'amd64') // 'gpustack-generic-linux-amd64'
+ */
 export function clusterQueueName(key: string, os: string, arch: string): string {
   return `${PREFIX}${nameSegment(key)}-${os}-${arch}`;
 }

@@ -182,7 +182,10 @@ export const VENDOR_LABEL_SOURCES: Readonly<
 
 /**
  * The device models a vendor source describes on a node; `[]` when it has not labelled it.
- * @example deriveVendorModels('NVIDIAGFD', { labels: { 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3', 'nvidia.com/gpu.count': '8' }, deviceResource: 'nvidia.com/gpu' })
+ * @example deriveVendorModels('NVIDIAGFD', {
+ *   labels: { 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3', 'nvidia.com/gpu.count': '8' },
+ *   deviceResource: 'nvidia.com/gpu',
+ * })
  *   // [{ manufacturer: 'nvidia', product: 'NVIDIA-H100-80GB-HBM3', memoryMiB: 0, count: 8 }]
  */
 export function deriveVendorModels(source: VendorLabelSource, node: VendorNodeInput): DeviceModel[] {

@@ -69,7 +69,9 @@ function largestBlock(demand: PodSetDemand, pool: Pool, ledger: CardLedger): str
 
 /** Why a PodSet did not fit: the largest free block, and how many of the flavor's nodes it may not use. */
 function noFitMessage(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string {
-  const asked = `podset "${demand.podSet}": ${plural(demand.pods, 'pod')} × ${plural(demand.cards, 'card')} do not fit in flavor ${pool.flavor}`;
+  const asked =
+    `podset "${demand.podSet}": ${plural(demand.pods, 'pod')} × ` +
+    `${plural(demand.cards, 'card')} do not fit in flavor ${pool.flavor}`;
   const excluded = pool.excluded > 0 ? `; ${plural(pool.excluded, 'node')} cordoned or tainted not counted` : '';
   return `${asked}; ${largestBlock(demand, pool, ledger)}${excluded}; will retry as capacity frees`;
 }
@@ -98,7 +100,10 @@ function checkDemand(
   // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
   const flavor = Object.hasOwn(input.flavors, demand.flavor) ? input.flavors[demand.flavor] : undefined;
   if (flavor === undefined) {
-    return `podset "${demand.podSet}": the assigned ResourceFlavor "${demand.flavor}" is not known to the checker; will retry once it is observed`;
+    return (
+      `podset "${demand.podSet}": the assigned ResourceFlavor "${demand.flavor}" ` +
+      `is not known to the checker; will retry once it is observed`
+    );
   }
   const resolution = index.pool(flavor, demand.mfr, demand.tolerations);
   if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
@@ -114,7 +119,8 @@ function checkDemand(
  * `Retry` after 30 s, never `Rejected`: capacity frees up on its own.
  * @example decideNodeDevices({ workload, flavors, nodes, pods, deviceResourceOf, checkName: 'gpustack-node-devices' })
  * // { name: 'gpustack-node-devices', state: 'Retry', requeueAfterSeconds: 30,
- * //   message: 'podset "workers": 2 pods × 8 cards do not fit in flavor …-8d; the largest free block is 4 cards (node gpu-b); will retry as capacity frees' }
+ * //   message: 'podset "workers": 2 pods × 8 cards do not fit in flavor …-8d;
+ * //     the largest free block is 4 cards (node gpu-b); will retry as capacity frees' }
  */
 export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict | undefined {
   const { workload, checkName } = input;

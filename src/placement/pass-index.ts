@@ -62,7 +62,8 @@ export class NodeDevicesIndex {
 /**
  * The index one pass shares across its decisions; pass it as `index` to `decideNodeDevices`
  * with the same `nodes` and `pods`.
- * @example const index = indexNodeDevices(nodes, pods); workloads.map((workload) => decideNodeDevices({ workload, flavors, nodes, pods, index, deviceResourceOf, checkName }))
+ * @example const index = indexNodeDevices(nodes, pods);
+ * workloads.map((workload) => decideNodeDevices({ workload, flavors, nodes, pods, index, deviceResourceOf, checkName }))
  */
 export function indexNodeDevices(nodes: readonly Node[], pods: readonly Pod[]): NodeDevicesIndex {
   return new NodeDevicesIndex(nodes, pods);

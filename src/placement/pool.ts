@@ -52,7 +52,9 @@ export function resolvePool(
     const found = keys.length === 0 ? 'none' : keys.join(', ');
     return {
       ok: false,
-      message: `ResourceFlavor "${name}" pins no single ${mfr} accelerator key in spec.nodeLabels (found ${found}); correct the flavor's node labels (will retry)`,
+      message:
+        `ResourceFlavor "${name}" pins no single ${mfr} accelerator key in ` +
+        `spec.nodeLabels (found ${found}); correct the flavor's node labels (will retry)`,
     };
   }
   const countLabel = `${ACCELERATABLE_PREFIX}${aKey}.count`;

@@ -74,7 +74,9 @@ export function podSetDemand(
     const names = credits.map(([mfr]) => `${CREDITS_PREFIX}${mfr}`).join(', ');
     return {
       ok: false,
-      message: `${label} is assigned flavors for ${credits.length} credits resources (${names}), so no single card pool can be resolved; will retry once it is one`,
+      message:
+        `${label} is assigned flavors for ${credits.length} credits resources ` +
+        `(${names}), so no single card pool can be resolved; will retry once it is one`,
     };
   }
   const [mfr, flavor] = first;

@@ -241,7 +241,8 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
           'ServerBusy',
           errorBody(
             'ServerBusy',
-            `${before} bytes of request bodies are in flight and ${own}: over the budget of ${inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
+            `${before} bytes of request bodies are in flight and ${own}: over the budget of ` +
+              `${inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
           ),
         );
       }
