@@ -1,5 +1,5 @@
 /**
- * @module Our two CRDs, generated from the zod schemas in src/k8s so the API server validates
+ * @module Our three CRDs, generated from the zod schemas in src/k8s so the API server validates
  * exactly what the sync functions read and write. `npm run generate:manifests` writes them, the
  * same bytes into manifests/crds (the kustomization) and the Helm chart's crds/;
  * test/manifests/generated.test.ts fails when either copy drifts from the schemas.
@@ -51,7 +51,13 @@ interface CrdNames {
   readonly shortNames: string[];
 }
 
-function crd(names: CrdNames, spec: JsonSchema, status: JsonSchema, printerColumns: JsonSchema[]): JsonSchema {
+/** One CRD; `status` undefined → no status field and no status subresource (ChainSettings). */
+function crd(
+  names: CrdNames,
+  spec: JsonSchema,
+  status: JsonSchema | undefined,
+  printerColumns: JsonSchema[],
+): JsonSchema {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -65,7 +71,7 @@ function crd(names: CrdNames, spec: JsonSchema, status: JsonSchema, printerColum
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          ...(status !== undefined ? { subresources: { status: {} } } : {}),
           additionalPrinterColumns: printerColumns,
           schema: {
             openAPIV3Schema: {
@@ -75,7 +81,7 @@ function crd(names: CrdNames, spec: JsonSchema, status: JsonSchema, printerColum
                 kind: { type: 'string' },
                 metadata: { type: 'object' },
                 spec: spec,
-                status: withObservedGeneration(status),
+                ...(status !== undefined ? { status: withObservedGeneration(status) } : {}),
               },
             },
           },
@@ -110,7 +116,7 @@ function withDeviceLabelSourceRules(spec: JsonSchema): JsonSchema {
   };
 }
 
-/** The SchedulingChain and InstanceType CRDs, in that order. */
+/** The SchedulingChain, InstanceType and ChainSettings CRDs, in that order. */
 export function buildCrds(): JsonSchema[] {
   const chainSpec = { ...withDeviceLabelSourceRules(openApi(SchedulingChainSpecSchema)), default: {} };
   const typeSpec = {
@@ -143,6 +149,17 @@ export function buildCrds(): JsonSchema[] {
         { name: 'Unit-RAM', type: 'string', jsonPath: '.spec.unitResources.ram' },
         { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },
         { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    ),
+    // The chain's resolved settings, written by the chain (its child) for node-profile to relate.
+    crd(
+      { kind: 'ChainSettings', plural: 'chainsettings', singular: 'chainsetting', shortNames: ['chainset'] },
+      withDeviceLabelSourceRules(openApi(SchedulingChainSpecSchema)),
+      undefined,
+      [
+        { name: 'Node-Management', type: 'string', jsonPath: '.spec.nodeManagement' },
+        { name: 'General-Key', type: 'string', jsonPath: '.spec.generalKey' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],
     ),

@@ -127,6 +127,24 @@ export const SchedulingChainSchema = KubeObjectSchema.extend({
 });
 export type SchedulingChain = z.infer<typeof SchedulingChainSchema>;
 
+/**
+ * The ChainSettings `default`: the SchedulingChain's resolved settings (spec only, no status),
+ * which the chain writes as its child only when they change. node-profile relates it instead of
+ * the chain, so a chain status write (one Node's cards) re-syncs no Node. Spec left unparsed, as
+ * the chain's: it is resolved by `resolveSettings` with the same schema.
+ */
+export const ChainSettingsSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
+export type ChainSettings = z.infer<typeof ChainSettingsSchema>;
+
+/** The ChainSettings as the chain emits it: the settings with every default filled in. */
+export const ChainSettingsOutputSchema = z.strictObject({
+  apiVersion: z.literal(GPUSTACK_API_VERSION),
+  kind: z.literal('ChainSettings'),
+  metadata: z.strictObject({ name: z.string(), labels: LabelsSchema.optional() }),
+  spec: SchedulingChainSpecSchema,
+});
+export type ChainSettingsOutput = z.output<typeof ChainSettingsOutputSchema>;
+
 export const UnitResourcesSchema = z.strictObject({ cpu: z.string(), ram: z.string() });
 
 /**

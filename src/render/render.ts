@@ -1,5 +1,6 @@
 /**
- * @module The whole chain offline: node-profile on every Node, then scheduling-chain, the
+ * @module The whole chain offline: node-profile on every Node (by the ChainSettings the chain
+ * writes from its spec), then scheduling-chain, the
  * node-devices-check decorator on its AdmissionCheck, and instance-type on every InstanceType —
  * the same functions the hooks run, fed the objects Metacontroller would relate.
  */
@@ -7,6 +8,7 @@ import {
   GPUSTACK_API_VERSION,
   SCHEDULING_CHAIN_NAME,
   SchedulingChainStatusSchema,
+  resolveSettings,
   sortObjects,
   type Node,
   type SchedulingChain,
@@ -92,10 +94,16 @@ function byName<T extends { metadata: { name: string; namespace?: string | undef
 export function renderChain(input: RenderInput, context: sync.SyncContext): RenderResult {
   const chain = input.chain ?? DEFAULT_CHAIN;
   const chainMap = { [sync.SCHEDULING_CHAIN_KEY]: { [chain.metadata.name]: chain } };
+  // node-profile relates the ChainSettings the chain writes; invalid settings have none to write here.
+  const resolution = resolveSettings(chain.spec);
+  if (!resolution.ok)
+    return sync.refuse('InvalidSettings', `SchedulingChain ${chain.metadata.name}: ${resolution.message}`);
+  const settings = sync.buildChainSettings(resolution.settings);
+  const settingsMap = { [sync.CHAIN_SETTINGS_KEY]: { [settings.metadata.name]: settings } };
   const rendered: RenderedNode[] = [];
   const profiled: Node[] = [];
   for (const node of sortObjects(input.nodes)) {
-    const outcome = sync.syncNodeProfile({ parent: node, children: {}, related: chainMap, finalizing: false });
+    const outcome = sync.syncNodeProfile({ parent: node, children: {}, related: settingsMap, finalizing: false });
     if (!outcome.ok) return outcome;
     const { labels = {}, annotations = {} } = outcome.response;
     const changedAnnotations = Object.keys(annotations).length > 0 ? { annotations } : {};

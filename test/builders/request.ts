@@ -14,6 +14,7 @@ export const KEYS = {
   node: 'Node.v1',
   namespace: 'Namespace.v1',
   chain: `SchedulingChain.${GPUSTACK}`,
+  chainSettings: `ChainSettings.${GPUSTACK}`,
   instanceType: `InstanceType.${GPUSTACK}`,
   flavor: `ResourceFlavor.${KUEUE}`,
   clusterQueue: `ClusterQueue.${KUEUE}`,
@@ -95,13 +96,21 @@ export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
   };
 }
 
-/** A `gpustack-node-profile` decorator sync request for one Node. */
-export function nodeProfileRequest(node: Node, chain?: Observed): unknown {
+/**
+ * A `gpustack-node-profile` decorator sync request for one Node. node-profile relates the
+ * ChainSettings the chain writes from its spec: that of `chain` (absent: a chain of defaults);
+ * `null` → none written yet (no chain, or before its first sync).
+ */
+export function nodeProfileRequest(node: Node, chain?: (Observed & { readonly spec?: unknown }) | null): unknown {
+  const settings =
+    chain === null
+      ? []
+      : [{ apiVersion: GPUSTACK, kind: 'ChainSettings', metadata: { name: 'default' }, spec: chain?.spec ?? {} }];
   return {
     controller: controller('DecoratorController', 'gpustack-node-profile'),
     parent: node,
     children: {},
-    related: objectMap(chain ? [chain] : [], [KEYS.chain]),
+    related: objectMap(settings, [KEYS.chainSettings]),
     finalizing: false,
   };
 }

@@ -186,7 +186,7 @@ describe('gpustack-operator serve', () => {
           body: readFileSync(join(REPO, 'examples/hooks/scheduling-chain.sync.json')),
         });
         expect(hook.status).toBe(200);
-        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(10);
+        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(11);
         const tooLarge = await fetch(`${base}/hooks/scheduling-chain/sync`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },

@@ -70,6 +70,23 @@ async function hookCalls(controller: string, hook: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
+/** Waits until `hook` of `controller` has answered no call for `quietMs`; returns its count then. */
+async function quietCalls(controller: string, hook: string, quietMs = 5000): Promise<number> {
+  let last = await hookCalls(controller, hook);
+  let since = Date.now();
+  await waitFor(
+    async () => {
+      const now = await hookCalls(controller, hook);
+      if (now !== last) [last, since] = [now, Date.now()];
+      return Date.now() - since >= quietMs;
+    },
+    CONVERGE_MS,
+    `${controller} ${hook} did not go quiet`,
+    500,
+  );
+  return last;
+}
+
 /**
  * Waits until a sync of the chain has both started and ended after this call. Metacontroller
  * syncs one parent at a time, so the second answer counted from now belongs to a sync that began
@@ -200,6 +217,69 @@ describe('the scheduling chain on a real control plane', () => {
     expect(type?.status).toMatchObject({
       entrance: localQueueName('gpustack-nvidia-tesla-t4-linux-amd64'),
       capacity: '5',
+    });
+  });
+
+  it('one Node changing its cards re-syncs only that Node in node-profile; a settings change re-labels every Node', async () => {
+    const h100 = 'gpu-h100-01';
+    const count = 'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count';
+    const managed = (await client.list('v1', 'Node')).filter(
+      (n) => n.metadata.labels?.['gpustack.ai/managed'] === 'true',
+    );
+    expect(managed.length).toBeGreaterThanOrEqual(5);
+    const cardsTo = async (cards: string, flavor: string, gone: string): Promise<void> => {
+      await client.mergePatch('v1', 'Node', h100, { metadata: { labels: { [count]: cards } } });
+      await converge(`the H100 node moves to its ${cards}-card flavor, and the chain status says so`, async () => {
+        const names = await flavorNames();
+        const chain = await client.get<Status<{ pools?: { flavors?: string[] }[] }>>(
+          GPUSTACK,
+          'SchedulingChain',
+          'default',
+        );
+        const reported = (chain?.status?.pools ?? []).flatMap((p) => p.flavors ?? []);
+        return [
+          ...(names.includes(flavor) ? [] : [`no ${flavor}`]),
+          ...(names.includes(gone) ? [`${gone} still there`] : []),
+          ...(reported.includes(flavor) ? [] : [`chain status does not list ${flavor}`]),
+        ];
+      });
+    };
+    const eight = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d';
+    const four = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d';
+    // The e2e resyncs every parent every few seconds; for the count, node-profile's periodic resync
+    // is put off (Metacontroller restarts that controller, re-syncing every Node once, before the
+    // counter goes quiet), so only syncs caused by events are counted.
+    const resync = async (seconds: number): Promise<void> => {
+      await client.mergePatch('metacontroller.k8s.io/v1alpha1', 'DecoratorController', 'gpustack-node-profile', {
+        spec: { resyncPeriodSeconds: seconds },
+      });
+    };
+    await resync(3600);
+    try {
+      const before = await quietCalls('node-profile', 'sync');
+      await cardsTo('4', four, eight);
+      const oneNode = (await quietCalls('node-profile', 'sync')) - before;
+      log(`node-profile syncs for one Node's card change, ${managed.length} managed Nodes: ${oneNode}`);
+      expect(oneNode).toBeGreaterThanOrEqual(1);
+      expect(oneNode).toBeLessThanOrEqual(3);
+    } finally {
+      await resync(5);
+    }
+    await cardsTo('8', eight, four);
+
+    // A settings change reaches every Node: the general key becomes each node's CPU model, and back.
+    const generic = 'general.feature.gpustack.ai/generic';
+    const names = clusterNodes.map((n) => n.metadata.name);
+    const generics = async (): Promise<string[]> =>
+      (await client.list('v1', 'Node'))
+        .filter((n) => names.includes(n.metadata.name) && n.metadata.labels?.[generic] === 'true')
+        .map((n) => n.metadata.name);
+    await client.mergePatch(GPUSTACK, 'SchedulingChain', 'default', { spec: { generalKey: 'CPUModel' } });
+    await converge('every node loses the generic key', async () => (await generics()).map((n) => `${n} still generic`));
+    await client.mergePatch(GPUSTACK, 'SchedulingChain', 'default', { spec: { generalKey: 'Generic' } });
+    await converge('every node has the generic key again', async () => {
+      const back = await generics();
+      return names.filter((n) => !back.includes(n)).map((n) => `${n} not generic`);
     });
   });
 

@@ -198,7 +198,7 @@ describe('hook server', () => {
             controller: 'scheduling-chain',
             hook: 'sync',
             parent: 'default',
-            children: 10,
+            children: 11,
             status: 200,
             durationMs: expect.any(Number),
           },

@@ -93,19 +93,30 @@ describe('decorator hook bodies', () => {
   });
 
   describe('POST /hooks/node-profile/sync', () => {
+    // The ChainSettings the chain writes for an all-defaults SchedulingChain.
+    const SETTINGS = {
+      'ChainSettings.worker.gpustack.ai/v1alpha1': {
+        default: {
+          apiVersion: 'worker.gpustack.ai/v1alpha1',
+          kind: 'ChainSettings',
+          metadata: { name: 'default' },
+          spec: {},
+        },
+      },
+    };
     it('answers the v2 and the v1 form of one request byte-identically', async () => {
       const v2 = await post(app, '/hooks/node-profile/sync', {
         controller: CONTROLLER,
         parent: NODE,
         children: {},
-        related: {},
+        related: SETTINGS,
         finalizing: false,
       });
       const v1 = await post(app, '/hooks/node-profile/sync', {
         controller: CONTROLLER,
         object: NODE,
         attachments: {},
-        related: {},
+        related: SETTINGS,
         finalizing: false,
       });
 

@@ -259,12 +259,12 @@ describe('hook server errors', () => {
       });
     });
 
-    it('node-profile sync with an invalid related SchedulingChain', async () => {
+    it('node-profile sync with an invalid related ChainSettings', async () => {
       const body = exampleBody('node-profile.sync.json') as {
         related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
       };
-      const chain = body.related[SCHEDULING_CHAIN_KEY]?.['default'];
-      if (chain === undefined) throw new Error('example relates no SchedulingChain default');
+      const chain = body.related['ChainSettings.worker.gpustack.ai/v1alpha1']?.['default'];
+      if (chain === undefined) throw new Error('example relates no ChainSettings default');
       chain.spec['mixedOnNode'] = 'yes';
 
       const answer = await post(app, '/hooks/node-profile/sync', body);
@@ -274,7 +274,7 @@ describe('hook server errors', () => {
       expect(answer.json).toEqual({
         error: {
           code: 'InvalidSettings',
-          message: expect.stringMatching(/^SchedulingChain default: spec\.mixedOnNode: /),
+          message: expect.stringMatching(/^ChainSettings default: spec\.mixedOnNode: /),
         },
       });
     });

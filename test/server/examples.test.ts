@@ -9,6 +9,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
   AdmissionCheckSchema,
+  ChainSettingsOutputSchema,
   ClusterQueueSchema,
   CompositeSyncResponseSchema,
   CustomizeResponseSchema,
@@ -50,6 +51,7 @@ const T4_ENTRANCE = 'gpustack-fnv64-199cb01104a7efc8';
 
 const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   AdmissionCheck: AdmissionCheckSchema,
+  ChainSettings: ChainSettingsOutputSchema,
   ClusterQueue: ClusterQueueSchema,
   InstanceType: InstanceTypeOutputSchema,
   LocalQueue: LocalQueueSchema,
@@ -173,7 +175,7 @@ describe('examples/hooks', () => {
       return schema.parse(answer.json);
     }
 
-    it('node-profile customize relates the SchedulingChain default', async () => {
+    it('node-profile customize relates the ChainSettings default', async () => {
       const response: CustomizeResponse = await answerOf(
         '/hooks/node-profile/customize',
         'node-profile.customize.json',
@@ -182,7 +184,7 @@ describe('examples/hooks', () => {
 
       expect(response).toEqual({
         relatedResources: [
-          { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'schedulingchains', names: ['default'] },
+          { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'chainsettings', names: ['default'] },
         ],
       });
     });

@@ -135,9 +135,9 @@ describe('huge keys and messages', () => {
     const body = exampleBody('node-profile.sync.json') as {
       related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
     };
-    const chain = body.related['SchedulingChain.worker.gpustack.ai/v1alpha1']?.['default'];
-    if (chain === undefined) throw new Error('example relates no SchedulingChain default');
-    chain.spec[HUGE] = true;
+    const settings = body.related['ChainSettings.worker.gpustack.ai/v1alpha1']?.['default'];
+    if (settings === undefined) throw new Error('example relates no ChainSettings default');
+    settings.spec[HUGE] = true;
 
     const answer = await post(app, '/hooks/node-profile/sync', body);
 
@@ -145,7 +145,7 @@ describe('huge keys and messages', () => {
     expect(answer.text.length).toBeLessThan(16 * 1024);
     const quoted = `Unrecognized key: "${HUGE}"`;
     expect((answer.json as { error: { message: string } }).error.message).toBe(
-      `SchedulingChain default: spec: ${quoted.slice(0, 256)}… (${quoted.length} characters)`,
+      `ChainSettings default: spec: ${quoted.slice(0, 256)}… (${quoted.length} characters)`,
     );
   });
 

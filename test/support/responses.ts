@@ -7,6 +7,7 @@ import { expect } from 'vitest';
 import type { z } from 'zod';
 import {
   AdmissionCheckSchema,
+  ChainSettingsOutputSchema,
   ClusterQueueSchema,
   CompositeSyncResponseSchema,
   DecoratorSyncResponseSchema,
@@ -35,6 +36,7 @@ import {
 
 const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   AdmissionCheck: AdmissionCheckSchema,
+  ChainSettings: ChainSettingsOutputSchema,
   ClusterQueue: ClusterQueueSchema,
   InstanceType: InstanceTypeOutputSchema,
   LocalQueue: LocalQueueSchema,

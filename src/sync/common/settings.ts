@@ -1,4 +1,7 @@
-/** @module Settings as every controller reads them: from the related SchedulingChain `default`. */
+/**
+ * @module Settings as the controllers read them: from the related SchedulingChain `default`, or
+ * (node-profile) from the ChainSettings `default` the chain writes from its spec.
+ */
 import {
   MANUFACTURER_NAMES,
   SCHEDULING_CHAIN_NAME,
@@ -10,7 +13,7 @@ import {
   type Toleration,
 } from '../../k8s/index.js';
 import { MANUFACTURERS } from '../../nodefeature/index.js';
-import { SCHEDULING_CHAIN_KEY } from './related.js';
+import { CHAIN_SETTINGS_KEY, SCHEDULING_CHAIN_KEY } from './related.js';
 
 type ObjectMap = Readonly<Record<string, Readonly<Record<string, KubeObject>>>>;
 
@@ -20,6 +23,24 @@ export function settingsFromRelated(related: ObjectMap): SettingsResolution {
     (c) => c.metadata.name === SCHEDULING_CHAIN_NAME,
   );
   return resolveSettings(chain?.['spec']);
+}
+
+/**
+ * Settings for node-profile, from the related ChainSettings named `default` (the chain's resolved
+ * settings, written only when they change). Absent — no SchedulingChain, or one whose first sync
+ * has not written it yet; node-profile cannot tell which — → every default but
+ * `nodeManagement: Manual`: a default `managed=true` in that window would be permanent on a
+ * Manual chain (an existing `gpustack.ai/managed` is never overwritten), while a Manual stand-in
+ * only delays an Automatic chain until its first sync creates the object, which re-syncs every Node.
+ * @example settingsForNodes({}) // { ok: true, settings: { nodeManagement: 'Manual', generalKey: 'Generic', … } }
+ */
+export function settingsForNodes(related: ObjectMap): SettingsResolution {
+  const object = Object.values(related[CHAIN_SETTINGS_KEY] ?? {}).find(
+    (c) => c.metadata.name === SCHEDULING_CHAIN_NAME,
+  );
+  if (object !== undefined) return resolveSettings(object['spec']);
+  const defaults = resolveSettings({});
+  return defaults.ok ? { ok: true, settings: { ...defaults.settings, nodeManagement: 'Manual' } } : defaults;
 }
 
 /** The manufacturers whose devices take part in the chain. */

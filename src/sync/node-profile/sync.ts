@@ -11,26 +11,31 @@ import {
   type SyncOutcome,
 } from '../../k8s/index.js';
 import { constructProfile } from '../../nodefeature/index.js';
-import { deviceResourceOf, enabledManufacturers, refuse, settingsFromRelated } from '../common/index.js';
+import { deviceResourceOf, enabledManufacturers, refuse, settingsForNodes } from '../common/index.js';
 import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './schema.js';
 
-/** Relates the settings object, so a settings change re-labels every node. */
+/**
+ * Relates the ChainSettings `default`, so a settings change re-labels every node. Not the
+ * SchedulingChain: its status changes whenever one Node's cards do, and every Node relating it
+ * would re-sync (N+1 syncs per change); the ChainSettings changes only with the settings.
+ */
 export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): CustomizeResponse {
   return {
-    relatedResources: [
-      { apiVersion: GPUSTACK_API_VERSION, resource: 'schedulingchains', names: [SCHEDULING_CHAIN_NAME] },
-    ],
+    relatedResources: [{ apiVersion: GPUSTACK_API_VERSION, resource: 'chainsettings', names: [SCHEDULING_CHAIN_NAME] }],
   };
 }
 
 /**
- * Labels one Node. Invalid settings → refusal (429): labelling by a guess could unmanage nodes.
+ * Labels one Node, by the ChainSettings `default` (see `settingsForNodes` for its absence). The
+ * chain keeps its last good ChainSettings while its own spec is invalid, so node-profile goes on
+ * with the last good settings; a ChainSettings that itself fails the schema → refusal (429):
+ * labelling by a guess could unmanage nodes.
  * @example syncNodeProfile({ parent: node, related: {} }) // { ok: true, response: { labels: { 'gpustack.ai/managed': 'true', … } } }
  */
 export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<DecoratorSyncResponse> {
-  const resolution = settingsFromRelated(request.related);
+  const resolution = settingsForNodes(request.related);
   if (!resolution.ok) {
-    return refuse('InvalidSettings', `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`);
+    return refuse('InvalidSettings', `ChainSettings ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`);
   }
   const { settings } = resolution;
   const node = request.parent;

@@ -7,7 +7,9 @@ import {
   GPUSTACK_API_VERSION,
   KUEUE_API_VERSION,
   DISPLAY_NAME_MAX,
+  SCHEDULING_CHAIN_NAME,
   type AdmissionCheck,
+  type ChainSettingsOutput,
   type InstanceType,
   type InstanceTypeOutput,
   type InstanceTypeSpec,
@@ -192,5 +194,18 @@ export function buildAdmissionCheck(): AdmissionCheck {
     kind: 'AdmissionCheck',
     metadata: { name: NODE_DEVICES_CHECK_NAME, labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
     spec: { controllerName: NODE_DEVICES_CONTROLLER_NAME },
+  };
+}
+
+/**
+ * The ChainSettings `default`: the resolved settings, for node-profile to relate. It changes only
+ * when the settings do, so a status write of the chain re-syncs no Node.
+ */
+export function buildChainSettings(settings: Settings): ChainSettingsOutput {
+  return {
+    apiVersion: GPUSTACK_API_VERSION,
+    kind: 'ChainSettings',
+    metadata: { name: SCHEDULING_CHAIN_NAME, labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
+    spec: settings,
   };
 }

@@ -23,6 +23,7 @@ import {
 } from '../common/index.js';
 import {
   buildAdmissionCheck,
+  buildChainSettings,
   buildDerivedInstanceType,
   buildResourceFlavor,
   buildStickyInstanceType,
@@ -42,7 +43,8 @@ export function customizeSchedulingChain(_request: SchedulingChainCustomizeReque
 
 /**
  * Desired state of the scheduling chain. Refuses (429) while the related Nodes are not in the
- * request; with invalid settings it reports `Ready=False` and keeps the last good children.
+ * request; with invalid settings it reports `Ready=False` and keeps the last good children — the
+ * ChainSettings among them, so node-profile goes on with the last good settings.
  * @example syncSchedulingChain(request, { now: '2026-01-01T00:00:00Z' }) // { ok: true, response: { children: [...], status } }
  */
 export function syncSchedulingChain(
@@ -87,6 +89,7 @@ export function syncSchedulingChain(
       .map((pool) => buildDerivedInstanceType(pool, observedByName.get(pool.name))),
     ...observedTypes.filter((t) => !livePools.has(t.metadata.name)).map(buildStickyInstanceType),
     ...(settings.admissionCheck === 'Enabled' ? [buildAdmissionCheck()] : []),
+    buildChainSettings(settings),
   ];
   const status = computeChainStatus(plan, observedTypes, previous, context.now);
   return { ok: true, response: { status, children: sortObjects(desired) } };

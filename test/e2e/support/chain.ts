@@ -128,6 +128,7 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; filter
   LocalQueue: { apiVersion: KUEUE, filter: (o) => o.metadata.name.startsWith('gpustack-fnv64-') },
   AdmissionCheck: { apiVersion: KUEUE, filter: (o) => o.metadata.name === 'gpustack-node-devices' },
   InstanceType: { apiVersion: GPUSTACK },
+  ChainSettings: { apiVersion: GPUSTACK },
 };
 
 export interface LiveChain {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { customizeNodeProfile } from '../../../src/sync/index.js';
 import { makeSchedulingChain } from '../../builders/gpustack.js';
 import { makeNode } from '../../builders/node.js';
-import { nodeProfileRequest } from '../../builders/request.js';
+import { nodeProfileRequest, objectMap } from '../../builders/request.js';
 import { runHook, runScenario } from '../../support/hooks.js';
 import { expectOk, expectRefusal } from '../../support/responses.js';
 
@@ -198,11 +198,26 @@ describe('syncNodeProfile with builders', () => {
     );
   });
 
-  it('relates the default SchedulingChain through customize', () => {
+  it('relates the ChainSettings default, not the SchedulingChain whose status moves with every Node', () => {
     expect(customizeNodeProfile({ parent: makeNode('n').obj() })).toEqual({
-      relatedResources: [
-        { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'schedulingchains', names: ['default'] },
-      ],
+      relatedResources: [{ apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'chainsettings', names: ['default'] }],
     });
+  });
+
+  it('without a ChainSettings (no chain, or before its first sync) manages no new node, but profiles managed ones', () => {
+    const fresh = labelsOf(nodeProfileRequest(makeNode('new').h100(8).cpu(224).obj(), null));
+    expect(fresh).toEqual({});
+    const admin = labelsOf(nodeProfileRequest(makeNode('gpu-1').h100(8).cpu(224).managed('true').obj(), null));
+    expect(admin).toMatchObject({ [`${G}generic.count`]: '224', [`${H100}.sliced.units`]: '1600000' });
+    expect(admin).not.toHaveProperty([MANAGED]);
+    const unmanaged = labelsOf(nodeProfileRequest(makeNode('off').h100(8).cpu(224).managed('false').obj(), null));
+    expect(unmanaged).toEqual({});
+  });
+
+  it('reads the ChainSettings only: a related SchedulingChain is not its settings', () => {
+    const node = makeNode('new').h100(8).cpu(224).obj();
+    const chain = makeSchedulingChain().spec({ nodeManagement: 'Automatic' }).obj();
+    const raw = { ...(nodeProfileRequest(node, null) as object), related: objectMap([chain]) };
+    expect(labelsOf(raw)).toEqual({});
   });
 });

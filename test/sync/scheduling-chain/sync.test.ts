@@ -406,6 +406,48 @@ describe('syncSchedulingChain with builders', () => {
     expect(conditionOf(status, 'NodesSkipped')).toMatchObject({ status: 'False', lastTransitionTime: NOW });
   });
 
+  it('writes the resolved settings as the ChainSettings default, the same whatever the nodes', () => {
+    const parent = makeSchedulingChain().spec({ generalKey: 'CPUModel', nodeManagement: 'Manual' }).obj();
+    const settingsOf = (nodes: ReturnType<ReturnType<typeof makeNode>['obj']>[]) =>
+      sync(chainRequest({ parent, nodes })).children.filter((c) => c.kind === 'ChainSettings');
+    const one = settingsOf([makeNode('gpu-1').h100(8).cpu(224).profiled().obj()]);
+    expect(one).toEqual([
+      {
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'ChainSettings',
+        metadata: { name: 'default', labels: { 'app.kubernetes.io/part-of': 'gpustack-operator' } },
+        spec: {
+          nodeManagement: 'Manual',
+          generalKey: 'CPUModel',
+          mixedOnNode: true,
+          deriveInstanceTypes: true,
+          admissionCheck: 'Enabled',
+          systemNamespace: 'gpustack-system',
+          deviceLabelSources: ['Agent', 'NVIDIAGFD', 'AMDNodeLabeller', 'AscendDevicePlugin'],
+        },
+      },
+    ]);
+    // A Node's cards change the chain's status, never its ChainSettings: no Node re-syncs for it.
+    expect(
+      settingsOf([makeNode('gpu-1').h100(4).cpu(224).profiled().obj(), makeNode('cpu-1').profiled().obj()]),
+    ).toEqual(one);
+    expect(settingsOf([])).toEqual(one);
+  });
+
+  it('keeps the last good ChainSettings while the settings are invalid, so node-profile keeps working', () => {
+    const good = sync(chainRequest({ parent: chain.obj(), nodes: [makeNode('a').profiled().obj()] }));
+    const observed = good.children.find((c) => c.kind === 'ChainSettings');
+    expect(observed).toBeDefined();
+    const response = sync(
+      chainRequest({
+        parent: makeSchedulingChain().spec({ mixedOnNode: 'yes' }).obj(),
+        nodes: [makeNode('a').profiled().obj()],
+        children: good.children,
+      }),
+    );
+    expect(response.children.find((c) => c.kind === 'ChainSettings')).toEqual(observed);
+  });
+
   it('answers with no children, not an error, for invalid settings when nothing is observed yet', () => {
     const response = sync(
       chainRequest({
