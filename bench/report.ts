@@ -1,5 +1,6 @@
 /** @module The bench's outputs: the results JSON, the RESULTS.md tables and the cost-per-node plot (hand-written SVG). */
 import type { DetectBench } from './detect-run.js';
+import { SERVER_V8_FLAGS } from './child.js';
 import type { LoadResult } from './load.js';
 import type { HookName } from './cluster.js';
 import type { HookTiming, SizeResult } from './measure-size.js';
@@ -228,7 +229,8 @@ export function tables(results: BenchResults): string {
 const FLOOR_NOTE =
   'floor = `JSON.parse` of the request text + `JSON.stringify` of the response the hook returned; in-process =' +
   ' `createApp().request()` with the body as a one-chunk byte stream (body read, parse, validation, sync, serialisation);' +
-  ' HTTP = the same request to `serve()` on 127.0.0.1 from a keep-alive client in the same process.' +
+  ' HTTP = the same request to `serve()` on 127.0.0.1 from a keep-alive client in the same process; both with the' +
+  ` server's V8 flags (\`${SERVER_V8_FLAGS.join(' ')}\`, the NODE_OPTIONS of its Deployment).` +
   " Each sample starts after a forced GC, so the garbage collection that the floor's `JSON.parse` sets off is paid by whatever" +
   " allocates next: inside the hook's sample, outside the floor's. The ratios are therefore upper bounds on the hooks' own cost.";
 
