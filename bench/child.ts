@@ -48,9 +48,16 @@ export interface ServerChild {
 // "[1234:0x5a…]   5310 ms: Mark-Compact 1203.4 (1240.9) -> 980.1 (1010.2) MB, …"
 const GC_LINE = /:\s+\S[^:]*?\s(\d+(?:\.\d+)?) \((\d+(?:\.\d+)?)\) -> (\d+(?:\.\d+)?) \(/;
 
+/**
+ * The V8 flags the hook server runs with in the cluster (NODE_OPTIONS of manifests/server/deployment.yaml
+ * and the chart): the bench's server and in-process measurements run with them too.
+ */
+export const SERVER_V8_FLAGS = ['--max-semi-space-size=32'] as const;
+
 /** Starts `bench/server.mjs` (the built hook server in its own process) and waits for its port. */
 export function startServerChild(options: { traceGc?: boolean; maxOldSpaceMB?: number } = {}): Promise<ServerChild> {
   const flags = [
+    ...SERVER_V8_FLAGS,
     ...(options.traceGc ? ['--trace-gc'] : []),
     ...(options.maxOldSpaceMB ? [`--max-old-space-size=${options.maxOldSpaceMB}`] : []),
   ];

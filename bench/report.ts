@@ -1,5 +1,6 @@
 /** @module The bench's outputs: the results JSON, the RESULTS.md tables and the cost-per-node plot (hand-written SVG). */
 import type { DetectBench } from './detect-run.js';
+import { SERVER_V8_FLAGS } from './child.js';
 import type { LoadResult } from './load.js';
 import type { HookName } from './cluster.js';
 import type { HookTiming, SizeResult } from './measure-size.js';
@@ -40,6 +41,9 @@ const MB = 1024 * 1024;
 const CHAIN: HookName = 'scheduling-chain/sync';
 
 const ratio = (a: Summary, b: Summary): number => a.median / b.median;
+/** The small hooks are judged in process at the size of the load test's reference cluster. */
+const SMALL_HOOK_NODES = 100;
+const SMALL_HOOKS = ['node-profile/sync', 'instance-type/sync'] as const satisfies readonly HookName[];
 const fixed = (value: number, digits = 2): string => value.toFixed(digits);
 const mb = (bytes: number): string => (bytes / MB).toFixed(1);
 const perNodeUs = (size: SizeResult, hook: HookName, key: 'floorMs' | 'inProcessMs' | 'httpMs'): number =>
@@ -65,7 +69,7 @@ export function judge(sizes: readonly SizeResult[], load: readonly LoadResult[])
         measured: fixed(inProcess),
         met: inProcess <= 1.5,
       },
-      { name: `HTTP / floor at ${TARGET_NODES} nodes`, limit: '≤ 2', measured: fixed(http), met: http <= 2 },
+      { name: `HTTP / floor at ${TARGET_NODES} nodes`, limit: '≤ 1.8', measured: fixed(http), met: http <= 1.8 },
       {
         name: `peak RSS at ${TARGET_NODES} nodes`,
         limit: `≤ 4 × body + 150 MB = ${mb(budget)} MB`,
@@ -102,18 +106,30 @@ export function judge(sizes: readonly SizeResult[], load: readonly LoadResult[])
       },
     );
   }
+  const small = sizes.find((s) => s.nodes === SMALL_HOOK_NODES);
+  if (small) {
+    for (const hook of SMALL_HOOKS) {
+      const inProcess = ratio(small.hooks[hook].inProcessMs, small.hooks[hook].floorMs);
+      targets.push({
+        name: `${hook} in-process / floor at ${SMALL_HOOK_NODES} nodes`,
+        limit: '≤ 2',
+        measured: fixed(inProcess),
+        met: inProcess <= 2,
+      });
+    }
+  }
   for (const result of load) {
     targets.push({
-      name: `${result.name}: rps / bare route rps`,
-      limit: '≥ 0.7',
+      name: `${result.name}: rps / floor route rps (parses the same body, answers the same response)`,
+      limit: '≥ 0.8',
       measured: fixed(result.ratio),
-      met: result.ratio >= 0.7,
+      met: result.ratio >= 0.8,
     });
     targets.push({
-      name: `${result.name}: rps / rps of a bare route that parses the body (context, not the issue's target)`,
-      limit: '≥ 0.7',
-      measured: fixed(result.ratioParse),
-      met: result.ratioParse >= 0.7,
+      name: `${result.name}: rps / rps of a bare route that answers {} unread (context)`,
+      limit: '—',
+      measured: fixed(result.ratioBare),
+      met: true,
     });
   }
   return targets;
@@ -184,15 +200,15 @@ export function tables(results: BenchResults): string {
   if (results.load.length > 0) {
     lines.push(
       '',
-      `**Small hooks under load** (autocannon, ${results.load[0]?.connections} connections, ${results.load[0]?.rounds} × ${results.load[0]?.seconds} s alternating with the bare route):`,
+      `**Small hooks under load** (autocannon, keep-alive, ${results.load[0]?.connections} connection(s), ${results.load[0]?.rounds} × ${results.load[0]?.seconds} s alternating with the bare and floor routes; ratios are medians of the per-round ratios):`,
       '',
-      '| hook | body KB | hook rps | bare route rps | ratio | bare + JSON.parse rps | ratio | hook p99 ms |',
+      '| hook | body KB | hook rps | floor route rps (parse + same response) | hook / floor | bare route rps (`{}` unread) | hook / bare | hook p99 ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const l of results.load) {
       lines.push(
-        `| ${l.name} | ${(l.requestBytes / 1024).toFixed(1)} | ${round(l.hookRps.median)} | ${round(l.bareRps.median)} | ${fixed(l.ratio)} ` +
-          `| ${round(l.bareParseRps.median)} | ${fixed(l.ratioParse)} | ${round(l.hookLatencyP99Ms)} |`,
+        `| ${l.name} | ${(l.requestBytes / 1024).toFixed(1)} | ${round(l.hookRps.median)} | ${round(l.floorRps.median)} | ${fixed(l.ratio)} ` +
+          `| ${round(l.bareRps.median)} | ${fixed(l.ratioBare)} | ${round(l.hookLatencyP99Ms)} |`,
       );
     }
   }
@@ -213,7 +229,8 @@ export function tables(results: BenchResults): string {
 const FLOOR_NOTE =
   'floor = `JSON.parse` of the request text + `JSON.stringify` of the response the hook returned; in-process =' +
   ' `createApp().request()` with the body as a one-chunk byte stream (body read, parse, validation, sync, serialisation);' +
-  ' HTTP = the same request to `serve()` on 127.0.0.1 from a keep-alive client in the same process.' +
+  ' HTTP = the same request to `serve()` on 127.0.0.1 from a keep-alive client in the same process; both with the' +
+  ` server's V8 flags (\`${SERVER_V8_FLAGS.join(' ')}\`, the NODE_OPTIONS of its Deployment).` +
   " Each sample starts after a forced GC, so the garbage collection that the floor's `JSON.parse` sets off is paid by whatever" +
   " allocates next: inside the hook's sample, outside the floor's. The ratios are therefore upper bounds on the hooks' own cost.";
 

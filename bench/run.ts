@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 
-import { BENCH_DIR, ROOT, finished, spawnScript } from './child.js';
+import { BENCH_DIR, ROOT, SERVER_V8_FLAGS, finished, spawnScript } from './child.js';
 import { generateCluster } from './cluster.js';
 import { benchDetect } from './detect-run.js';
 import { measureLoad } from './load.js';
@@ -59,7 +59,7 @@ function commit(): string {
 
 async function measureSize(nodes: number, directory: string): Promise<SizeResult> {
   const out = path.join(directory, `size-${nodes}.json`);
-  const flags = ['--expose-gc', '--max-old-space-size=16384'];
+  const flags = ['--expose-gc', '--max-old-space-size=16384', ...SERVER_V8_FLAGS];
   await finished(
     spawnScript('measure-size.ts', [String(nodes), String(SAMPLES[nodes] ?? 5), out], flags),
     `bench/measure-size.ts ${nodes}`,

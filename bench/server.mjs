@@ -2,7 +2,9 @@
 // loader in the process, so its memory is the server's own): for the load test and the memory
 // probe. Prints {"port":N} and serves on 127.0.0.1 until SIGTERM. `npm run build` first.
 //   POST /bench/bare        answers {} without reading the body (the framework's ceiling)
-//   POST /bench/bare-parse  reads and JSON.parses the body, answers {} (ceiling of any JSON hook)
+//   PUT  /bench/floor-response/<hook path>  stores the answer the floor route gives for that hook
+//   POST /bench/floor/<hook path>  reads and JSON.parses the body, answers JSON.stringify of that
+//                           stored answer (the hook's floor: same body in, same response out)
 //   GET  /bench/memory      peak RSS of this process so far
 import process from 'node:process';
 import v8 from 'node:v8';
@@ -13,7 +15,16 @@ import { createApp } from '../dist/src/server/index.js';
 
 const app = createApp();
 app.post('/bench/bare', (c) => c.json({}));
-app.post('/bench/bare-parse', async (c) => c.json(JSON.parse(await c.req.text()) ? {} : {}));
+const floorResponses = new Map();
+app.put('/bench/floor-response/*', async (c) => {
+  floorResponses.set(c.req.path.slice('/bench/floor-response'.length), JSON.parse(await c.req.text()));
+  return c.body(null, 204);
+});
+app.post('/bench/floor/*', async (c) => {
+  const body = JSON.parse(await c.req.text());
+  const response = floorResponses.get(c.req.path.slice('/bench/floor'.length));
+  return c.body(JSON.stringify(body ? response : undefined), 200, { 'content-type': 'application/json' });
+});
 app.get('/bench/memory', (c) =>
   c.json({
     maxRssBytes: process.resourceUsage().maxRSS * 1024,

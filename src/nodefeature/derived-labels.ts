@@ -111,14 +111,18 @@ function deriveFor(mfr: ManufacturerName, node: DerivationInput, options: Deriva
 export function deriveDeviceLabels(node: DerivationInput, options: DerivationOptions): Derivation {
   const { labels } = node;
   const annotations = node.annotations ?? {};
-  const declared = declaredByOthers(annotations);
   const recorded = readDerivedRecord(annotations[DERIVED_LABELS_ANNOTATION]);
-  const ours = new Set(Object.keys(recorded).filter((k) => labels[k] === recorded[k] && !declared.has(k)));
+  const recordedKeys = Object.keys(recorded);
+  // What others declare matters only for keys we recorded (NFD's list names every label it wrote: skip it when none).
+  const declared = recordedKeys.length > 0 ? declaredByOthers(annotations) : new Set<string>();
+  const ours = new Set(recordedKeys.filter((k) => labels[k] === recorded[k] && !declared.has(k)));
   const derived: Record<string, string> = {};
   if (options.managed) {
+    // Only these keys can be device labels (isDeviceLabelOf): one pass over the node's labels, not one per manufacturer.
+    const candidates = Object.keys(labels).filter((k) => k.startsWith(ACCELERATABLE_PREFIX));
     for (const mfr of [...options.manufacturers].sort()) {
       // Any device label of this manufacturer that is not ours: the agent publishes it, hands off.
-      if (Object.keys(labels).some((k) => isDeviceLabelOf(k, mfr) && !ours.has(k))) continue;
+      if (candidates.some((k) => isDeviceLabelOf(k, mfr) && !ours.has(k))) continue;
       Object.assign(derived, deriveFor(mfr, node, options));
     }
   }

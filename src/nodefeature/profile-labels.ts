@@ -149,7 +149,8 @@ export function constructProfile(node: ProfileNodeInput, options: ProfileOptions
     },
   );
   // Capacity labels follow the device labels the node will have once this answer is applied.
-  const effective = applyChanges(labels, derivation.labels);
+  // Nothing derived or dropped (the common case): the node's labels as they are, without a copy.
+  const effective = Object.keys(derivation.labels).length > 0 ? applyChanges(labels, derivation.labels) : labels;
   if (managed) {
     constructGeneralLabels(node, options, desired);
     const accelerators = constructSlicedLabels(effective, options, desired);

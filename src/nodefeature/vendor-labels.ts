@@ -104,8 +104,16 @@ const amdKeys = (kind: string): string[] => AMD_PREFIXES.map((p) => `${p}${kind}
  * (`192G`). Cards per product come from the per-value keys, or, for a scalar-only product, from
  * the device resource's capacity. Memory and compute units are used only when all cards agree.
  */
+/** The labels under an AMD prefix, in their order: every key the AMD labeller reads (one pass over a node's labels). */
+function amdLabelsOf(labels: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(labels))
+    if (AMD_PREFIXES.some((prefix) => key.startsWith(prefix))) out[key] = labels[key] as string;
+  return out;
+}
+
 function fromAmdNodeLabeller(node: VendorNodeInput): DeviceModel[] {
-  const { labels } = node;
+  const labels = amdLabelsOf(node.labels);
   const perProduct = new Map<string, number>();
   for (const prefix of amdKeys('product-name')) {
     for (const label of Object.keys(labels).sort()) {
