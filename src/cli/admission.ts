@@ -6,7 +6,8 @@ import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createAdmissionMetrics, serveHealth, startChecker } from '../admission/index.js';
 import { ADMISSION_FLAGS } from './admission-flags.js';
-import { UsageError, parseLogLevel } from './errors.js';
+import { UsageError } from './errors.js';
+import { parseLogLevel, parsePort } from './flags.js';
 import { createProcessLogger } from '../runtime/index.js';
 import { isDnsSubdomain } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig } from '../kube/index.js';
@@ -20,13 +21,6 @@ export interface AdmissionSettings {
 
 export interface RunningAdmission {
   stop(): Promise<void>;
-}
-
-function parsePort(text: string, flag: string): number {
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UsageError(`${flag}: "${text}" is not a port number`);
-  return port;
 }
 
 /** Starts the checker and its health endpoint; `stop` ends both. */

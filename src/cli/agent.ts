@@ -18,20 +18,13 @@ import {
   type PublishMode,
 } from '../agent/index.js';
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
-import { UsageError, parseLogLevel } from './errors.js';
+import { UsageError } from './errors.js';
+import { parseDuration, parseLogLevel, parsePort } from './flags.js';
 import { createProcessLogger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig } from '../kube/index.js';
 
 /** `60s`, `5m`, `1h` or plain seconds. */
-function parseDuration(text: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match?.[2] ?? 's'] ?? 1000;
-  const ms = match ? Number(match[1]) * unit : NaN;
-  if (!(ms >= 1000)) throw new UsageError(`${flag}: "${text}" is not a duration of at least 1s (e.g. 60s, 5m)`);
-  return ms;
-}
-
 function parseManufacturers(text: string | undefined): ManufacturerName[] | undefined {
   if (text === undefined) return undefined;
   const names = text
@@ -72,9 +65,9 @@ export async function agentCommand(args: string[]): Promise<void> {
   if (!PUBLISH_MODES.includes(mode))
     throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
   if (mode !== 'feature-file' && !node) throw new UsageError('agent: --node (or $NODE_NAME) is required');
-  const intervalMs = parseDuration(values.interval, '--interval');
+  const intervalMs = parseDuration(values.interval, '--interval', { minMs: 1000 });
   const detectNow = detectFor(values);
-  const healthPort = Number(values['health-port']);
+  const healthPort = parsePort(values['health-port'], '--health-port');
   const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
   const publisher: Publisher =
     mode === 'feature-file'

@@ -6,21 +6,13 @@
  * needs no hand merge.
  */
 import { parseArgs } from 'node:util';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { UsageError } from './errors.js';
 import { DEFAULT_KUEUE_MINOR, OLDEST_KUEUE_MINOR, kueueMinor, mergeKueueConfig } from '../kueue/index.js';
-import { InputError, readInput } from './render-input.js';
+import { InputError, parseDocument, readInput } from './render-input.js';
 
 /** The key of Kueue's ConfigMap that holds the manager configuration (Kueue's own manifests). */
 export const KUEUE_CONFIG_KEY = 'controller_manager_config.yaml';
-
-function parseDocument(text: string, source: string): unknown {
-  try {
-    return parse(text);
-  } catch (error) {
-    throw new InputError(`${source}: not YAML or JSON: ${(error as Error).message}`);
-  }
-}
 
 type ConfigMapLike = { kind: 'ConfigMap'; data?: Record<string, unknown> } & Record<string, unknown>;
 const isConfigMap = (value: unknown): value is ConfigMapLike =>

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ADMISSION_FLAGS } from './admission-flags.js';
-import { UsageError, parseLogLevel } from './errors.js';
+import { UsageError } from './errors.js';
+import { parseDuration, parseLogLevel, parsePort } from './flags.js';
 import { canonicalize, parseQuantity, rfc3339Seconds } from '../k8s/index.js';
 import { InputError, parseChain, parseNodes, readInput } from './render-input.js';
 import { runServer } from '../server/index.js';
@@ -87,14 +88,6 @@ function parseByteSize(text: string, flag: string): number {
   return Math.floor(bytes);
 }
 
-/** `20s`, `1m`, `500ms` or plain seconds; zero allowed. */
-function parseDrain(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text);
-  const unit = { ms: 1, s: 1000, m: 60_000 }[match?.[2] ?? 's'] ?? 1000;
-  if (!match) throw new UsageError(`--drain-timeout: "${text}" is not a duration such as 20s`);
-  return Number(match[1]) * unit;
-}
-
 async function serveCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -109,13 +102,11 @@ async function serveCommand(args: string[]): Promise<void> {
       ...ADMISSION_FLAGS,
     },
   });
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UsageError(`--port: "${values.port}" is not a port number`);
+  const port = parsePort(values.port, '--port');
   const maxBodyBytes = parseByteSize(values['max-body'], '--max-body');
   const inflight = values['max-inflight-bytes'];
   const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
-  const drainTimeoutMs = parseDrain(values['drain-timeout']);
+  const drainTimeoutMs = parseDuration(values['drain-timeout'], '--drain-timeout');
   const logLevel = parseLogLevel(values['log-level']);
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission

@@ -18,7 +18,8 @@ export class InputError extends Error {
   override readonly name = 'InputError';
 }
 
-function parseDocument(text: string, source: string): unknown {
+/** One YAML or JSON document; a syntax error is an InputError naming the source. */
+export function parseDocument(text: string, source: string): unknown {
   try {
     return parse(text, { prettyErrors: true });
   } catch (error) {
