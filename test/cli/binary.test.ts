@@ -699,6 +699,26 @@ describe.concurrent('CLI conventions', () => {
     CLI_TIMEOUT_MS,
   );
 
+  it.each([
+    {
+      args: ['agent', '--publish', 'feature-file', '--features-dir', '/tmp', '--health-port', 'eighty'],
+      flag: '--health-port',
+    },
+    {
+      args: ['agent', '--publish', 'feature-file', '--features-dir', '/tmp', '--interval', '500ms'],
+      flag: '--interval',
+    },
+    { args: ['serve', '--port', '70000'], flag: '--port' },
+  ])(
+    'a bad $flag is a usage error (exit 2) naming the flag, before anything starts',
+    async ({ args, flag }) => {
+      const run = await cli(...args);
+      expect(run.code).toBe(2);
+      expect(run.stderr.split('\n')[0]).toMatch(new RegExp(`^error: ${flag}: `));
+    },
+    CLI_TIMEOUT_MS,
+  );
+
   it(
     'a busy port: one line naming it, exit 1',
     async () => {
