@@ -1,6 +1,7 @@
 // Lint enforces the dependency direction of DESIGN §2:
 // server → sync → nodefeature → k8s, agent → native, agent → nodefeature, agent → kube,
 // admission → placement | sync | kube; render → sync; server, agent, admission → runtime (shared plumbing);
+// dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and admission import it;
 // placement and render are pure like sync.
 // kube is the shared API client and runtime the processes' plumbing: neither imports src/.
 // sync, nodefeature and k8s are pure: no hono, client-node, native code, Node built-ins, no clock, timers,
@@ -89,6 +90,7 @@ export default tseslint.config(
       ...restrict(
         [
           'nodefeature',
+          'dra',
           'sync',
           'placement',
           'render',
@@ -110,7 +112,7 @@ export default tseslint.config(
     files: ['src/nodefeature/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['dra', 'sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/nodefeature may import only src/k8s and is pure',
       ),
@@ -135,6 +137,17 @@ export default tseslint.config(
         ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         "src/placement (the checker's per-card decision) may import only src/nodefeature and src/k8s and is pure",
+      ),
+      ...PURE_GLOBALS_RULE,
+    },
+  },
+  {
+    files: ['src/dra/**/*.ts'],
+    rules: {
+      ...restrict(
+        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'kueue', 'runtime', 'native', 'cli'],
+        [...IO_MODULES, ...FRAMEWORKS],
+        'src/dra (the DRA model: slices, classes, the ledger) may import only src/nodefeature and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -180,7 +193,7 @@ export default tseslint.config(
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli'],
+      ['placement', 'render', 'k8s', 'nodefeature', 'dra', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node'],
       'src/runtime is shared plumbing of the processes: it imports nothing from src/',
     ),
@@ -188,7 +201,7 @@ export default tseslint.config(
   {
     files: ['src/kube/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'k8s', 'nodefeature', 'sync', 'server', 'agent', 'admission', 'native', 'cli'],
+      ['placement', 'render', 'k8s', 'nodefeature', 'dra', 'sync', 'server', 'agent', 'admission', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
       'src/kube is the shared API client: it imports nothing from src/',
     ),

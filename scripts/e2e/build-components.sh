@@ -5,7 +5,7 @@
 #   scripts/e2e/build-components.sh [--json] [--cached-only] [component ...]
 #
 # --cached-only builds nothing: components not cached are reported as failed.
-# Components: etcd kube-apiserver kube-controller-manager metacontroller kueue helm
+# Components: etcd kube-apiserver kube-controller-manager kube-scheduler metacontroller kueue helm
 # (default: all). Each lands in
 #   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
 # with the binary in bin/, build.log, build-seconds and component.json. A component
@@ -66,12 +66,12 @@ for arg in "$@"; do
     --json) json=1 ;;
     --cached-only) cached_only=1 ;;
     -h|--help) sed -n '2,/^set -euo pipefail/{/^#/p}' "$0"; exit 0 ;;
-    etcd|kube-apiserver|kube-controller-manager|metacontroller|kueue|helm) want+=("$arg") ;;
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|metacontroller|kueue|helm) want+=("$arg") ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
 if [[ ${#want[@]} -eq 0 ]]; then
-  want=(etcd kube-apiserver kube-controller-manager metacontroller kueue helm)
+  want=(etcd kube-apiserver kube-controller-manager kube-scheduler metacontroller kueue helm)
 fi
 
 log() { echo "[build-components] $*" >&2; }
@@ -79,7 +79,7 @@ log() { echo "[build-components] $*" >&2; }
 version_of() {
   case "$1" in
     etcd) echo "$ETCD_VERSION" ;;
-    kube-apiserver|kube-controller-manager) echo "$KUBERNETES_VERSION" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler) echo "$KUBERNETES_VERSION" ;;
     metacontroller) echo "$METACONTROLLER_VERSION" ;;
     kueue) echo "$KUEUE_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
@@ -200,7 +200,7 @@ kube_ldflags() {
 
 build_kube() { # out cmd
   local d="$WORK/kubernetes-$KUBERNETES_VERSION"
-  # kube-apiserver and kube-controller-manager share the scratch module (and so the
+  # kube-apiserver, kube-controller-manager and kube-scheduler share the scratch module (and so the
   # compiled packages in the build cache).
   if [[ ! -f "$d/go.mod" || ! -f "$d/.ready" ]]; then
     d=$(kubernetes_module)
@@ -321,7 +321,7 @@ build_one() {
   set +e
   case "$c" in
     etcd) module=$(set -e; build_etcd "$tmp" 2>"$d/build.log") ;;
-    kube-apiserver|kube-controller-manager) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
     metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
     kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
     helm) module=$(set -e; build_helm "$tmp" 2>"$d/build.log") ;;
@@ -354,7 +354,7 @@ main() {
   local kube=() pids=()
   for c in "${want[@]}"; do
     case "$c" in
-      kube-apiserver|kube-controller-manager) kube+=("$c") ;;
+      kube-apiserver|kube-controller-manager|kube-scheduler) kube+=("$c") ;;
       *)
         if [[ ${E2E_BUILD_PARALLEL:-1} == 0 ]]; then build_one "$c" || true
         else build_one "$c" & pids+=($!); fi ;;

@@ -1,0 +1,2 @@
+/** @module Device allocation through DRA (DESIGN §8): pure, imports src/nodefeature and src/k8s. */
+export * from './constants.js';
