@@ -1,17 +1,19 @@
 // A throwaway Kubernetes control plane on 127.0.0.1 for the e2e suite: etcd +
 // kube-apiserver (+ kube-controller-manager for garbage collection and namespace
-// deletion), then Metacontroller out-of-cluster. Reference §A.4, §A.5, §B.4.
+// deletion, + kube-scheduler on request), then Metacontroller out-of-cluster. Reference §A.4,
+// §A.5, §B.4. No kubelet runs: Pods the scheduler binds stay Pending with spec.nodeName set.
 //
 // Everything lives in one temp dir (removed by stop()); every component logs to one
 // file in logsDir, which stop({ failed: true }) keeps and prints (E2E_KEEP_LOGS=1
 // keeps it always).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 
 import { KubeClient, waitFor } from './apply.js';
-import { ensureComponents, hasFlag, helpText, type Component } from './components.js';
+import { ensureComponents, hasFlag, helpText, type Component, type ComponentName } from './components.js';
 import { assertRunning, freePorts, startProcess, type ManagedProcess } from './processes.js';
 
 export interface Stoppable {
@@ -34,7 +36,12 @@ export interface ControlPlane {
   logsDir: string;
   /** Client for the admin user. */
   client: KubeClient;
-  components: { etcd: Component; kubeApiserver: Component; kubeControllerManager?: Component };
+  components: {
+    etcd: Component;
+    kubeApiserver: Component;
+    kubeControllerManager?: Component;
+    kubeScheduler?: Component;
+  };
   /** Milliseconds from the first spawn to a ready API server (and controller manager). */
   startupMs: number;
   processes: ManagedProcess[];
@@ -56,7 +63,31 @@ export interface ControlPlaneOptions {
   timeoutMs?: number;
   /** Extra kube-apiserver flags (`--flag=value`). */
   apiserverArgs?: readonly string[];
+  /**
+   * Controllers kube-controller-manager runs besides namespace and garbage collection, e.g.
+   * DRA_CONTROLLERS (ignored without the controller manager).
+   */
+  extraControllers?: readonly string[];
+  /** Run kube-scheduler (default false): Pods with no nodeName get bound, DRA claims allocated. */
+  scheduler?: boolean;
+  /**
+   * `--feature-gates` for kube-apiserver, kube-controller-manager and kube-scheduler alike (a gate
+   * on one and not the others splits what the API accepts from what gets allocated). Default none:
+   * what DRA needs is on by default in 1.36 (see DRA_CONTROLLERS).
+   */
+  featureGates?: Readonly<Record<string, boolean>>;
 }
+
+/**
+ * What DRA needs from kube-controller-manager (k8s.io/kubernetes v1.36.3
+ * cmd/kube-controller-manager/names): the resource claim controller creates a Pod's claims from
+ * its ResourceClaimTemplates, drops a deleted Pod from `reservedFor` and deletes the claims it
+ * generated. The gates DRA part 1 relies on are all on by default in 1.36
+ * (pkg/features/kube_features.go): DynamicResourceAllocation (GA, locked), DRAConsumableCapacity,
+ * DRAExtendedResource, DRAPartitionableDevices and DRADeviceTaints (beta, on), DRAPrioritizedList
+ * (GA). So no --feature-gates are set.
+ */
+export const DRA_CONTROLLERS = ['resourceclaim-controller'] as const;
 
 function log(message: string): void {
   if (process.env.E2E_QUIET !== '1') process.stderr.write(`[e2e] ${message}\n`);
@@ -74,17 +105,22 @@ async function etcdHealthy(url: string): Promise<boolean> {
 
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const wantControllerManager = options.controllerManager ?? process.env.E2E_CONTROLLER_MANAGER !== '0';
+  const wantScheduler = options.scheduler ?? false;
   const timeoutMs = options.timeoutMs ?? 180_000;
-  const built = ensureComponents(
-    wantControllerManager
-      ? (['etcd', 'kube-apiserver', 'kube-controller-manager'] as const)
-      : (['etcd', 'kube-apiserver'] as const),
-  );
-  const components = {
-    etcd: built.etcd,
-    kubeApiserver: built['kube-apiserver'],
-    ...('kube-controller-manager' in built ? { kubeControllerManager: built['kube-controller-manager'] } : {}),
+  const built: Partial<Record<ComponentName, Component>> = ensureComponents([
+    'etcd',
+    'kube-apiserver',
+    ...(wantControllerManager ? (['kube-controller-manager'] as const) : []),
+    ...(wantScheduler ? (['kube-scheduler'] as const) : []),
+  ]);
+  const components: ControlPlane['components'] = {
+    etcd: built.etcd as Component,
+    kubeApiserver: built['kube-apiserver'] as Component,
+    ...(built['kube-controller-manager'] ? { kubeControllerManager: built['kube-controller-manager'] } : {}),
+    ...(built['kube-scheduler'] ? { kubeScheduler: built['kube-scheduler'] } : {}),
   };
+  const gates = Object.entries(options.featureGates ?? {});
+  const featureGateArgs = gates.length > 0 ? [`--feature-gates=${gates.map(([k, v]) => `${k}=${v}`).join(',')}`] : [];
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-'));
   const ownLogs = options.logsDir === undefined;
@@ -188,6 +224,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         '--disable-admission-plugins=ServiceAccount',
         '--allow-privileged=true',
         '--profiling=false',
+        ...featureGateArgs,
         ...(options.apiserverArgs ?? []),
       ],
       logsDir,
@@ -249,10 +286,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           `--kubeconfig=${kubeconfig}`,
           `--service-account-private-key-file=${saKey}`,
           `--root-ca-file=${caFile}`,
-          '--controllers=namespace,garbagecollector',
+          `--controllers=${['namespace', 'garbagecollector', ...(options.extraControllers ?? [])].join(',')}`,
           '--leader-elect=false',
           '--secure-port=0',
           '--concurrent-gc-syncs=5',
+          ...featureGateArgs,
         ],
         logsDir,
       );
@@ -260,6 +298,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       // It has no probe without a serving port: it must survive its start-up checks.
       await new Promise((resolve) => setTimeout(resolve, 1500));
       assertRunning(kcm);
+    }
+
+    if (components.kubeScheduler) {
+      processes.push(
+        await startScheduler(components.kubeScheduler, { dir, logsDir, kubeconfig, featureGateArgs, timeoutMs }),
+      );
     }
 
     const startupMs = Date.now() - started;
@@ -282,6 +326,71 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await stop({ failed: true });
     throw error;
   }
+}
+
+/** GET https://127.0.0.1:<port>/readyz of a component serving a self-signed certificate, anonymously. */
+function componentReady(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = https.get(
+      { host: '127.0.0.1', port, path: '/readyz', rejectUnauthorized: false, timeout: 2000 },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode === 200);
+      },
+    );
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}
+
+/**
+ * kube-scheduler from a KubeSchedulerConfiguration (its --kubeconfig and --leader-elect flags are
+ * deprecated): the default profile, no leader election, HTTPS only for the /readyz probe on a free
+ * loopback port (anonymous: /readyz is in the default always-allow paths). `-v=2` logs every bind
+ * ("Successfully bound pod to node") and every unschedulable verdict.
+ */
+async function startScheduler(
+  component: Component,
+  context: { dir: string; logsDir: string; kubeconfig: string; featureGateArgs: string[]; timeoutMs: number },
+): Promise<ManagedProcess> {
+  const [port] = (await freePorts(1)) as [number];
+  const config = path.join(context.dir, 'kube-scheduler.yaml');
+  writeFileSync(
+    config,
+    [
+      'apiVersion: kubescheduler.config.k8s.io/v1',
+      'kind: KubeSchedulerConfiguration',
+      'clientConnection:',
+      `  kubeconfig: ${context.kubeconfig}`,
+      'leaderElection:',
+      '  leaderElect: false',
+      '',
+    ].join('\n'),
+  );
+  const scheduler = startProcess(
+    'kube-scheduler',
+    component.binary,
+    [
+      `--config=${config}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+      '--authentication-skip-lookup',
+      '-v=2',
+      ...context.featureGateArgs,
+    ],
+    context.logsDir,
+  );
+  await waitFor(
+    async () => {
+      assertRunning(scheduler);
+      return componentReady(port);
+    },
+    context.timeoutMs,
+    `kube-scheduler did not become ready on https://127.0.0.1:${port}/readyz; see ${scheduler.logFile}`,
+    500,
+  );
+  log(`kube-scheduler ${component.version} ready (pid ${scheduler.pid})`);
+  return scheduler;
 }
 
 export interface Metacontroller extends Stoppable {
@@ -375,6 +484,17 @@ export async function startMetacontroller(options: MetacontrollerOptions): Promi
   }
   log(`metacontroller ${component.version} running (pid ${proc.pid}): ${args.join(' ')}`);
   return handle;
+}
+
+/** The plane's components keyed by name, for describeComponents. */
+export function planeComponents(plane: ControlPlane): Partial<Record<ComponentName, Component>> {
+  const { etcd, kubeApiserver, kubeControllerManager, kubeScheduler } = plane.components;
+  return {
+    etcd,
+    'kube-apiserver': kubeApiserver,
+    ...(kubeControllerManager ? { 'kube-controller-manager': kubeControllerManager } : {}),
+    ...(kubeScheduler ? { 'kube-scheduler': kubeScheduler } : {}),
+  };
 }
 
 /** Reads a component log (for assertions on what a component reported). */
