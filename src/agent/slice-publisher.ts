@@ -106,10 +106,17 @@ export function resourceSlicePublisher(api: KubeApi, node: string): SlicePublish
     desired: readonly ResourceSlice[],
     existing: readonly ReceivedResourceSlice[],
   ): Promise<{ written: number; deleted: number }> {
-    const byName = new Map(existing.map((s) => [s.metadata.name, s]));
-    const generation = Math.max(-1, ...existing.map((s) => s.spec.pool.generation)) + 1;
     let written = 0;
     let deleted = 0;
+    // A slice of our driver on this node in another pool cannot be updated into ours (the pool
+    // name is immutable: 422): it goes first, so its name is free.
+    for (const slice of existing.filter((s) => s.spec.pool.name !== node)) {
+      await api.remove(slicePath(slice.metadata.name), slice.metadata.resourceVersion);
+      deleted++;
+    }
+    const ours = existing.filter((s) => s.spec.pool.name === node);
+    const byName = new Map(ours.map((s) => [s.metadata.name, s]));
+    const generation = Math.max(-1, ...ours.map((s) => s.spec.pool.generation)) + 1;
     // One order for every writer: a second agent of this node conflicts on the first slice.
     for (const slice of withGeneration(desired, generation)) {
       const current = byName.get(slice.metadata.name);
@@ -122,7 +129,7 @@ export function resourceSlicePublisher(api: KubeApi, node: string): SlicePublish
       written++;
     }
     const keep = new Set(desired.map((s) => s.metadata.name));
-    for (const slice of existing) {
+    for (const slice of ours) {
       if (keep.has(slice.metadata.name)) continue;
       await api.remove(slicePath(slice.metadata.name), slice.metadata.resourceVersion);
       deleted++;

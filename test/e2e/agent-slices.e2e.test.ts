@@ -223,6 +223,121 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     expect(deviceNames(await slicesOf('squatted'))).toHaveLength(4);
   });
 
+  it('a write the API server refuses with 422 (a ValidatingAdmissionPolicy) is logged with its reason and retried', async () => {
+    await node('refused');
+    const admission = '/apis/admissionregistration.k8s.io/v1';
+    await client.request(
+      'POST',
+      `${admission}/validatingadmissionpolicies`,
+      JSON.stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'no-slices-for-refused' },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: ['resource.k8s.io'],
+                apiVersions: ['v1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['resourceslices'],
+              },
+            ],
+          },
+          validations: [
+            {
+              expression: "object.spec.nodeName != 'refused'",
+              message: 'no slices for node refused',
+              reason: 'Invalid',
+            },
+          ],
+        },
+      }),
+    );
+    await client.request(
+      'POST',
+      `${admission}/validatingadmissionpolicybindings`,
+      JSON.stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'no-slices-for-refused' },
+        spec: { policyName: 'no-slices-for-refused', validationActions: ['Deny'] },
+      }),
+    );
+    const logger = recordingLogger();
+    const state = createAgentState();
+    const labels: Publisher = {
+      mode: 'node-labels',
+      read: () => Promise.resolve(undefined),
+      write: () => Promise.resolve(),
+    };
+    const options = {
+      detect: () => Promise.resolve({ devices: [device(0)], errors: [] }),
+      publisher: labels,
+      slicePublisher: resourceSlicePublisher(api, 'refused'),
+      intervalMs: 60_000,
+      logger,
+    };
+    // The policy takes effect within a second or two; until then the first slice may get through.
+    await waitFor(
+      async () => {
+        await client.raw('DELETE', `${SLICES}?fieldSelector=${encodeURIComponent('spec.nodeName=refused')}`);
+        // The labels go out whatever happens to the slices.
+        expect(await runCycle(state, options)).not.toBe('failed');
+        return state.lastSliceError?.includes('HTTP 422');
+      },
+      30_000,
+      'the policy refuses the slices',
+      500,
+    );
+    const failure = logger.entries.filter((e) => e.message === 'publishing resource slices failed; will retry').at(-1);
+    expect((failure?.fields as { err: string }).err).toMatch(/HTTP 422.*no slices for node refused/);
+    expect(state.sliceFailures).toBeGreaterThan(0);
+    await client.request('DELETE', `${admission}/validatingadmissionpolicybindings/no-slices-for-refused`);
+    await waitFor(
+      async () => {
+        await runCycle(state, options);
+        return state.sliceFailures === 0;
+      },
+      30_000,
+      'the slices are published once the policy is gone',
+      500,
+    );
+    expect(deviceNames(await slicesOf('refused'))).toEqual(['card-0', 'card-0-shared']);
+  });
+
+  it('a slice of our driver on the node in another pool is replaced, not updated (the pool name is immutable)', async () => {
+    await node('moved');
+    await client.request(
+      'POST',
+      SLICES,
+      JSON.stringify({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceSlice',
+        metadata: { name: 'moved-nvidia-counters-0' },
+        spec: {
+          driver: 'nvidia.gpustack.ai',
+          nodeName: 'moved',
+          pool: { name: 'elsewhere', generation: 5, resourceSliceCount: 1 },
+          sharedCounters: [{ name: 'x', counters: { units: { value: '1' } } }],
+        },
+      }),
+    );
+    const publisher = resourceSlicePublisher(api, 'moved');
+    expect(await publisher.publish(cards('nvidia', 1), NONE)).toMatchObject({
+      result: 'published',
+      written: 2,
+      deleted: 1,
+    });
+    const slices = await slicesOf('moved');
+    expect(slices.map((s) => [s.metadata.name, s.spec.pool.name, s.spec.pool.generation])).toEqual([
+      ['moved-nvidia-counters-0', 'moved', 0],
+      ['moved-nvidia-devices-0', 'moved', 0],
+    ]);
+    expect((await publisher.publish(cards('nvidia', 1), NONE)).result).toBe('unchanged');
+  });
+
   it('two publishers for one node (a rolling update) converge on one generation, which only grows', async () => {
     await node('rolling');
     const a = resourceSlicePublisher(api, 'rolling');
