@@ -16,7 +16,7 @@ import {
 } from '../dra/index.js';
 import { ApiError, withQuery, type KubeApi } from '../kube/index.js';
 import { canonicalize, parseQuantityExact, type ManufacturerName } from '../k8s/index.js';
-import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
+import { SYSTEM_DOMAIN, isManufacturer } from '../nodefeature/index.js';
 
 export type SlicePublishResult = 'published' | 'unchanged';
 
@@ -92,6 +92,8 @@ export function resourceSlicePublisher(api: KubeApi, node: string): SlicePublish
       const driver = parsed.data.spec.driver;
       if (!driver.endsWith(DRIVER_SUFFIX)) return;
       const mfr = driver.slice(0, -DRIVER_SUFFIX.length);
+      // Another driver of our domain is not one of ours to delete.
+      if (!isManufacturer(mfr)) return;
       byMfr.set(mfr, [...(byMfr.get(mfr) ?? []), parsed.data]);
     });
     return byMfr;

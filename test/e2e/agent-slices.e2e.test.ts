@@ -164,9 +164,25 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     expect(await publisher.publish(cards('nvidia', 2), NONE)).toMatchObject({ result: 'published', deleted: 2 });
     expect(await slicesOf('two-vendors', 'amd.gpustack.ai')).toEqual([]);
     expect(await slicesOf('two-vendors', 'nvidia.gpustack.ai')).toHaveLength(2);
+    // Another driver of our domain on this node is not ours: it stays.
+    await client.request(
+      'POST',
+      SLICES,
+      JSON.stringify({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceSlice',
+        metadata: { name: 'two-vendors-cdi' },
+        spec: {
+          driver: 'cdi.gpustack.ai',
+          nodeName: 'two-vendors',
+          pool: { name: 'two-vendors', generation: 0, resourceSliceCount: 1 },
+          devices: [{ name: 'x' }],
+        },
+      }),
+    );
     // No cards at all: nothing of ours is left on the node.
     await publisher.publish([], NONE);
-    expect(await slicesOf('two-vendors')).toEqual([]);
+    expect((await slicesOf('two-vendors')).map((s) => s.spec.driver)).toEqual(['cdi.gpustack.ai']);
   });
 
   it('a rejected write is logged with the API reason and retried with backoff; the labels are published regardless', async () => {
