@@ -24,6 +24,7 @@ export {
   type SlicePublishOutcome,
   type SlicePublishResult,
   type SlicePublisher,
+  type SlicePublisherOptions,
 } from './slice-publisher.js';
 export {
   FEATURE_FILE_NAME,

@@ -73,8 +73,25 @@ function isConflict(error: unknown): boolean {
   return error instanceof ApiError && error.status === 409;
 }
 
-export function resourceSlicePublisher(api: KubeApi, node: string): SlicePublisher {
+export interface SlicePublisherOptions {
+  /**
+   * Calls with the cards of the last verified call are answered from memory, without a request,
+   * except every this many: then the pool is listed and compared again, so a slice deleted or
+   * changed by someone else (or a Node recreated under the same name) is repaired within that
+   * many cycles. At the 60 s default interval, 10 is ten minutes. @default 10
+   */
+  readonly resyncEvery?: number;
+}
+
+export function resourceSlicePublisher(
+  api: KubeApi,
+  node: string,
+  options: SlicePublisherOptions = {},
+): SlicePublisher {
   const nodePath = `/api/v1/nodes/${encodeURIComponent(node)}`;
+  const resyncEvery = Math.max(1, options.resyncEvery ?? 10);
+  /** The last call that ended with the API matching its cards, and the calls answered since. */
+  let verified: { key: string; problems: readonly string[]; calls: number } | undefined;
 
   async function nodeUid(): Promise<string> {
     const object = (await api.get(nodePath)) as { metadata?: { uid?: string } } | undefined;
@@ -148,6 +165,12 @@ export function resourceSlicePublisher(api: KubeApi, node: string): SlicePublish
 
   return {
     async publish(cards, keep) {
+      const key = JSON.stringify([cards, [...keep].sort()]);
+      if (verified?.key === key && verified.calls < resyncEvery) {
+        verified.calls++;
+        return { result: 'unchanged', written: 0, deleted: 0, problems: verified.problems };
+      }
+      verified = undefined;
       let uid: string | undefined;
       let written = 0;
       let deleted = 0;
@@ -170,6 +193,7 @@ export function resourceSlicePublisher(api: KubeApi, node: string): SlicePublish
             deleted += done.deleted;
           }
           const result = written + deleted > 0 ? 'published' : 'unchanged';
+          verified = { key, problems: desired.problems, calls: 1 };
           return { result, written, deleted, problems: desired.problems };
         } catch (error) {
           if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
