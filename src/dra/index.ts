@@ -1,2 +1,4 @@
 /** @module Device allocation through DRA (DESIGN §8): pure, imports src/nodefeature and src/k8s. */
 export * from './constants.js';
+export * from './resource-slice.js';
+export * from './slices.js';
