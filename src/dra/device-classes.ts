@@ -76,6 +76,15 @@ export function deviceClassExpression(scope: DeviceClassScope, mode: typeof MODE
   return terms.join(' && ');
 }
 
+/**
+ * `cards.gpustack.ai/<mfr>`: whole cards claimed through DRA, one per card. Kueue before 0.18 counts
+ * a DeviceClass mapping in devices and cannot charge a card M credits, so the device ClusterQueues
+ * also cover this resource (the pool's cards) and kueue-config maps the whole-card classes to it there.
+ */
+export function cardsResource(mfr: ManufacturerName): string {
+  return `cards.${SYSTEM_DOMAIN}/${mfr}`;
+}
+
 /** `<base>.shared` (`nvidia.com/gpu.shared`): the extended resource the manufacturer's shared class serves. */
 export function sharedExtendedResource(mfr: ManufacturerName): string {
   return `${MANUFACTURERS[mfr].deviceResource}.shared`;

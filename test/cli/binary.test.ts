@@ -186,7 +186,8 @@ describe('gpustack-operator serve', () => {
           body: readFileSync(join(REPO, 'examples/hooks/scheduling-chain.sync.json')),
         });
         expect(hook.status).toBe(200);
-        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(11);
+        // 11 Kueue and gpustack objects and 22 DeviceClasses (nine manufacturers and two models, whole and shared).
+        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(33);
         const tooLarge = await fetch(`${base}/hooks/scheduling-chain/sync`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -539,7 +540,8 @@ describe.concurrent('gpustack-operator kueue-config', () => {
         resources: Record<string, unknown> & { transformations: unknown[] };
       };
       expect(config.namespace).toBe('kueue-system');
-      expect(config.featureGates).toEqual({ AssignQueueLabelsForPods: false });
+      // 0.17 knows DRA by its old gate only (0.18 renamed it).
+      expect(config.featureGates).toEqual({ AssignQueueLabelsForPods: false, DynamicResourceAllocation: true });
       expect(config.resources).not.toHaveProperty('quotaCheckStrategy');
       expect(config.resources.transformations).toHaveLength(27);
       expect(run.stderr).toContain('removed resources.quotaCheckStrategy: Kueue 0.17 does not know it');

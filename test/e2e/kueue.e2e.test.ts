@@ -362,8 +362,17 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     expect(h100?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: CHECK }] });
     expect(h100?.spec.resourceGroups).toEqual([
       {
-        coveredResources: ['credits.gpustack.ai/nvidia'],
-        flavors: [{ name: H100_FLAVOR, resources: [{ name: 'credits.gpustack.ai/nvidia', nominalQuota: '25600k' }] }],
+        // Credits (device plugin, shares, DRA claims from Kueue 0.18) and whole DRA cards (Kueue 0.17).
+        coveredResources: ['credits.gpustack.ai/nvidia', 'cards.gpustack.ai/nvidia'],
+        flavors: [
+          {
+            name: H100_FLAVOR,
+            resources: [
+              { name: 'credits.gpustack.ai/nvidia', nominalQuota: '25600k' },
+              { name: 'cards.gpustack.ai/nvidia', nominalQuota: '16' },
+            ],
+          },
+        ],
       },
     ]);
     // Kueue's webhook or controller holds every flavor and queue it knows with its finalizer.
