@@ -193,7 +193,20 @@ export default tseslint.config(
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'k8s', 'nodefeature', 'dra', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli'],
+      [
+        'placement',
+        'render',
+        'k8s',
+        'nodefeature',
+        'dra',
+        'sync',
+        'server',
+        'agent',
+        'admission',
+        'kube',
+        'native',
+        'cli',
+      ],
       ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node'],
       'src/runtime is shared plumbing of the processes: it imports nothing from src/',
     ),
