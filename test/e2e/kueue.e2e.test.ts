@@ -8,7 +8,8 @@
 // The gpustack-node-devices checker runs as the built CLI (`gpustack-operator admission`).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Node } from '../../src/k8s/index.js';
+import { MANUFACTURER_NAMES, type Node } from '../../src/k8s/index.js';
+import { DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { sleep, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
 import { createNode, exampleNodes, installOurManifests } from './support/chain.js';
@@ -137,6 +138,36 @@ function job(name: string, queue: string, resources: Record<string, string>, par
               resources: { requests: resources, limits: resources },
             },
           ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * A Job whose pods each take `cards` whole cards through a ResourceClaimTemplate on `deviceClass`
+ * (only templates count in Kueue; it reads the template when it builds the Workload).
+ */
+function claimJob(name: string, queue: string, template: string, parallelism = 1): KubeObject {
+  const base = job(name, queue, {}, parallelism) as KubeObject & {
+    spec: { template: { spec: { containers: Record<string, unknown>[]; resourceClaims?: unknown[] } } };
+  };
+  base.spec.template.spec.resourceClaims = [{ name: 'cards', resourceClaimTemplateName: template }];
+  base.spec.template.spec.containers = [
+    { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'cards' }] } },
+  ];
+  return base;
+}
+
+function claimTemplate(name: string, deviceClass: string, count: number): KubeObject {
+  return {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceClaimTemplate',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      spec: {
+        devices: {
+          requests: [{ name: 'cards', exactly: { deviceClassName: deviceClass, allocationMode: 'ExactCount', count } }],
         },
       },
     },
@@ -606,6 +637,81 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
       await client.delete('v1', 'Pod', blocker.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
       await deleteJob(name);
     }
+  });
+
+  it('Kueue runs with the DRA configuration of its version; the DeviceClasses the chain emits pass the API server', async () => {
+    const minor = kueueMinor(kueue.version) ?? DRA_COUNTER_MINOR + 1;
+    const config = kueue.config as {
+      featureGates: Record<string, boolean>;
+      resources: { deviceClassMappings?: { name: string; deviceClassNames: string[]; sources?: unknown[] }[] };
+    };
+    // The manager validates gates and mappings at start (an unknown gate or a bad mapping is fatal):
+    // it is running, so it took this configuration.
+    expect(kueue.process.running()).toBe(true);
+    if (minor < DRA_COUNTER_MINOR) expect(config.featureGates['DynamicResourceAllocation']).toBe(true);
+    else expect(config.featureGates['KueueDRAIntegration']).toBe(true);
+    const mappings = config.resources.deviceClassMappings ?? [];
+    expect(mappings.map((m) => m.name)).toEqual(MANUFACTURER_NAMES.map((m) => draQuotaResource(m, minor)));
+    expect(mappings.find((m) => m.deviceClassNames.includes('gpustack-nvidia'))?.name).toBe(
+      draQuotaResource('nvidia', minor),
+    );
+    // Metacontroller created the classes (a declared child it may write); the API server compiled their CEL.
+    type DeviceClass = KubeObject & {
+      spec: { selectors: { cel: { expression: string } }[]; extendedResourceName?: string };
+    };
+    let classes: DeviceClass[] = [];
+    await converge('the chain has written its DeviceClasses', async () => {
+      classes = await client.list<DeviceClass>('resource.k8s.io/v1', 'DeviceClass', {
+        labelSelector: 'resource.gpustack.ai/type=deviceclasses',
+      });
+      const names = classes.map((c) => c.metadata.name);
+      return ['gpustack-nvidia', 'gpustack-nvidia-shared', 'gpustack-nvidia-h100-80gb-hbm3']
+        .filter((n) => !names.includes(n))
+        .map((n) => `no DeviceClass ${n}`);
+    });
+    expect(classes).toHaveLength(2 * MANUFACTURER_NAMES.length + 2);
+    const shared = classes.find((c) => c.metadata.name === 'gpustack-nvidia-shared');
+    expect(shared?.spec.extendedResourceName).toBe('nvidia.com/gpu.shared');
+    log(`DeviceClasses: ${classes.map((c) => c.metadata.name).join(', ')}`);
+  });
+
+  it('Kueue 0.17 counts a ResourceClaimTemplate on gpustack-nvidia in whole cards of the H100 queue; over quota stays suspended', async (context) => {
+    const minor = kueueMinor(kueue.version);
+    if (minor === undefined || minor >= DRA_COUNTER_MINOR) {
+      // From 0.18 a card is charged its `units` counter, read from our ResourceSlices: no agent publishes them here.
+      context.skip();
+      return;
+    }
+    const cards = draQuotaResource('nvidia', minor);
+    await client.applyObject(claimTemplate('e2e-two-cards', 'gpustack-nvidia', 2));
+    const name = 'e2e-claim-2';
+    await client.applyObject(claimJob(name, localQueueName(H100), 'e2e-two-cards'));
+    // Quota is what this proves: the checker's per-card verdict on claims is the ledger's (issue 10 item 4).
+    let workload: Workload | undefined;
+    await converge(`Job ${name} holds a quota reservation`, async () => {
+      workload = await workloadOf(name);
+      return isTrue(workload, 'QuotaReserved') ? [] : [describeWorkload(workload)];
+    });
+    const [assignment] = workload?.status?.admission?.podSetAssignments ?? [];
+    expect(workload?.status?.admission?.clusterQueue).toBe(H100);
+    expect(assignment?.resourceUsage).toEqual({ [cards]: '2' });
+    expect(assignment?.flavors).toEqual({ [cards]: H100_FLAVOR });
+    log(`claim Job ${name}: ${JSON.stringify(assignment)}`);
+    await deleteJob(name);
+
+    // 9 pods × 2 cards = 18 > the 16 cards of the pool: no quota, the Job stays suspended.
+    const over = 'e2e-claim-over';
+    await client.applyObject(claimJob(over, localQueueName(H100), 'e2e-two-cards', 9));
+    let message = '';
+    await converge(`Job ${over} is refused quota`, async () => {
+      const w = await workloadOf(over);
+      message = condition(w, 'QuotaReserved')?.message ?? '';
+      return message.includes(cards) ? [] : [describeWorkload(w)];
+    });
+    expect((await client.get<Job>('batch/v1', 'Job', over, NAMESPACE))?.spec.suspend).toBe(true);
+    log(`over-quota claim Job: ${message}`);
+    await deleteJob(over);
+    await client.delete('resource.k8s.io/v1', 'ResourceClaimTemplate', 'e2e-two-cards', NAMESPACE);
   });
 
   it('the checker exits 0 on SIGTERM', async () => {
