@@ -8,7 +8,7 @@
 // The gpustack-node-devices checker runs as the built CLI (`gpustack-operator admission`).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { MANUFACTURER_NAMES, type Node } from '../../src/k8s/index.js';
+import { MANUFACTURER_NAMES, parseQuantity, type Node } from '../../src/k8s/index.js';
 import { DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { sleep, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
@@ -172,6 +172,44 @@ function claimTemplate(name: string, deviceClass: string, count: number): KubeOb
       },
     },
   };
+}
+
+/**
+ * A stand-in for what the agent publishes (DESIGN §8), reduced to what Kueue's counter charge reads:
+ * one counter set per card in its own slice, and each card's whole device consuming all of it.
+ */
+function standInPool(node: string): KubeObject[] {
+  const cards = [0, 1];
+  const pool = { name: node, generation: 1, resourceSliceCount: 2 };
+  const counters = { memory: { value: '81559Mi' }, units: { value: '1600000' } };
+  const base = { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' };
+  return [
+    {
+      ...base,
+      metadata: { name: `e2e-${node}-counters` },
+      spec: {
+        driver: 'nvidia.gpustack.ai',
+        nodeName: node,
+        pool,
+        sharedCounters: cards.map((i) => ({ name: `card-${i}-counters`, counters })),
+      },
+    },
+    {
+      ...base,
+      metadata: { name: `e2e-${node}-devices` },
+      spec: {
+        driver: 'nvidia.gpustack.ai',
+        nodeName: node,
+        pool,
+        devices: cards.map((i) => ({
+          name: `card-${i}`,
+          attributes: { mode: { string: 'whole' }, productKey: { string: 'nvidia-h100-80gb-hbm3' } },
+          capacity: { memory: { value: '81559Mi' }, units: { value: '1600000' } },
+          consumesCounters: [{ counterSet: `card-${i}-counters`, counters }],
+        })),
+      },
+    },
+  ];
 }
 
 /** A Pod standing in for running work: bound straight to `node` (no scheduler, no kubelet: it stays Pending). */
@@ -675,14 +713,18 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     log(`DeviceClasses: ${classes.map((c) => c.metadata.name).join(', ')}`);
   });
 
-  it('Kueue 0.17 counts a ResourceClaimTemplate on gpustack-nvidia in whole cards of the H100 queue; over quota stays suspended', async (context) => {
-    const minor = kueueMinor(kueue.version);
-    if (minor === undefined || minor >= DRA_COUNTER_MINOR) {
-      // From 0.18 a card is charged its `units` counter, read from our ResourceSlices: no agent publishes them here.
-      context.skip();
-      return;
-    }
-    const cards = draQuotaResource('nvidia', minor);
+  it('a ResourceClaimTemplate on gpustack-nvidia draws on the H100 queue: 2 cards reserved (0.17: cards, 0.18+: 3200k credits), 9 × 2 cards stay suspended', async () => {
+    const minor = kueueMinor(kueue.version) ?? DRA_COUNTER_MINOR + 1;
+    const quota = draQuotaResource('nvidia', minor);
+    // From 0.18 Kueue charges a card the `units` its devices consume, read from the ResourceSlices:
+    // no agent runs here, so publish a stand-in pool of two whole cards on each H100 node.
+    const slices =
+      minor >= DRA_COUNTER_MINOR
+        ? clusterNodes()
+            .slice(0, 2)
+            .flatMap((n) => standInPool(n.metadata.name))
+        : [];
+    for (const slice of slices) await client.applyObject(slice);
     await client.applyObject(claimTemplate('e2e-two-cards', 'gpustack-nvidia', 2));
     const name = 'e2e-claim-2';
     await client.applyObject(claimJob(name, localQueueName(H100), 'e2e-two-cards'));
@@ -694,8 +736,10 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     });
     const [assignment] = workload?.status?.admission?.podSetAssignments ?? [];
     expect(workload?.status?.admission?.clusterQueue).toBe(H100);
-    expect(assignment?.resourceUsage).toEqual({ [cards]: '2' });
-    expect(assignment?.flavors).toEqual({ [cards]: H100_FLAVOR });
+    // Compared as numbers: 0.19 writes the counter charge as 3125Ki (= 3,200,000, two cards of M).
+    expect(Object.keys(assignment?.resourceUsage ?? {})).toEqual([quota]);
+    expect(parseQuantity(assignment?.resourceUsage?.[quota] ?? '')).toBe(minor >= DRA_COUNTER_MINOR ? 3_200_000 : 2);
+    expect(assignment?.flavors).toEqual({ [quota]: H100_FLAVOR });
     log(`claim Job ${name}: ${JSON.stringify(assignment)}`);
     await deleteJob(name);
 
@@ -706,12 +750,29 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     await converge(`Job ${over} is refused quota`, async () => {
       const w = await workloadOf(over);
       message = condition(w, 'QuotaReserved')?.message ?? '';
-      return message.includes(cards) ? [] : [describeWorkload(w)];
+      return message.includes(quota) ? [] : [describeWorkload(w)];
     });
     expect((await client.get<Job>('batch/v1', 'Job', over, NAMESPACE))?.spec.suspend).toBe(true);
     log(`over-quota claim Job: ${message}`);
     await deleteJob(over);
     await client.delete('resource.k8s.io/v1', 'ResourceClaimTemplate', 'e2e-two-cards', NAMESPACE);
+    for (const slice of slices) await client.delete('resource.k8s.io/v1', 'ResourceSlice', slice.metadata.name);
+  });
+
+  it('shares through the extended resource: a Job asking nvidia.com/gpu.shared: 3 is charged three tenths of a card (480k credits)', async () => {
+    // gpustack-nvidia-shared serves nvidia.com/gpu.shared; Kueue still charges it by the transformation.
+    const name = 'e2e-shares-3';
+    await client.applyObject(job(name, localQueueName(H100), { 'nvidia.com/gpu.shared': '3' }));
+    let workload: Workload | undefined;
+    await converge(`Job ${name} holds a quota reservation`, async () => {
+      workload = await workloadOf(name);
+      return isTrue(workload, 'QuotaReserved') ? [] : [describeWorkload(workload)];
+    });
+    const usage = workload?.status?.admission?.podSetAssignments[0]?.resourceUsage ?? {};
+    log(`shares Job ${name}: ${JSON.stringify(usage)}`);
+    expect(Object.keys(usage)).toEqual(['credits.gpustack.ai/nvidia']);
+    expect(parseQuantity(usage['credits.gpustack.ai/nvidia'] ?? '')).toBe(480_000);
+    await deleteJob(name);
   });
 
   it('the checker exits 0 on SIGTERM', async () => {
