@@ -52,9 +52,10 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
   'kueue-config': `  kueue-config
              Print the Kueue manager configuration with ours merged in (our feature gates, device
              transformations and DeviceClass mappings set, every other key kept), valid for that
-             Kueue version [--kueue-version 0.19] [--merge FILE|-] (a Configuration or the
-             kueue-manager-config ConfigMap; printed back as the same kind) [--nodes FILE|-] (map
-             the model classes gpustack-<aKey> of these nodes too) [-o yaml|json]
+             Kueue version [--kueue-version 0.19] [--merge FILE|-] (a Configuration, the
+             kueue-manager-config ConfigMap or the values of Kueue's Helm chart; printed back in the
+             same shape) [--nodes FILE|-] (map the model classes gpustack-<aKey> of these nodes too)
+             [-o yaml|json]
 `,
   admission: `  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
              write our entry of Workload.status.admissionChecks (Ready or Retry)
