@@ -749,8 +749,20 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     let message = '';
     await converge(`Job ${over} is refused quota`, async () => {
       const w = await workloadOf(over);
-      message = condition(w, 'QuotaReserved')?.message ?? '';
-      return message.includes(quota) ? [] : [describeWorkload(w)];
+      if (isTrue(w, 'QuotaReserved')) throw new Error(`${over} got quota: ${describeWorkload(w)}`);
+      // Kueue 0.17 says it in an Event at once; its status write of the same message can lose a
+      // conflict with the checker's and land only at its next attempt (measured: 2 minutes later).
+      type Event = KubeObject & { involvedObject?: { name?: string }; message?: string };
+      const events = w
+        ? (await client.list<Event>('v1', 'Event', { namespace: NAMESPACE })).filter(
+            (e) => e.involvedObject?.name === w.metadata.name,
+          )
+        : [];
+      message =
+        [condition(w, 'QuotaReserved')?.message ?? '', ...events.map((e) => e.message ?? '')].find((m) =>
+          m.includes(`insufficient quota for ${quota}`),
+        ) ?? '';
+      return message ? [] : [describeWorkload(w)];
     });
     expect((await client.get<Job>('batch/v1', 'Job', over, NAMESPACE))?.spec.suspend).toBe(true);
     log(`over-quota claim Job: ${message}`);
