@@ -1,6 +1,7 @@
 /**
  * @module src/admission: the `gpustack-node-devices` checker process (DESIGN §4.3) — watches
- * Workloads, ResourceFlavors, Nodes, Pods and the SchedulingChain (its resource names), decides with the pure `decideNodeDevices`, and
+ * Workloads, ResourceFlavors, Nodes, Pods, the SchedulingChain (its resource names) and the card
+ * ledger's ResourceSlices, ResourceClaims and ResourceClaimTemplates, decides with the pure `decideNodeDevices`, and
  * server-side applies only its own entry of `Workload.status.admissionChecks`.
  */
 export { DEFAULT_CHECK_NAME, startChecker, type Checker, type CheckerOptions } from './checker.js';
@@ -26,7 +27,11 @@ export {
   KUEUE_API,
   NODES,
   PODS,
+  RESOURCE_API,
+  RESOURCE_CLAIMS,
+  RESOURCE_CLAIM_TEMPLATES,
   RESOURCE_FLAVORS,
+  RESOURCE_SLICES,
   SCHEDULING_CHAINS,
   WORKLOADS,
   objectKey,

@@ -4,11 +4,19 @@
  * differ from the observed one, so our own write, coming back through the watch, causes no
  * further write. The transition time is stamped here, not in the decision (it reads no clock).
  */
+import {
+  buildDeviceLedger,
+  type DeviceLedger,
+  type ReceivedResourceClaim,
+  type ReceivedResourceClaimTemplate,
+  type ReceivedResourceSlice,
+} from '../dra/index.js';
 import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from '../k8s/index.js';
 import { ApiError } from '../kube/index.js';
 import {
   decideNodeDevices,
   indexNodeDevices,
+  type ClaimsInput,
   type AdmissionCheckState,
   type NodeDevicesIndex,
   type NodeDevicesVerdict,
@@ -36,6 +44,26 @@ export interface Snapshot {
    * only a Workload left in an old queue of it reaches the decision.
    */
   readonly settings: Settings;
+  /**
+   * The card ledger's stores, once all three have listed; absent, a Workload whose pods use
+   * claims is answered Retry. Templates keyed `namespace/name`, as the informer keeps them.
+   */
+  readonly dra?: {
+    readonly slices: ReadonlyMap<string, ReceivedResourceSlice>;
+    readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
+    readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
+  };
+}
+
+/** The ledger of a pass, built on first use: a pass whose Workloads use no claims never builds it. */
+function claimsInput(dra: NonNullable<Snapshot['dra']>): ClaimsInput {
+  let ledger: DeviceLedger | undefined;
+  return {
+    get ledger() {
+      return (ledger ??= buildDeviceLedger(dra.slices.values(), dra.claims.values()));
+    },
+    templates: (namespace, name) => dra.templates.get(objectKey({ namespace, name })),
+  };
 }
 
 export interface ReconcilerOptions {
@@ -98,12 +126,13 @@ export class Reconciler {
     const resourceOf = (mfr: ManufacturerName) => deviceResourceOf(snapshot.settings, mfr);
     // Card usage and pools depend on the Nodes and Pods only: built once, shared by every decision of the pass.
     const index = indexNodeDevices(snapshot.nodes, snapshot.pods);
+    const claims = snapshot.dra === undefined ? undefined : claimsInput(snapshot.dra);
     let written = 0;
     let failed = 0;
     for (const workload of snapshot.workloads) {
       const key = objectKey(workload.metadata);
       seen.add(key);
-      const outcome = await this.reconcileOne(workload, key, snapshot, index, resourceOf);
+      const outcome = await this.reconcileOne(workload, key, snapshot, { index, claims }, resourceOf);
       if (outcome === 'written') written++;
       else if (outcome === 'failed') failed++;
     }
@@ -115,7 +144,7 @@ export class Reconciler {
     workload: Workload,
     key: string,
     snapshot: Snapshot,
-    index: NodeDevicesIndex,
+    shared: { readonly index: NodeDevicesIndex; readonly claims: ClaimsInput | undefined },
     resourceOf: (mfr: ManufacturerName) => string,
   ): Promise<'written' | 'unchanged' | 'skipped' | 'failed'> {
     const { checkName } = this.options;
@@ -125,7 +154,8 @@ export class Reconciler {
       flavors: snapshot.flavors,
       nodes: snapshot.nodes,
       pods: snapshot.pods,
-      index,
+      index: shared.index,
+      ...(shared.claims === undefined ? {} : { claims: shared.claims }),
       deviceResourceOf: resourceOf,
       checkName,
     });

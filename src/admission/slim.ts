@@ -9,6 +9,13 @@
  * of a Node, `spec.tolerations` and `spec.nodeSelector` of a PodSet template and `spec.tolerations`
  * of a ResourceFlavor, which decide whether a pod could be placed on a node at all.
  */
+import {
+  manufacturerOfDriver,
+  type ReceivedDevice,
+  type ReceivedResourceClaim,
+  type ReceivedResourceClaimTemplate,
+  type ReceivedResourceSlice,
+} from '../dra/index.js';
 import type { Node } from '../k8s/index.js';
 import type { Container, ObservedResourceFlavor, Pod, PodSpec, Workload } from '../placement/index.js';
 
@@ -115,7 +122,7 @@ export function slimWorkload(workload: Workload): Workload {
       ...pick(spec, ['active']),
       podSets: spec.podSets.map((podSet) => ({
         ...pick(podSet, ['name', 'count']),
-        template: { spec: slimPodSpec(podSet.template.spec, ['nodeSelector', 'tolerations']) },
+        template: { spec: slimPodSpec(podSet.template.spec, ['nodeSelector', 'tolerations', 'resourceClaims']) },
       })),
     },
     ...(status === undefined ? {} : { status: status === null ? null : slimWorkloadStatus(status) }),
@@ -129,5 +136,62 @@ export function slimResourceFlavor(flavor: ObservedResourceFlavor): ObservedReso
     ...pick(flavor, IDENTITY),
     metadata: pick(flavor.metadata, ['name', 'resourceVersion']),
     ...(spec === undefined ? {} : { spec }),
+  };
+}
+
+/** A device of ours: its name, the attributes the ledger reads, its capacities and counter set. */
+function slimDevice(device: ReceivedDevice): ReceivedDevice {
+  const attributes = device.attributes;
+  const kept =
+    attributes === undefined
+      ? undefined
+      : Object.fromEntries(Object.entries(attributes).filter(([name]) => /(^|\/)(productKey|mode)$/.test(name)));
+  return {
+    ...pick(device, ['name', 'allowMultipleAllocations', 'capacity']),
+    ...(kept === undefined ? {} : { attributes: kept }),
+    ...(device.consumesCounters === undefined
+      ? {}
+      : { consumesCounters: device.consumesCounters.map((c) => ({ counterSet: c.counterSet })) }),
+  };
+}
+
+/** A ResourceSlice: driver, pool and node; devices only for our drivers (another vendor's are never counted). */
+export function slimResourceSlice(slice: ReceivedResourceSlice): ReceivedResourceSlice {
+  const ours = manufacturerOfDriver(slice.spec.driver) !== undefined;
+  return {
+    ...pick(slice, IDENTITY),
+    metadata: pick(slice.metadata, ['name', 'resourceVersion']),
+    spec: {
+      ...pick(slice.spec, ['driver', 'nodeName']),
+      pool: pick(slice.spec.pool, ['name', 'generation', 'resourceSliceCount']),
+      ...(ours && slice.spec.devices !== undefined ? { devices: slice.spec.devices.map(slimDevice) } : {}),
+    },
+  };
+}
+
+/** A ResourceClaim: only the allocation results on our drivers. Most claims in a cluster are few bytes after this. */
+export function slimResourceClaim(claim: ReceivedResourceClaim): ReceivedResourceClaim {
+  const results = claim.status?.allocation?.devices?.results
+    ?.filter((r) => manufacturerOfDriver(r.driver) !== undefined)
+    .map((r) => pick(r, ['driver', 'pool', 'device', 'consumedCapacity']));
+  return {
+    ...pick(claim, IDENTITY),
+    metadata: pick(claim.metadata, ['name', 'namespace', 'resourceVersion']),
+    ...(results === undefined || results.length === 0 ? {} : { status: { allocation: { devices: { results } } } }),
+  };
+}
+
+/** A ResourceClaimTemplate: the `exactly` part of each device request. */
+export function slimResourceClaimTemplate(template: ReceivedResourceClaimTemplate): ReceivedResourceClaimTemplate {
+  const requests = template.spec.spec.devices?.requests?.map((r) => ({
+    name: r.name,
+    ...(r.exactly === undefined
+      ? {}
+      : { exactly: pick(r.exactly, ['deviceClassName', 'allocationMode', 'count', 'capacity']) }),
+  }));
+  return {
+    ...pick(template, IDENTITY),
+    metadata: pick(template.metadata, ['name', 'namespace', 'resourceVersion']),
+    spec: { spec: requests === undefined ? {} : { devices: { requests } } },
   };
 }

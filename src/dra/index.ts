@@ -1,2 +1,5 @@
 /** @module Device allocation through DRA (DESIGN §8): pure, imports src/nodefeature and src/k8s. */
 export * from './constants.js';
+export * from './ledger.js';
+export * from './received.js';
+export * from './requests.js';

@@ -1,6 +1,6 @@
 /**
  * Test support for the admission checker: a small `node:http` API server on 127.0.0.1 that lists
- * and watches (newline-delimited JSON) the five collections the checker reads, applies our
+ * and watches (newline-delimited JSON) the eight collections the checker reads, applies our
  * status patch and echoes it as a MODIFIED event, and can answer `410 Gone`, drop its watch
  * connections or fail its lists on demand. Plus a recording logger and a kubeconfig for it.
  */
@@ -19,6 +19,9 @@ export const COLLECTIONS = {
   pods: '/api/v1/pods',
   // Listed whole: the checker's field selector (name `default`) is not applied here.
   schedulingchains: '/apis/worker.gpustack.ai/v1alpha1/schedulingchains',
+  resourceslices: '/apis/resource.k8s.io/v1/resourceslices',
+  resourceclaims: '/apis/resource.k8s.io/v1/resourceclaims',
+  resourceclaimtemplates: '/apis/resource.k8s.io/v1/resourceclaimtemplates',
 } as const;
 export type Collection = keyof typeof COLLECTIONS;
 
