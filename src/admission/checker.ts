@@ -5,7 +5,9 @@
  * (events coalesce), a periodic resync re-decides even without events (a `Retry` whose blocking
  * pods went away while Kueue backed off), and failed writes are retried with a backoff. Nothing
  * is decided until every store has listed once: a Workload decided before the Pods are known
- * would see every node empty, one decided before the chain would count the wrong resource.
+ * would see every node empty, one decided before the chain would count the wrong resource. The
+ * ledger's three stores get their first list before the first pass, but one that fails (no
+ * resource.k8s.io/v1, no RBAC for it) holds nothing back: only Workloads using claims wait for it.
  */
 import type { KubeApi } from '../kube/index.js';
 import { healthReport, type HealthReport } from './health.js';
@@ -121,6 +123,9 @@ export function startChecker(options: CheckerOptions): Checker {
 
   async function runPass(): Promise<void> {
     if (!informers.every((i) => i.status.synced)) return;
+    // The ledger's lists get their first try before the first pass (no Retry written only to be
+    // replaced a moment later); one that fails does not hold the device-plugin verdicts back.
+    if (!draInformers.every((i) => i.status.synced || i.status.failures > 0)) return;
     // One pass at a time; changes during a pass get one more pass after it.
     if (running) {
       pending = true;

@@ -17,6 +17,7 @@ import {
 } from '../../src/admission/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
+import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
@@ -341,5 +342,57 @@ describe('checker: /healthz', () => {
       ['pods', false],
       ['schedulingchains', false],
     ]);
+  });
+});
+
+describe('checker: claims read the card ledger', () => {
+  /** Two 8-card nodes publishing their pools, 4 cards of each held by claims, a Workload whose pod claims 8. */
+  function seedClaims(): void {
+    api.upsert('resourceflavors', json(deviceFlavor()));
+    for (const node of ['gpu-a', 'gpu-b']) {
+      api.upsert('nodes', json(gpuNode(node, 8)));
+      for (const slice of nodePool(node, 8)) api.upsert('resourceslices', json(slice));
+      for (let i = 0; i < 4; i++)
+        api.upsert('resourceclaims', json(allocatedClaim(`${node}-held-${i}`, [{ node, device: `card-${i}` }])));
+    }
+    api.upsert(
+      'resourceclaimtemplates',
+      json(claimTemplate('eight', [{ deviceClassName: 'gpustack-nvidia', count: 8 }])),
+    );
+    api.upsert(
+      'workloads',
+      json(
+        makeWorkload('train')
+          .podSet('workers', 1, [{ name: 'main', resources: { requests: { cpu: '1' } } }], {
+            claimTemplates: { gpus: 'eight' },
+          })
+          .obj(),
+      ),
+    );
+  }
+
+  it('answers Retry for 8 claimed cards over 4 + 4 free, and Ready once the claims on one node go', async () => {
+    seedClaims();
+    start();
+    await eventually(() => api.patches().length === 1, 'the Retry write');
+    // The first pass waited for the ledger: its first write is the ledger's verdict.
+    expect(ourEntry()).toMatchObject({
+      state: 'Retry',
+      message: expect.stringContaining(
+        '1 pod × 8 cards by resource claims do not fit in flavor gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d; ' +
+          'the largest free block is 4 cards (node gpu-a, from ResourceSlices and ResourceClaims)',
+      ),
+    });
+    for (let i = 0; i < 4; i++) api.remove('resourceclaims', `team-a/gpu-b-held-${i}`);
+    await eventually(() => ourEntry()?.['state'] === 'Ready', 'the Ready write');
+  });
+
+  it('decides device-plugin Workloads while the DRA collections fail to list, and keeps /healthz out of it', async () => {
+    seedFragmentedPool();
+    api.failLists('resourceslices', 1000);
+    start();
+    await eventually(() => api.patches().length === 1, 'the Retry write without the ledger');
+    expect(ourEntry()?.['message']).toBe(RETRY_MESSAGE);
+    await eventually(() => checker?.health().healthy === true, 'healthy without resourceslices');
   });
 });

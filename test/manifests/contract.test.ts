@@ -7,6 +7,9 @@ import {
   PODS,
   RESOURCE_FLAVORS,
   SCHEDULING_CHAINS,
+  RESOURCE_SLICES,
+  RESOURCE_CLAIMS,
+  RESOURCE_CLAIM_TEMPLATES,
   WORKLOADS,
   workloadStatusPath,
 } from '../../src/admission/index.js';
@@ -149,14 +152,22 @@ describe('admission checker manifests ↔ the checker', () => {
     return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
   }
 
-  it.each([WORKLOADS, RESOURCE_FLAVORS, NODES, PODS, SCHEDULING_CHAINS].map((r) => [r.name, r.path] as const))(
-    'RBAC lets it list and watch %s (%s)',
-    (_name, path) => {
-      const [group, resource] = groupResource(path);
-      for (const verb of ['get', 'list', 'watch'])
-        expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
-    },
-  );
+  it.each(
+    [
+      WORKLOADS,
+      RESOURCE_FLAVORS,
+      NODES,
+      PODS,
+      SCHEDULING_CHAINS,
+      RESOURCE_SLICES,
+      RESOURCE_CLAIMS,
+      RESOURCE_CLAIM_TEMPLATES,
+    ].map((r) => [r.name, r.path] as const),
+  )('RBAC lets it list and watch %s (%s)', (_name, path) => {
+    const [group, resource] = groupResource(path);
+    for (const verb of ['get', 'list', 'watch'])
+      expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+  });
 
   it('RBAC lets it patch the Workload status subresource it writes, and nothing else of the Workload', () => {
     // apis / <group> / <version> / namespaces / ns / <resource> / w / <subresource>
