@@ -5,6 +5,7 @@
  * further write. The transition time is stamped here, not in the decision (it reads no clock).
  */
 import {
+  SliceCache,
   buildDeviceLedger,
   type DeviceLedger,
   type ReceivedResourceClaim,
@@ -55,12 +56,15 @@ export interface Snapshot {
   };
 }
 
-/** The ledger of a pass, built on first use: a pass whose Workloads use no claims never builds it. */
-function claimsInput(dra: NonNullable<Snapshot['dra']>): ClaimsInput {
+/**
+ * The ledger of a pass, built on first use: a pass whose Workloads use no claims never builds it.
+ * `cache` outlives the pass: pools whose slices did not change are not turned into cards again.
+ */
+function claimsInput(dra: NonNullable<Snapshot['dra']>, cache: SliceCache): ClaimsInput {
   let ledger: DeviceLedger | undefined;
   return {
     get ledger() {
-      return (ledger ??= buildDeviceLedger(dra.slices.values(), dra.claims.values()));
+      return (ledger ??= buildDeviceLedger(dra.slices.values(), dra.claims.values(), cache));
     },
     templates: (namespace, name) => dra.templates.get(objectKey({ namespace, name })),
   };
@@ -119,6 +123,9 @@ export class Reconciler {
     { readonly resourceVersion: string | undefined; readonly entry: AdmissionCheckEntry }
   >();
 
+  /** Our pools' cards, reused across passes while their slices are unchanged. */
+  private readonly slices = new SliceCache();
+
   constructor(private readonly options: ReconcilerOptions) {}
 
   async pass(snapshot: Snapshot): Promise<PassResult> {
@@ -126,7 +133,7 @@ export class Reconciler {
     const resourceOf = (mfr: ManufacturerName) => deviceResourceOf(snapshot.settings, mfr);
     // Card usage and pools depend on the Nodes and Pods only: built once, shared by every decision of the pass.
     const index = indexNodeDevices(snapshot.nodes, snapshot.pods);
-    const claims = snapshot.dra === undefined ? undefined : claimsInput(snapshot.dra);
+    const claims = snapshot.dra === undefined ? undefined : claimsInput(snapshot.dra, this.slices);
     let written = 0;
     let failed = 0;
     for (const workload of snapshot.workloads) {

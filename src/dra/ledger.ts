@@ -28,8 +28,8 @@ export interface CapacityRule {
   readonly validValues?: readonly number[];
 }
 
-/** One card: its devices, its model, and what the claims took of it. */
-export interface LedgerCard {
+/** One card as published: its devices and model. Fixed while its pool's slices are. */
+export interface DeviceCard {
   /** `card-<i>`: the counter set's card, or the device name without `-shared`. */
   readonly name: string;
   readonly node: string;
@@ -39,12 +39,19 @@ export interface LedgerCard {
   readonly sharedDevice: string | undefined;
   /** The shared device's capacities; empty when the card has no shared device. */
   readonly capacity: Readonly<Record<string, CapacityRule>>;
+}
+
+/** What the claims hold of one card. */
+export interface CardUse {
   readonly wholeAllocated: boolean;
   /** Allocations of the shared device. */
   readonly shares: number;
   /** Capacity taken on the shared device, by name. */
   readonly consumed: Readonly<Record<string, number>>;
 }
+
+/** A card nobody holds. */
+export const UNUSED: CardUse = Object.freeze({ wholeAllocated: false, shares: 0, consumed: Object.freeze({}) });
 
 /** Per node and model: what the summary columns of the InstanceType and the checker's messages say. */
 export interface NodeModelSummary {
@@ -73,6 +80,33 @@ function quantity(value: ReceivedQuantity | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = typeof value === 'number' ? value : parseQuantity(value);
   return n !== undefined && Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * Capacity rules by their spelling, for one build: 5,000 nodes publish 80,000 devices whose
+ * capacities are spelled alike, so each distinct spelling is parsed once, not 240,000 times.
+ */
+class RuleCache {
+  private readonly rules = new Map<string, CapacityRule | null>();
+
+  rule(capacity: {
+    value: ReceivedQuantity;
+    requestPolicy?: ReceivedRequestPolicy | undefined;
+  }): CapacityRule | undefined {
+    const policy = capacity.requestPolicy;
+    const range = policy?.validRange;
+    const key =
+      policy === undefined
+        ? String(capacity.value)
+        : `${capacity.value}|${policy.default}|${range?.min}|${range?.max}|${range?.step}|${policy.validValues?.join(',')}`;
+    let rule = this.rules.get(key);
+    if (rule === undefined) {
+      const total = quantity(capacity.value);
+      rule = total === undefined ? null : capacityRule(total, policy);
+      this.rules.set(key, rule);
+    }
+    return rule ?? undefined;
+  }
 }
 
 function setIfDefined<K extends string>(out: Partial<Record<K, number>>, key: K, value: number | undefined): void {
@@ -114,7 +148,7 @@ export function consumedAmount(rule: CapacityRule, requested: number | undefined
  * `undefined` when the card cannot serve them (a capacity it lacks, or more than any valid amount).
  */
 export function shareConsumption(
-  card: LedgerCard,
+  card: DeviceCard,
   requests: Readonly<Record<string, number>>,
 ): Record<string, number> | undefined {
   if (card.sharedDevice === undefined) return undefined;
@@ -128,16 +162,26 @@ export function shareConsumption(
   return out;
 }
 
+/** Neither device of the card is allocated. */
+export function isFreeWhole(card: DeviceCard, use: CardUse): boolean {
+  return card.wholeDevice !== undefined && !use.wholeAllocated && use.shares === 0;
+}
+
+/** Free capacity of a card that can still be shared (not allocated whole); `undefined` otherwise. */
+export function freeSharedCapacity(card: DeviceCard, use: CardUse): Record<string, number> | undefined {
+  if (card.sharedDevice === undefined || use.wholeAllocated) return undefined;
+  const free: Record<string, number> = {};
+  for (const [name, rule] of Object.entries(card.capacity)) free[name] = rule.total - (use.consumed[name] ?? 0);
+  return free;
+}
+
 function attributeString(device: ReceivedDevice, driver: string, name: string): string | undefined {
   const attributes = device.attributes;
   if (attributes === undefined) return undefined;
   // Unqualified names are in the driver's domain; a publisher may also spell them out.
-  const value = Object.hasOwn(attributes, name)
-    ? attributes[name]
-    : Object.hasOwn(attributes, `${driver}/${name}`)
-      ? attributes[`${driver}/${name}`]
-      : undefined;
-  return value?.string;
+  if (Object.hasOwn(attributes, name)) return attributes[name]?.string;
+  const qualified = `${driver}/${name}`;
+  return Object.hasOwn(attributes, qualified) ? attributes[qualified]?.string : undefined;
 }
 
 function isSharedDevice(device: ReceivedDevice, driver: string): boolean {
@@ -151,22 +195,89 @@ function cardName(device: ReceivedDevice, shared: boolean): string {
   return shared && device.name.endsWith('-shared') ? device.name.slice(0, -7) : device.name;
 }
 
-interface MutableCard {
-  name: string;
-  node: string;
-  driver: string;
-  productKey: string | undefined;
-  wholeDevice: string | undefined;
-  sharedDevice: string | undefined;
-  capacity: Record<string, CapacityRule>;
-  wholeAllocated: boolean;
-  shares: number;
-  consumed: Record<string, number>;
+/** card-2 before card-10: the index compared as a number where both names end in one. */
+function byCardName(a: DeviceCard, b: DeviceCard): number {
+  const na = Number(/(\d+)$/.exec(a.name)?.[1]);
+  const nb = Number(/(\d+)$/.exec(b.name)?.[1]);
+  if (Number.isFinite(na) && Number.isFinite(nb) && na !== nb) return na - nb;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-/** The slices of each of our pools that count: the newest generation, only when it is complete. */
-function currentSlices(slices: Iterable<ReceivedResourceSlice>): {
-  current: ReceivedResourceSlice[];
+/** One pool's current slices turned into cards, and its devices by name (for the claims' results). */
+interface PoolCards {
+  readonly slices: readonly ReceivedResourceSlice[];
+  readonly cards: readonly DeviceCard[];
+  readonly byDevice: ReadonlyMap<string, DeviceCard>;
+}
+
+function poolCards(slices: readonly ReceivedResourceSlice[], rules: RuleCache): PoolCards {
+  type Building = { -readonly [K in keyof DeviceCard]: DeviceCard[K] } & { capacity: Record<string, CapacityRule> };
+  const cards = new Map<string, Building>();
+  const devices: [string, Building][] = [];
+  for (const slice of slices) {
+    const { driver, pool } = slice.spec;
+    const node = slice.spec.nodeName ?? pool.name;
+    for (const device of slice.spec.devices ?? []) {
+      const shared = isSharedDevice(device, driver);
+      const name = cardName(device, shared);
+      let card = cards.get(name);
+      if (card === undefined) {
+        card = {
+          name,
+          node,
+          driver,
+          productKey: undefined,
+          wholeDevice: undefined,
+          sharedDevice: undefined,
+          capacity: {},
+        };
+        cards.set(name, card);
+      }
+      card.productKey ??= attributeString(device, driver, ATTRIBUTE.productKey);
+      if (shared) {
+        card.sharedDevice = device.name;
+        for (const [capacityName, capacity] of Object.entries(device.capacity ?? {})) {
+          const rule = rules.rule(capacity);
+          if (rule !== undefined) card.capacity[capacityName] = rule;
+        }
+      } else {
+        card.wholeDevice = device.name;
+      }
+      devices.push([device.name, card]);
+    }
+  }
+  return { slices, cards: [...cards.values()].sort(byCardName), byDevice: new Map(devices) };
+}
+
+function sameSlices(a: readonly ReceivedResourceSlice[], b: readonly ReceivedResourceSlice[]): boolean {
+  return a.length === b.length && a.every((slice, i) => slice === b[i]);
+}
+
+/**
+ * The cards of each pool from the last build, reused while the pool's slices are the same
+ * objects (an informer's store replaces an object on change, never edits it): a pass over 5,000
+ * unchanged pools then turns no slice into cards again. Memoisation only: a build with a cache
+ * gives the ledger a build without one gives.
+ */
+export class SliceCache {
+  private pools = new Map<string, PoolCards>();
+  private readonly rules = new RuleCache();
+
+  /** The pools' cards for this build's current slices; forgets pools no longer current. */
+  cardsOf(current: ReadonlyMap<string, readonly ReceivedResourceSlice[]>): Map<string, PoolCards> {
+    const next = new Map<string, PoolCards>();
+    for (const [key, slices] of current) {
+      const known = this.pools.get(key);
+      next.set(key, known !== undefined && sameSlices(known.slices, slices) ? known : poolCards(slices, this.rules));
+    }
+    this.pools = next;
+    return next;
+  }
+}
+
+/** The slices of each of our pools that count (the newest generation, only when it is complete), by pool. */
+function currentPools(slices: Iterable<ReceivedResourceSlice>): {
+  current: Map<string, ReceivedResourceSlice[]>;
   incompletePools: number;
 } {
   const pools = new Map<string, ReceivedResourceSlice[]>();
@@ -177,134 +288,102 @@ function currentSlices(slices: Iterable<ReceivedResourceSlice>): {
     if (list === undefined) pools.set(key, [slice]);
     else list.push(slice);
   }
-  const current: ReceivedResourceSlice[] = [];
   let incompletePools = 0;
-  for (const list of pools.values()) {
-    const newest = Math.max(...list.map((s) => s.spec.pool.generation));
+  for (const [key, list] of pools) {
+    let newest = 0;
+    for (const slice of list) newest = Math.max(newest, slice.spec.pool.generation);
     const ofNewest = list.filter((s) => s.spec.pool.generation === newest);
-    const expected = Math.max(...ofNewest.map((s) => s.spec.pool.resourceSliceCount ?? 1));
+    let expected = 1;
+    for (const slice of ofNewest) expected = Math.max(expected, slice.spec.pool.resourceSliceCount ?? 1);
     if (ofNewest.length < expected) {
       incompletePools++;
-      continue;
+      pools.delete(key);
+    } else if (ofNewest.length !== list.length) {
+      pools.set(key, ofNewest);
     }
-    current.push(...ofNewest);
   }
-  return { current, incompletePools };
+  return { current: pools, incompletePools };
 }
 
-function addDevice(cards: Map<string, MutableCard>, byDevice: Map<string, MutableCard>, slice: ReceivedResourceSlice) {
-  const { driver, pool } = slice.spec;
-  const node = slice.spec.nodeName ?? pool.name;
-  for (const device of slice.spec.devices ?? []) {
-    const shared = isSharedDevice(device, driver);
-    const name = cardName(device, shared);
-    const key = `${driver}\u0000${pool.name}\u0000${name}`;
-    let card = cards.get(key);
-    if (card === undefined) {
-      card = {
-        name,
-        node,
-        driver,
-        productKey: undefined,
-        wholeDevice: undefined,
-        sharedDevice: undefined,
-        capacity: {},
-        wholeAllocated: false,
-        shares: 0,
-        consumed: {},
-      };
-      cards.set(key, card);
-    }
-    card.productKey ??= attributeString(device, driver, ATTRIBUTE.productKey);
-    if (shared) {
-      card.sharedDevice = device.name;
-      for (const [capacityName, capacity] of Object.entries(device.capacity ?? {})) {
-        const total = quantity(capacity.value);
-        if (total !== undefined) card.capacity[capacityName] = capacityRule(total, capacity.requestPolicy);
-      }
-    } else {
-      card.wholeDevice = device.name;
-    }
-    byDevice.set(`${driver}\u0000${pool.name}\u0000${device.name}`, card);
-  }
+interface MutableUse {
+  wholeAllocated: boolean;
+  shares: number;
+  consumed: Record<string, number>;
 }
 
 function recordAllocations(
-  byDevice: ReadonlyMap<string, MutableCard>,
+  pools: ReadonlyMap<string, PoolCards>,
   claims: Iterable<ReceivedResourceClaim>,
-): number {
+): { uses: Map<DeviceCard, MutableUse>; unknown: number } {
+  const uses = new Map<DeviceCard, MutableUse>();
   let unknown = 0;
   for (const claim of claims) {
     // An allocated claim holds its devices whether or not a pod has reserved it yet.
     for (const result of claim.status?.allocation?.devices?.results ?? []) {
       if (!OUR_DRIVERS.has(result.driver)) continue;
-      const card = byDevice.get(`${result.driver}\u0000${result.pool}\u0000${result.device}`);
+      const card = pools.get(`${result.driver}\u0000${result.pool}`)?.byDevice.get(result.device);
       if (card === undefined) {
         // A card gone from the slices (or an older pool generation): nothing left to take from.
         unknown++;
         continue;
       }
+      let use = uses.get(card);
+      if (use === undefined) uses.set(card, (use = { wholeAllocated: false, shares: 0, consumed: {} }));
       if (result.device !== card.sharedDevice) {
-        card.wholeAllocated = true;
+        use.wholeAllocated = true;
         continue;
       }
-      card.shares++;
-      const consumed =
-        result.consumedCapacity !== undefined
-          ? Object.fromEntries(Object.entries(result.consumedCapacity).map(([k, v]) => [k, quantity(v) ?? 0]))
-          : (shareConsumption(card, {}) ?? {});
-      for (const [name, amount] of Object.entries(consumed)) card.consumed[name] = (card.consumed[name] ?? 0) + amount;
+      use.shares++;
+      if (result.consumedCapacity !== undefined) {
+        for (const [name, raw] of Object.entries(result.consumedCapacity))
+          use.consumed[name] = (use.consumed[name] ?? 0) + (quantity(raw) ?? 0);
+      } else {
+        for (const [name, amount] of Object.entries(shareConsumption(card, {}) ?? {}))
+          use.consumed[name] = (use.consumed[name] ?? 0) + amount;
+      }
     }
   }
-  return unknown;
+  return { uses, unknown };
 }
 
-function byName(a: { name: string }, b: { name: string }): number {
-  // card-2 before card-10: compare the index numerically where both carry one.
-  const na = Number(/(\d+)$/.exec(a.name)?.[1]);
-  const nb = Number(/(\d+)$/.exec(b.name)?.[1]);
-  if (Number.isFinite(na) && Number.isFinite(nb) && na !== nb) return na - nb;
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-/** A card nobody holds: both devices unallocated. */
-export function isFreeWhole(card: LedgerCard): boolean {
-  return card.wholeDevice !== undefined && !card.wholeAllocated && card.shares === 0;
-}
-
-/** Free capacity of a card that can still be shared (not allocated whole); `undefined` otherwise. */
-export function freeSharedCapacity(card: LedgerCard): Record<string, number> | undefined {
-  if (card.sharedDevice === undefined || card.wholeAllocated) return undefined;
-  const free: Record<string, number> = {};
-  for (const [name, rule] of Object.entries(card.capacity)) free[name] = rule.total - (card.consumed[name] ?? 0);
-  return free;
-}
-
-/** The ledger of one moment: our cards per node, with what the claims took. */
+/** The ledger of one moment: our cards per node, and what the claims hold of each. */
 export class DeviceLedger {
-  private readonly nodes: ReadonlyMap<string, readonly LedgerCard[]>;
+  private readonly freeWholeMemo = new Map<string, Map<string, number>>();
 
   constructor(
-    cards: Iterable<LedgerCard>,
+    private readonly nodes: ReadonlyMap<string, readonly DeviceCard[]>,
+    private readonly uses: ReadonlyMap<DeviceCard, CardUse>,
     /** Pools whose newest generation is incomplete: their cards are left out. */
     readonly incompletePools: number,
     /** Allocated devices of ours no current slice publishes (gone cards, old generations). */
     readonly unknownAllocations: number,
-  ) {
-    const nodes = new Map<string, LedgerCard[]>();
-    for (const card of cards) {
-      const list = nodes.get(card.node);
-      if (list === undefined) nodes.set(card.node, [card]);
-      else list.push(card);
-    }
-    for (const list of nodes.values())
-      list.sort((a, b) => (a.driver !== b.driver ? (a.driver < b.driver ? -1 : 1) : byName(a, b)));
-    this.nodes = nodes;
-  }
+  ) {}
 
   /** Our cards on `node`, by driver and then card index; empty for a node without slices. */
-  cards(node: string): readonly LedgerCard[] {
+  cards(node: string): readonly DeviceCard[] {
     return this.nodes.get(node) ?? [];
+  }
+
+  /** What the claims hold of `card`. */
+  use(card: DeviceCard): CardUse {
+    return this.uses.get(card) ?? UNUSED;
+  }
+
+  /**
+   * Free whole cards on `node` that `matches` accepts, remembered under `signature` (the same
+   * signature must always come with the same predicate): every decision of a pass asks it of every
+   * node of a pool, so each node is counted once per kind of ask, not once per pod.
+   */
+  freeWhole(node: string, signature: string, matches: (card: DeviceCard) => boolean): number {
+    let bySignature = this.freeWholeMemo.get(signature);
+    if (bySignature === undefined) this.freeWholeMemo.set(signature, (bySignature = new Map()));
+    let free = bySignature.get(node);
+    if (free === undefined) {
+      free = 0;
+      for (const card of this.cards(node)) if (matches(card) && isFreeWhole(card, this.use(card))) free++;
+      bySignature.set(node, free);
+    }
+    return free;
   }
 
   /** Names of the nodes with at least one card, sorted. */
@@ -316,7 +395,7 @@ export class DeviceLedger {
   summary(): NodeModelSummary[] {
     const out: NodeModelSummary[] = [];
     for (const node of this.nodeNames()) {
-      const groups = new Map<string, LedgerCard[]>();
+      const groups = new Map<string, DeviceCard[]>();
       for (const card of this.cards(node)) {
         if (card.productKey === undefined) continue;
         const key = `${card.driver}\u0000${card.productKey}`;
@@ -324,38 +403,46 @@ export class DeviceLedger {
         if (list === undefined) groups.set(key, [card]);
         else list.push(card);
       }
-      for (const key of [...groups.keys()].sort()) out.push(summarise(node, groups.get(key) ?? []));
+      for (const key of [...groups.keys()].sort()) out.push(this.summarise(node, groups.get(key) ?? []));
     }
     return out;
   }
-}
 
-function summarise(node: string, cards: readonly LedgerCard[]): NodeModelSummary {
-  const [first] = cards;
-  const consumed: Record<string, number> = {};
-  const freeShared: { card: string; free: Record<string, number> }[] = [];
-  for (const card of cards) {
-    for (const [name, amount] of Object.entries(card.consumed)) consumed[name] = (consumed[name] ?? 0) + amount;
-    const free = freeSharedCapacity(card);
-    if (free !== undefined) freeShared.push({ card: card.name, free });
+  private summarise(node: string, cards: readonly DeviceCard[]): NodeModelSummary {
+    const [first] = cards;
+    const consumed: Record<string, number> = {};
+    const freeShared: { card: string; free: Record<string, number> }[] = [];
+    let allocatedWhole = 0;
+    let sharedInUse = 0;
+    let freeWhole = 0;
+    for (const card of cards) {
+      const use = this.use(card);
+      for (const [name, amount] of Object.entries(use.consumed)) consumed[name] = (consumed[name] ?? 0) + amount;
+      const free = freeSharedCapacity(card, use);
+      if (free !== undefined) freeShared.push({ card: card.name, free });
+      if (use.wholeAllocated) allocatedWhole++;
+      if (use.shares > 0) sharedInUse++;
+      if (isFreeWhole(card, use)) freeWhole++;
+    }
+    return {
+      node,
+      driver: first?.driver ?? '',
+      productKey: first?.productKey ?? '',
+      published: cards.length,
+      allocatedWhole,
+      sharedInUse,
+      freeWhole,
+      consumed,
+      freeShared,
+    };
   }
-  return {
-    node,
-    driver: first?.driver ?? '',
-    productKey: first?.productKey ?? '',
-    published: cards.length,
-    allocatedWhole: cards.filter((c) => c.wholeAllocated).length,
-    sharedInUse: cards.filter((c) => c.shares > 0).length,
-    freeWhole: cards.filter(isFreeWhole).length,
-    consumed,
-    freeShared,
-  };
 }
 
 /**
  * The ledger from every ResourceSlice and ResourceClaim the caller holds: other drivers' objects
  * are skipped, only each pool's newest complete generation counts, and an allocation of a device
- * no current slice publishes takes nothing.
+ * no current slice publishes takes nothing. `cache` (kept by the caller across builds) spares
+ * turning unchanged pools into cards again.
  * @example buildDeviceLedger(slices, claims).summary()
  * // [{ node: 'gpu-a', driver: 'nvidia.gpustack.ai', productKey: 'nvidia-h200', published: 8,
  * //    allocatedWhole: 3, sharedInUse: 1, freeWhole: 4, consumed: { memory: 21474836480, … }, freeShared: […] }]
@@ -363,11 +450,18 @@ function summarise(node: string, cards: readonly LedgerCard[]): NodeModelSummary
 export function buildDeviceLedger(
   slices: Iterable<ReceivedResourceSlice>,
   claims: Iterable<ReceivedResourceClaim>,
+  cache: SliceCache = new SliceCache(),
 ): DeviceLedger {
-  const { current, incompletePools } = currentSlices(slices);
-  const cards = new Map<string, MutableCard>();
-  const byDevice = new Map<string, MutableCard>();
-  for (const slice of current) addDevice(cards, byDevice, slice);
-  const unknown = recordAllocations(byDevice, claims);
-  return new DeviceLedger(cards.values(), incompletePools, unknown);
+  const { current, incompletePools } = currentPools(slices);
+  const pools = cache.cardsOf(current);
+  const nodes = new Map<string, DeviceCard[]>();
+  for (const key of [...pools.keys()].sort()) {
+    for (const card of pools.get(key)?.cards ?? []) {
+      const list = nodes.get(card.node);
+      if (list === undefined) nodes.set(card.node, [card]);
+      else list.push(card);
+    }
+  }
+  const { uses, unknown } = recordAllocations(pools, claims);
+  return new DeviceLedger(nodes, uses, incompletePools, unknown);
 }

@@ -9,9 +9,10 @@ import {
   freeSharedCapacity,
   isFreeWhole,
   shareConsumption,
+  type CardUse,
   type DeviceAsk,
+  type DeviceCard,
   type DeviceLedger,
-  type LedgerCard,
 } from '../dra/index.js';
 import type { Pool } from './pool.js';
 import type { ClaimDemand } from './workload.js';
@@ -20,60 +21,90 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function matches(ask: DeviceAsk, card: LedgerCard): boolean {
+function matches(ask: DeviceAsk, card: DeviceCard): boolean {
   return card.driver === ask.driver && (ask.productKey === undefined || card.productKey === ask.productKey);
 }
 
+/** Which cards a set of asks may take, as a memo key: the same asks always match the same cards. */
+function signatureOf(asks: readonly DeviceAsk[]): string {
+  return [...new Set(asks.map((a) => `${a.driver}/${a.productKey ?? '*'}`))].sort().join(',');
+}
+
+/** The asks of one pod with what they match, worked out once per PodSet rather than once per node. */
+export interface AskSet {
+  readonly asks: readonly DeviceAsk[];
+  readonly signature: string;
+  readonly matches: (card: DeviceCard) => boolean;
+  /** Whole cards one pod needs at least: a node with fewer free ones cannot fit it. */
+  readonly wholeNeeded: number;
+}
+
+function askSet(asks: readonly DeviceAsk[]): AskSet {
+  return {
+    asks,
+    signature: signatureOf(asks),
+    matches: (card) => asks.some((ask) => matches(ask, card)),
+    wholeNeeded: asks.reduce((sum, a) => sum + (!a.shared && a.count !== 'all' ? a.count : 0), 0),
+  };
+}
+
+/** What one pod's cards become, by card: the changes `fit` found, applied by `place`. */
+export type Taken = Map<DeviceCard, CardUse>;
+
 /**
- * The cards this decision has placed pods on, as they stand after those pods (the ledger's cards
- * are never changed): one decision's pods see each other, the next decision starts afresh.
+ * The cards this decision has placed pods on, as they stand after those pods (the ledger is never
+ * changed): one decision's pods see each other, the next decision starts afresh.
  */
 export class ClaimPlacement {
-  private readonly placed = new Map<LedgerCard, LedgerCard>();
+  private readonly placed = new Map<DeviceCard, CardUse>();
+  private readonly touched = new Set<string>();
 
   constructor(readonly ledger: DeviceLedger) {}
 
-  private now(card: LedgerCard, scratch?: ReadonlyMap<LedgerCard, LedgerCard>): LedgerCard {
-    return scratch?.get(card) ?? this.placed.get(card) ?? card;
+  private now(card: DeviceCard, scratch?: ReadonlyMap<DeviceCard, CardUse>): CardUse {
+    return scratch?.get(card) ?? this.placed.get(card) ?? this.ledger.use(card);
   }
 
   /** Free whole cards on `node` that any of `asks` could take. */
-  freeWhole(node: string, asks: readonly DeviceAsk[]): number {
+  freeWhole(node: string, asks: AskSet): number {
+    // Untouched by this decision: the ledger's count, shared by every decision of the pass.
+    if (!this.touched.has(node)) return this.ledger.freeWhole(node, asks.signature, asks.matches);
     let free = 0;
-    for (const card of this.ledger.cards(node)) {
-      if (asks.some((ask) => matches(ask, card)) && isFreeWhole(this.now(card))) free++;
-    }
+    for (const card of this.ledger.cards(node)) if (asks.matches(card) && isFreeWhole(card, this.now(card))) free++;
     return free;
   }
 
   /** The cards one pod takes on `node`, or `undefined` when its asks do not all fit there. */
-  fit(node: string, asks: readonly DeviceAsk[]): Map<LedgerCard, LedgerCard> | undefined {
+  fit(node: string, asks: readonly DeviceAsk[]): Taken | undefined {
     const cards = this.ledger.cards(node);
-    const scratch = new Map<LedgerCard, LedgerCard>();
+    const scratch: Taken = new Map();
     for (const ask of asks) if (ask.shared && !this.fitShares(ask, cards, scratch)) return undefined;
     for (const ask of asks) if (!ask.shared && !this.fitWhole(ask, cards, scratch)) return undefined;
     return scratch;
   }
 
   /** Records a pod placed by `fit`. */
-  place(taken: ReadonlyMap<LedgerCard, LedgerCard>): void {
-    for (const [card, after] of taken) this.placed.set(card, after);
+  place(taken: Taken): void {
+    for (const [card, after] of taken) {
+      this.placed.set(card, after);
+      this.touched.add(card.node);
+    }
   }
 
-  private fitWhole(ask: DeviceAsk, cards: readonly LedgerCard[], scratch: Map<LedgerCard, LedgerCard>): boolean {
+  private fitWhole(ask: DeviceAsk, cards: readonly DeviceCard[], scratch: Taken): boolean {
     const matching = cards.filter((card) => matches(ask, card));
-    const free = matching.filter((card) => isFreeWhole(this.now(card, scratch)));
+    const free = matching.filter((card) => isFreeWhole(card, this.now(card, scratch)));
     const wanted = ask.count === 'all' ? matching.length : ask.count;
     if (wanted === 0 || free.length < wanted) return false;
     for (const card of free.slice(0, wanted)) scratch.set(card, { ...this.now(card, scratch), wholeAllocated: true });
     return true;
   }
 
-  private fitShares(ask: DeviceAsk, cards: readonly LedgerCard[], scratch: Map<LedgerCard, LedgerCard>): boolean {
+  private fitShares(ask: DeviceAsk, cards: readonly DeviceCard[], scratch: Taken): boolean {
     const matching = cards.filter((card) => matches(ask, card));
     const wanted = ask.count === 'all' ? matching.length : ask.count;
     if (wanted === 0) return false;
-    const used = new Set<LedgerCard>();
+    const used = new Set<DeviceCard>();
     for (let i = 0; i < wanted; i++) {
       const chosen = this.bestShareCard(ask, matching, used, scratch);
       if (chosen === undefined) return false;
@@ -89,16 +120,16 @@ export class ClaimPlacement {
   /** A card already shared where the share fits, else a free card; among equals the first by index. */
   private bestShareCard(
     ask: DeviceAsk,
-    matching: readonly LedgerCard[],
-    used: ReadonlySet<LedgerCard>,
-    scratch: ReadonlyMap<LedgerCard, LedgerCard>,
-  ): { card: LedgerCard; takes: Record<string, number> } | undefined {
-    let fresh: { card: LedgerCard; takes: Record<string, number> } | undefined;
+    matching: readonly DeviceCard[],
+    used: ReadonlySet<DeviceCard>,
+    scratch: Taken,
+  ): { card: DeviceCard; takes: Record<string, number> } | undefined {
+    let fresh: { card: DeviceCard; takes: Record<string, number> } | undefined;
     for (const card of matching) {
       if (used.has(card)) continue;
       const current = this.now(card, scratch);
-      const free = freeSharedCapacity(current);
-      const takes = free === undefined ? undefined : shareConsumption(current, ask.capacity);
+      const free = freeSharedCapacity(card, current);
+      const takes = free === undefined ? undefined : shareConsumption(card, ask.capacity);
       if (free === undefined || takes === undefined) continue;
       if (!Object.entries(takes).every(([name, amount]) => amount <= (free[name] ?? 0))) continue;
       if (current.shares > 0) return { card, takes };
@@ -127,18 +158,14 @@ export function describeAsks(asks: readonly DeviceAsk[]): string {
 }
 
 /** Best fit: the node that fits with the fewest free whole cards; ties by name (the pool's nodes are sorted). */
-function bestNode(
-  pool: Pool,
-  placement: ClaimPlacement,
-  asks: readonly DeviceAsk[],
-): Map<LedgerCard, LedgerCard> | undefined {
-  let best: Map<LedgerCard, LedgerCard> | undefined;
+function bestNode(pool: Pool, placement: ClaimPlacement, asks: AskSet): Taken | undefined {
+  let best: Taken | undefined;
   let bestFree = Infinity;
   for (const node of pool.nodes) {
     const free = placement.freeWhole(node.name, asks);
     // A node with as many free cards as the best so far cannot be a better fit: skip the fit.
-    if (free >= bestFree) continue;
-    const taken = placement.fit(node.name, asks);
+    if (free >= bestFree || free < asks.wholeNeeded) continue;
+    const taken = placement.fit(node.name, asks.asks);
     if (taken === undefined) continue;
     best = taken;
     bestFree = free;
@@ -146,7 +173,7 @@ function bestNode(
   return best;
 }
 
-function largestBlock(pool: Pool, placement: ClaimPlacement, asks: readonly DeviceAsk[]): string {
+function largestBlock(pool: Pool, placement: ClaimPlacement, asks: AskSet): string {
   let largest: { node: string; free: number } | undefined;
   for (const node of pool.nodes) {
     const free = placement.freeWhole(node.name, asks);
@@ -160,8 +187,9 @@ function largestBlock(pool: Pool, placement: ClaimPlacement, asks: readonly Devi
 
 /** Places every pod of a claim demand on `pool`, recording each; the failure message if one does not fit. */
 export function placeClaimDemand(demand: ClaimDemand, pool: Pool, placement: ClaimPlacement): string | undefined {
+  const asks = askSet(demand.asks);
   for (let pod = 0; pod < demand.pods; pod++) {
-    const taken = bestNode(pool, placement, demand.asks);
+    const taken = bestNode(pool, placement, asks);
     if (taken !== undefined) {
       placement.place(taken);
       continue;
@@ -169,7 +197,7 @@ export function placeClaimDemand(demand: ClaimDemand, pool: Pool, placement: Cla
     const excluded = pool.excluded > 0 ? `; ${plural(pool.excluded, 'node')} cordoned or tainted not counted` : '';
     return (
       `podset "${demand.podSet}": ${plural(demand.pods, 'pod')} × ${describeAsks(demand.asks)} ` +
-      `by resource claims do not fit in flavor ${pool.flavor}; ${largestBlock(pool, placement, demand.asks)}` +
+      `by resource claims do not fit in flavor ${pool.flavor}; ${largestBlock(pool, placement, asks)}` +
       `${excluded}; will retry as capacity frees`
     );
   }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  SliceCache,
   buildDeviceLedger,
   consumedAmount,
   deviceClassTarget,
@@ -122,6 +123,25 @@ describe('buildDeviceLedger', () => {
       ['card-1', 'card-1', 'card-1-shared'],
     ]);
     expect(ledger.cards('nowhere')).toEqual([]);
+  });
+});
+
+describe('SliceCache', () => {
+  it('gives the ledger a build without it gives, and follows a pool whose slices were replaced or removed', () => {
+    const cache = new SliceCache();
+    const a = nodePool('gpu-a', 8);
+    const b = nodePool('gpu-b', 2);
+    const claims = [allocatedClaim('w', [{ node: 'gpu-a', device: 'card-0' }])];
+    const plain = buildDeviceLedger([...a, ...b], claims).summary();
+    expect(buildDeviceLedger([...a, ...b], claims, cache).summary()).toEqual(plain);
+    // Unchanged pools come from the cache: the same card objects as before.
+    const card = buildDeviceLedger([...a, ...b], [], cache).cards('gpu-a')[0];
+    expect(buildDeviceLedger([...a, ...b], [], cache).cards('gpu-a')[0]).toBe(card);
+    // gpu-a's agent publishes generation 2 with 4 cards; gpu-b's pool goes away.
+    const a2 = nodePool('gpu-a', 4, { generation: 2 });
+    const after = buildDeviceLedger([...a, ...a2], claims, cache);
+    expect(after.summary()).toEqual(buildDeviceLedger([...a, ...a2], claims).summary());
+    expect(after.summary().map((s) => [s.node, s.published, s.allocatedWhole])).toEqual([['gpu-a', 4, 1]]);
   });
 });
 
