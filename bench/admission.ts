@@ -58,11 +58,11 @@ function table(passes: readonly PassTiming[], memory: readonly StoreMemory[]): s
         `| ${p.nodes.toLocaleString('en-US')} | ${p.pods.toLocaleString('en-US')} | ${p.dra.slices.toLocaleString('en-US')} / ${p.dra.claims.toLocaleString('en-US')} | ${p.awaiting} (${p.dra.awaitingWithClaims}) / ${p.workloads} | ${round(p.passMs.median)} | ${round(p.cpuMs.median)} | ${round(p.msPerAwaiting)} | ${Math.round(p.passMs.cv * 100)} % | ${p.passMs.n} |`,
     ),
     '',
-    '| stores | nodes | pods | received JSON MB (nodes + pods) | store heap MB | RSS MB after GC (baseline) | peak RSS MB |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| stores | nodes | pods | received JSON MB (nodes + pods) | store heap MB | ledger stores: slices / claims, JSON MB, heap MB | RSS MB after GC (baseline) | peak RSS MB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...memory.map(
       (m) =>
-        `| ${m.mode} | ${m.nodes.toLocaleString('en-US')} | ${m.pods.toLocaleString('en-US')} | ${MB(m.receivedBytes.nodes)} + ${MB(m.receivedBytes.pods)} | ${MB(m.storeHeapBytes)} | ${MB(m.rssBytes)} (${MB(m.rssBaselineBytes)}) | ${MB(m.peakRssBytes)} |`,
+        `| ${m.mode} | ${m.nodes.toLocaleString('en-US')} | ${m.pods.toLocaleString('en-US')} | ${MB(m.receivedBytes.nodes)} + ${MB(m.receivedBytes.pods)} | ${MB(m.storeHeapBytes)} | ${m.ledger.slices.toLocaleString('en-US')} / ${m.ledger.claims.toLocaleString('en-US')}, ${MB(m.ledger.receivedBytes)}, ${MB(m.ledger.heapBytes)} | ${MB(m.rssBytes)} (${MB(m.rssBaselineBytes)}) | ${MB(m.peakRssBytes)} |`,
     ),
   ];
   return lines.join('\n');

@@ -184,7 +184,8 @@ function attributeString(device: ReceivedDevice, driver: string, name: string): 
   return Object.hasOwn(attributes, qualified) ? attributes[qualified]?.string : undefined;
 }
 
-function isSharedDevice(device: ReceivedDevice, driver: string): boolean {
+/** The card's multi-allocatable device (`card-<i>-shared`), the one whose capacity is handed out. */
+export function isSharedDevice(device: ReceivedDevice, driver: string): boolean {
   return device.allowMultipleAllocations === true || attributeString(device, driver, ATTRIBUTE.mode) === MODE_SHARED;
 }
 
