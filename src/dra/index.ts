@@ -3,3 +3,4 @@ export * from './constants.js';
 export * from './ledger.js';
 export * from './received.js';
 export * from './requests.js';
+export * from './pool-devices.js';
