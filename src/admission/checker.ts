@@ -16,6 +16,7 @@ import { DEFAULT_BACKOFF, Informer } from './informer.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import { Reconciler, type PassResult } from './reconcile.js';
 import {
+  INSTANCE_TYPES,
   NODES,
   PODS,
   RESOURCE_CLAIMS,
@@ -88,13 +89,15 @@ export function startChecker(options: CheckerOptions): Checker {
   const pods = new Informer(options.api, PODS, informerOptions);
   const chains = new Informer(options.api, SCHEDULING_CHAINS, informerOptions);
   const informers = [workloads, flavors, nodes, pods, chains];
-  // The card ledger. Not required for a pass and not part of /healthz: a cluster without
-  // resource.k8s.io/v1 (or RBAC for it) still gets verdicts for device-plugin Workloads, and a
-  // Workload whose pods use claims is answered Retry until the three have listed.
+  // The card ledger (and the InstanceTypes it annotates with their pool's count). Not required
+  // for a pass and not part of /healthz: a cluster without resource.k8s.io/v1 (or RBAC for it)
+  // still gets verdicts for device-plugin Workloads, and a Workload whose pods use claims is
+  // answered Retry until the three have listed.
   const slices = new Informer(options.api, RESOURCE_SLICES, informerOptions);
   const claims = new Informer(options.api, RESOURCE_CLAIMS, informerOptions);
   const templates = new Informer(options.api, RESOURCE_CLAIM_TEMPLATES, informerOptions);
-  const draInformers = [slices, claims, templates];
+  const instanceTypes = new Informer(options.api, INSTANCE_TYPES, informerOptions);
+  const draInformers = [slices, claims, templates, instanceTypes];
   const settings = new ChainSettings(options.logger);
   const reconciler = new Reconciler({
     writer: options.writer ?? kubeCheckWriter(options.api, checkName),
@@ -157,9 +160,10 @@ export function startChecker(options: CheckerOptions): Checker {
       nodes: [...nodes.store.values()],
       pods: [...pods.store.values()],
       settings: current,
-      ...(draInformers.every((i) => i.status.synced)
+      ...([slices, claims, templates].every((i) => i.status.synced)
         ? { dra: { slices: slices.store, claims: claims.store, templates: templates.store } }
         : {}),
+      ...(instanceTypes.status.synced ? { instanceTypes: instanceTypes.store.values() } : {}),
     });
     recorder.pass((performance.now() - started) / 1000);
     firstPassDone();

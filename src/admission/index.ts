@@ -24,6 +24,7 @@ export {
   type Snapshot,
 } from './reconcile.js';
 export {
+  INSTANCE_TYPES,
   KUEUE_API,
   NODES,
   PODS,
@@ -36,11 +37,14 @@ export {
   WORKLOADS,
   objectKey,
   type WatchedChain,
+  type WatchedInstanceType,
   type WatchedResource,
 } from './resources.js';
 export { ChainSettings } from './settings.js';
 export {
   admissionCheckPatch,
+  devicesAnnotationPatch,
+  instanceTypePath,
   kubeCheckWriter,
   workloadStatusPath,
   type AdmissionCheckEntry,

@@ -5,8 +5,11 @@
  * further write. The transition time is stamped here, not in the decision (it reads no clock).
  */
 import {
+  DEVICES_ANNOTATION,
   SliceCache,
   buildDeviceLedger,
+  formatPoolDevices,
+  poolDevices,
   type DeviceLedger,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
@@ -28,7 +31,8 @@ import {
 import { deviceResourceOf } from '../sync/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
-import { objectKey, resourceVersionOf } from './resources.js';
+import { objectKey, resourceVersionOf, type WatchedInstanceType } from './resources.js';
+import { MANAGED_LABEL } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
 /** What the stores hold at the start of a pass. */
@@ -54,6 +58,22 @@ export interface Snapshot {
     readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
     readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
   };
+  /** InstanceTypes, to annotate each device pool with the ledger's count (with `dra` only). */
+  readonly instanceTypes?: Iterable<WatchedInstanceType>;
+}
+
+/** Managed nodes by `<os>/<arch>`: the nodes an InstanceType's pool can have (its model is checked per card). */
+function managedNodesByPlatform(nodes: readonly Node[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const node of nodes) {
+    const labels = node.metadata.labels ?? {};
+    if (labels[MANAGED_LABEL] !== 'true') continue;
+    const key = `${labels['kubernetes.io/os'] ?? ''}/${labels['kubernetes.io/arch'] ?? ''}`;
+    const list = out.get(key);
+    if (list === undefined) out.set(key, [node.metadata.name]);
+    else list.push(node.metadata.name);
+  }
+  return out;
 }
 
 /**
@@ -123,6 +143,11 @@ export class Reconciler {
     { readonly resourceVersion: string | undefined; readonly entry: AdmissionCheckEntry }
   >();
 
+  /** The devices annotation written per InstanceType version, so a pass before the watch echo does not repeat it. */
+  private readonly annotated = new Map<
+    string,
+    { readonly resourceVersion: string | undefined; readonly text: string }
+  >();
   /** Our pools' cards, reused across passes while their slices are unchanged. */
   private readonly slices = new SliceCache();
 
@@ -144,7 +169,51 @@ export class Reconciler {
       else if (outcome === 'failed') failed++;
     }
     for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
+    if (claims !== undefined && snapshot.instanceTypes !== undefined) {
+      const annotated = await this.annotatePools(snapshot.instanceTypes, snapshot.nodes, claims.ledger);
+      failed += annotated.failed;
+    }
     return { written, failed };
+  }
+
+  /**
+   * Writes each device InstanceType's ledger count (`worker.gpustack.ai/devices`) where it differs
+   * from the observed one; the instance-type hook copies it into `status.devices`.
+   */
+  private async annotatePools(
+    instanceTypes: Iterable<WatchedInstanceType>,
+    nodes: readonly Node[],
+    ledger: DeviceLedger,
+  ): Promise<{ failed: number }> {
+    const writeDevices = this.options.writer.writeDevices?.bind(this.options.writer);
+    if (writeDevices === undefined) return { failed: 0 };
+    const byPlatform = managedNodesByPlatform(nodes);
+    let failed = 0;
+    const seen = new Set<string>();
+    for (const type of instanceTypes) {
+      const { spec, metadata } = type;
+      if (spec?.acceleratable !== true || !spec.acceleratorGroup) continue;
+      seen.add(metadata.name);
+      const pool = byPlatform.get(`${spec.os ?? ''}/${spec.arch ?? ''}`) ?? [];
+      const text = formatPoolDevices(poolDevices(ledger, pool, spec.acceleratorGroup));
+      const resourceVersion = resourceVersionOf(type);
+      const previous = this.annotated.get(metadata.name);
+      if (metadata.annotations?.[DEVICES_ANNOTATION] === text) continue;
+      if (previous !== undefined && previous.resourceVersion === resourceVersion && previous.text === text) continue;
+      try {
+        await writeDevices(metadata.name, text);
+        this.annotated.set(metadata.name, { resourceVersion, text });
+      } catch (error) {
+        // Gone or changed under us: the next pass decides again; anything else is retried with a backoff.
+        if (!(error instanceof ApiError && (error.status === 404 || error.status === 409))) failed++;
+        this.options.logger.warn(
+          { instanceType: metadata.name, err: (error as Error).message },
+          'InstanceType devices annotation not written; will try again',
+        );
+      }
+    }
+    for (const name of [...this.annotated.keys()]) if (!seen.has(name)) this.annotated.delete(name);
+    return { failed };
   }
 
   private async reconcileOne(

@@ -25,6 +25,7 @@ import {
   slimNode,
   slimPod,
   slimResourceClaim,
+  slimInstanceType,
   slimResourceClaimTemplate,
   slimResourceFlavor,
   slimResourceSlice,
@@ -98,6 +99,25 @@ export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemp
   path: `${RESOURCE_API}/resourceclaimtemplates`,
   schema: ReceivedResourceClaimTemplateSchema,
   slim: slimResourceClaimTemplate,
+};
+
+/** An InstanceType: its pool (accelerator key, os, arch) and the ledger count we last annotated. */
+const WatchedInstanceTypeSchema = KubeObjectSchema.extend({
+  spec: z
+    .looseObject({
+      acceleratable: z.boolean().optional(),
+      acceleratorGroup: z.string().optional(),
+      os: z.string().optional(),
+      arch: z.string().optional(),
+    })
+    .optional(),
+});
+export type WatchedInstanceType = z.infer<typeof WatchedInstanceTypeSchema>;
+export const INSTANCE_TYPES: WatchedResource<WatchedInstanceType> = {
+  name: 'instancetypes',
+  path: `/apis/${GPUSTACK_API_VERSION}/instancetypes`,
+  schema: WatchedInstanceTypeSchema,
+  slim: slimInstanceType,
 };
 
 /**

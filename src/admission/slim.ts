@@ -10,6 +10,7 @@
  * of a ResourceFlavor, which decide whether a pod could be placed on a node at all.
  */
 import {
+  DEVICES_ANNOTATION,
   isSharedDevice,
   manufacturerOfDriver,
   type ReceivedDevice,
@@ -18,6 +19,7 @@ import {
   type ReceivedResourceSlice,
 } from '../dra/index.js';
 import type { Node } from '../k8s/index.js';
+import type { WatchedInstanceType } from './resources.js';
 import type { Container, ObservedResourceFlavor, Pod, PodSpec, Workload } from '../placement/index.js';
 
 /**
@@ -202,5 +204,21 @@ export function slimResourceClaimTemplate(template: ReceivedResourceClaimTemplat
     ...pick(template, IDENTITY),
     metadata: pick(template.metadata, ['name', 'namespace', 'resourceVersion']),
     spec: { spec: requests === undefined ? {} : { devices: { requests } } },
+  };
+}
+
+/** An InstanceType: name, its pool's key, os and arch, and only our annotation. */
+export function slimInstanceType(type: WatchedInstanceType): WatchedInstanceType {
+  const annotations = type.metadata.annotations;
+  const ours = annotations !== undefined && Object.hasOwn(annotations, DEVICES_ANNOTATION);
+  const spec =
+    type.spec === undefined ? undefined : pick(type.spec, ['acceleratable', 'acceleratorGroup', 'os', 'arch']);
+  return {
+    ...pick(type, IDENTITY),
+    metadata: {
+      ...pick(type.metadata, ['name', 'resourceVersion']),
+      ...(ours ? { annotations: { [DEVICES_ANNOTATION]: annotations[DEVICES_ANNOTATION] as string } } : {}),
+    },
+    ...(spec === undefined ? {} : { spec }),
   };
 }

@@ -330,9 +330,19 @@ describe('checker: /healthz', () => {
     checker = undefined;
     await eventually(
       () =>
-        (['workloads', 'resourceflavors', 'nodes', 'pods', 'schedulingchains'] as const).every(
-          (c) => api.openWatches(c) === 0,
-        ),
+        (
+          [
+            'workloads',
+            'resourceflavors',
+            'nodes',
+            'pods',
+            'schedulingchains',
+            'resourceslices',
+            'resourceclaims',
+            'resourceclaimtemplates',
+            'instancetypes',
+          ] as const
+        ).every((c) => api.openWatches(c) === 0),
       'watches closed',
     );
     expect(running.health().watches.map((w) => [w.resource, w.streaming])).toEqual([
@@ -385,6 +395,49 @@ describe('checker: claims read the card ledger', () => {
     });
     for (let i = 0; i < 4; i++) api.remove('resourceclaims', `team-a/gpu-b-held-${i}`);
     await eventually(() => ourEntry()?.['state'] === 'Ready', 'the Ready write');
+  });
+
+  it("annotates a device InstanceType with its pool's ledger count, once per change", async () => {
+    seedClaims();
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64' },
+        spec: { acceleratable: true, acceleratorGroup: 'nvidia-h100-80gb-hbm3', os: 'linux', arch: 'amd64' },
+      }),
+    );
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-generic-linux-amd64' },
+        spec: { acceleratable: false, os: 'linux', arch: 'amd64' },
+      }),
+    );
+    start();
+    const annotation = () =>
+      (api.get('instancetypes', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64')?.['metadata'] as Json)['annotations'];
+    const typePatches = () => api.patches().filter((p) => p.path.includes('/instancetypes/'));
+    await eventually(() => typePatches().length === 1, 'the annotation');
+    expect(typePatches()[0]?.path).toBe(
+      '/apis/worker.gpustack.ai/v1alpha1/instancetypes/gpustack-nvidia-h100-80gb-hbm3-linux-amd64' +
+        '?fieldManager=gpustack-node-devices&force=true',
+    );
+    expect(annotation()).toEqual({
+      'worker.gpustack.ai/devices': '{"published":16,"allocated":8,"shared":0,"free":8}',
+    });
+    // The echo and an unrelated change: no second write of the same count.
+    api.upsert('nodes', json(gpuNode('gpu-c-cpu', 0)));
+    await nextPass('a pass after the echo');
+    expect(typePatches()).toHaveLength(1);
+    for (let i = 0; i < 4; i++) api.remove('resourceclaims', `team-a/gpu-b-held-${i}`);
+    await eventually(() => typePatches().length === 2, 'the new count');
+    expect(annotation()).toEqual({
+      'worker.gpustack.ai/devices': '{"published":16,"allocated":4,"shared":0,"free":12}',
+    });
   });
 
   it('decides device-plugin Workloads while the DRA collections fail to list, and keeps /healthz out of it', async () => {

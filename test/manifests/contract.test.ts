@@ -10,7 +10,9 @@ import {
   RESOURCE_SLICES,
   RESOURCE_CLAIMS,
   RESOURCE_CLAIM_TEMPLATES,
+  INSTANCE_TYPES,
   WORKLOADS,
+  instanceTypePath,
   workloadStatusPath,
 } from '../../src/admission/index.js';
 import { ADMISSION_FLAGS } from '../../src/cli/admission-flags.js';
@@ -162,6 +164,7 @@ describe('admission checker manifests ↔ the checker', () => {
       RESOURCE_SLICES,
       RESOURCE_CLAIMS,
       RESOURCE_CLAIM_TEMPLATES,
+      INSTANCE_TYPES,
     ].map((r) => [r.name, r.path] as const),
   )('RBAC lets it list and watch %s (%s)', (_name, path) => {
     const [group, resource] = groupResource(path);
@@ -184,7 +187,19 @@ describe('admission checker manifests ↔ the checker', () => {
         .flatMap((r) => r.verbs)
         .filter((v) => !['get', 'list', 'watch'].includes(v))
         .sort(),
-    ).toEqual(['patch', 'update']);
+    ).toEqual(['patch', 'patch', 'update']);
+  });
+
+  it('RBAC lets it patch InstanceTypes, where it applies the ledger count annotation, and nothing else', () => {
+    const parts =
+      instanceTypePath('gpustack-nvidia-h100-linux-amd64', 'gpustack-node-devices')
+        .split('?')[0]
+        ?.split('/')
+        .filter(Boolean) ?? [];
+    expect([parts[1], parts[3]]).toEqual(['worker.gpustack.ai', 'instancetypes']);
+    expect(allows('worker.gpustack.ai', 'instancetypes', 'patch')).toBe(true);
+    const writers = rules.filter((r) => r.verbs.some((v) => !['get', 'list', 'watch'].includes(v)));
+    expect(writers.flatMap((r) => r.resources).sort()).toEqual(['instancetypes', 'workloads/status']);
   });
 
   it('the ServiceAccount the Deployment runs as is the one the ClusterRoleBinding binds', () => {
