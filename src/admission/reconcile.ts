@@ -195,10 +195,14 @@ export class Reconciler {
       if (spec?.acceleratable !== true || !spec.acceleratorGroup) continue;
       seen.add(metadata.name);
       const pool = byPlatform.get(`${spec.os ?? ''}/${spec.arch ?? ''}`) ?? [];
-      const text = formatPoolDevices(poolDevices(ledger, pool, spec.acceleratorGroup));
+      const devices = poolDevices(ledger, pool, spec.acceleratorGroup);
+      const observed = metadata.annotations?.[DEVICES_ANNOTATION];
+      // A pool that publishes no slices (no DRA, or not yet) is left alone, unless we counted it before.
+      if (devices.published === 0 && observed === undefined) continue;
+      const text = formatPoolDevices(devices);
       const resourceVersion = resourceVersionOf(type);
       const previous = this.annotated.get(metadata.name);
-      if (metadata.annotations?.[DEVICES_ANNOTATION] === text) continue;
+      if (observed === text) continue;
       if (previous !== undefined && previous.resourceVersion === resourceVersion && previous.text === text) continue;
       try {
         await writeDevices(metadata.name, text);

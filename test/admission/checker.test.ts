@@ -417,11 +417,24 @@ describe('checker: claims read the card ledger', () => {
         spec: { acceleratable: false, os: 'linux', arch: 'amd64' },
       }),
     );
+    // A device pool without slices (no DRA there): never annotated.
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-nvidia-a10g-linux-amd64' },
+        spec: { acceleratable: true, acceleratorGroup: 'nvidia-a10g', os: 'linux', arch: 'amd64' },
+      }),
+    );
     start();
     const annotation = () =>
       (api.get('instancetypes', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64')?.['metadata'] as Json)['annotations'];
     const typePatches = () => api.patches().filter((p) => p.path.includes('/instancetypes/'));
     await eventually(() => typePatches().length === 1, 'the annotation');
+    expect(typePatches().map((p) => p.path.split('?')[0]?.split('/').pop())).toEqual([
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
+    ]);
     expect(typePatches()[0]?.path).toBe(
       '/apis/worker.gpustack.ai/v1alpha1/instancetypes/gpustack-nvidia-h100-80gb-hbm3-linux-amd64' +
         '?fieldManager=gpustack-node-devices&force=true',
