@@ -96,7 +96,8 @@ export function nodeSlices(random: Random, node: string, aKey: string): Json[] {
             {
               name: `card-${i}`,
               attributes: attributes(random, aKey, i, 'whole'),
-              capacity: capacity(),
+              // No request policy on the whole device (API validation).
+              capacity: { memory: { value: `${CARD_MIB}Mi` }, units: { value: '1600000' }, cores: { value: '100' } },
               consumesCounters: consumes,
             },
             {

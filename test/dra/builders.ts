@@ -41,6 +41,10 @@ function deviceCapacity(memoryMiB: number) {
   };
 }
 
+function wholeCapacity(memoryMiB: number) {
+  return { memory: { value: `${memoryMiB}Mi` }, units: { value: '1600000' }, cores: { value: '100' } };
+}
+
 /** The slices of one node's pool with `cards` cards. */
 export function nodePool(node: string, cards: number, options: PoolOptions = {}): ReceivedResourceSlice[] {
   const driver = options.driver ?? NVIDIA;
@@ -86,7 +90,8 @@ export function nodePool(node: string, cards: number, options: PoolOptions = {})
         {
           name: `card-${i}`,
           attributes: attributes(i, 'whole'),
-          capacity: deviceCapacity(memoryMiB),
+          // No request policy on the whole device: the API allows one only where allowMultipleAllocations is set.
+          capacity: wholeCapacity(memoryMiB),
           consumesCounters: consumes(i),
         },
         {
