@@ -13,7 +13,7 @@ import {
   type DeviceLedger,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ReceivedResourceSlice,
+  type ObservedResourceSlice,
 } from '../dra/index.js';
 import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from '../k8s/index.js';
 import { ApiError } from '../kube/index.js';
@@ -54,7 +54,7 @@ export interface Snapshot {
    * claims is answered Retry. Templates keyed `namespace/name`, as the informer keeps them.
    */
   readonly dra?: {
-    readonly slices: ReadonlyMap<string, ReceivedResourceSlice>;
+    readonly slices: ReadonlyMap<string, ObservedResourceSlice>;
     readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
     readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
   };

@@ -16,10 +16,10 @@ import {
 import {
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
-  ReceivedResourceSliceSchema,
+  ObservedResourceSliceSchema,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ReceivedResourceSlice,
+  type ObservedResourceSlice,
 } from '../dra/index.js';
 import {
   slimNode,
@@ -82,10 +82,10 @@ export const PODS: WatchedResource<Pod> = {
 export const RESOURCE_API = '/apis/resource.k8s.io/v1';
 
 /** Every driver's slices (a field selector takes one driver, we have nine): others are slimmed to their pool. */
-export const RESOURCE_SLICES: WatchedResource<ReceivedResourceSlice> = {
+export const RESOURCE_SLICES: WatchedResource<ObservedResourceSlice> = {
   name: 'resourceslices',
   path: `${RESOURCE_API}/resourceslices`,
-  schema: ReceivedResourceSliceSchema,
+  schema: ObservedResourceSliceSchema,
   slim: slimResourceSlice,
 };
 export const RESOURCE_CLAIMS: WatchedResource<ReceivedResourceClaim> = {

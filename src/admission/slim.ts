@@ -16,7 +16,7 @@ import {
   type ReceivedDevice,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ReceivedResourceSlice,
+  type ObservedResourceSlice,
 } from '../dra/index.js';
 import type { Node } from '../k8s/index.js';
 import type { WatchedInstanceType } from './resources.js';
@@ -165,7 +165,7 @@ function slimDevice(device: ReceivedDevice, driver: string): ReceivedDevice {
 }
 
 /** A ResourceSlice: driver, pool and node; devices only for our drivers (another vendor's are never counted). */
-export function slimResourceSlice(slice: ReceivedResourceSlice): ReceivedResourceSlice {
+export function slimResourceSlice(slice: ObservedResourceSlice): ObservedResourceSlice {
   const ours = manufacturerOfDriver(slice.spec.driver) !== undefined;
   return {
     ...pick(slice, IDENTITY),

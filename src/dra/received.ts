@@ -46,7 +46,8 @@ export const ReceivedDeviceSchema = z.looseObject({
 });
 export type ReceivedDevice = z.infer<typeof ReceivedDeviceSchema>;
 
-export const ReceivedResourceSliceSchema = KubeObjectSchema.extend({
+/** A ResourceSlice with its devices, as the ledger reads it (the agent's `ReceivedResourceSlice` compares pools only). */
+export const ObservedResourceSliceSchema = KubeObjectSchema.extend({
   spec: z.looseObject({
     driver: z.string().min(1),
     nodeName: z.string().optional(),
@@ -58,7 +59,7 @@ export const ReceivedResourceSliceSchema = KubeObjectSchema.extend({
     devices: z.array(ReceivedDeviceSchema).optional(),
   }),
 });
-export type ReceivedResourceSlice = z.infer<typeof ReceivedResourceSliceSchema>;
+export type ObservedResourceSlice = z.infer<typeof ObservedResourceSliceSchema>;
 
 /** One allocated device: which driver, pool and device, and for a shared device what it took. */
 export const ReceivedAllocationResultSchema = z.looseObject({

@@ -8,10 +8,10 @@
 import {
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
-  ReceivedResourceSliceSchema,
+  ObservedResourceSliceSchema,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ReceivedResourceSlice,
+  type ObservedResourceSlice,
 } from '../../src/dra/index.js';
 
 export const NVIDIA = 'nvidia.gpustack.ai';
@@ -46,7 +46,7 @@ function wholeCapacity(memoryMiB: number) {
 }
 
 /** The slices of one node's pool with `cards` cards. */
-export function nodePool(node: string, cards: number, options: PoolOptions = {}): ReceivedResourceSlice[] {
+export function nodePool(node: string, cards: number, options: PoolOptions = {}): ObservedResourceSlice[] {
   const driver = options.driver ?? NVIDIA;
   const productKey = options.productKey ?? H100_KEY;
   const generation = options.generation ?? 1;
@@ -105,7 +105,7 @@ export function nodePool(node: string, cards: number, options: PoolOptions = {})
     },
   };
   const slices = options.devicesOnly ? [devices] : [counters, devices];
-  return slices.map((s) => ReceivedResourceSliceSchema.parse(s));
+  return slices.map((s) => ObservedResourceSliceSchema.parse(s));
 }
 
 export interface Allocated {

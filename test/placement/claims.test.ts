@@ -8,7 +8,7 @@ import {
   buildDeviceLedger,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ReceivedResourceSlice,
+  type ObservedResourceSlice,
 } from '../../src/dra/index.js';
 import type { Node } from '../../src/k8s/index.js';
 import {
@@ -37,7 +37,7 @@ const CLAIMS_READY =
 interface Scene {
   readonly nodes?: readonly Node[];
   readonly pods?: readonly Pod[];
-  readonly slices?: readonly ReceivedResourceSlice[];
+  readonly slices?: readonly ObservedResourceSlice[];
   readonly claims?: readonly ReceivedResourceClaim[];
   readonly templates?: readonly ReceivedResourceClaimTemplate[];
   /** Leave the DRA input out, as a checker whose DRA stores have not listed. */
