@@ -1,8 +1,10 @@
 /**
  * @module `gpustack-operator kueue-config`: the Kueue manager configuration with ours merged in,
  * for the Kueue version given. `--merge` takes the configuration a cluster runs — a Configuration
- * document, or the `kueue-manager-config` ConfigMap that holds it — so that
+ * document, the `kueue-manager-config` ConfigMap that holds it, or the values of Kueue's Helm chart
+ * (`helm get values kueue --all`) — so that
  * `kubectl get configmap kueue-manager-config -n kueue-system -o yaml | gpustack-operator kueue-config --merge - | kubectl apply -f -`
+ * or `helm get values kueue -n kueue-system --all -o yaml | gpustack-operator kueue-config --merge - | helm upgrade … -f -`
  * needs no hand merge.
  */
 import { parseArgs } from 'node:util';
@@ -13,23 +15,59 @@ import { InputError, parseDocument, readInput } from './render-input.js';
 
 /** The key of Kueue's ConfigMap that holds the manager configuration (Kueue's own manifests). */
 export const KUEUE_CONFIG_KEY = 'controller_manager_config.yaml';
+/** The value of Kueue's Helm chart (under `managerConfig`) that becomes that ConfigMap key. */
+export const KUEUE_CHART_CONFIG_VALUE = 'controllerManagerConfigYaml';
 
-type ConfigMapLike = { kind: 'ConfigMap'; data?: Record<string, unknown> } & Record<string, unknown>;
-const isConfigMap = (value: unknown): value is ConfigMapLike =>
-  typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'ConfigMap';
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isConfigMap = (value: unknown): value is Json & { kind: 'ConfigMap' } =>
+  isObject(value) && value.kind === 'ConfigMap';
+/** Values of Kueue's Helm chart: the manager configuration is the string `managerConfig.controllerManagerConfigYaml`. */
+const isHelmValues = (value: unknown): value is Json & { managerConfig: Json } =>
+  isObject(value) && value.kind === undefined && isObject(value.managerConfig);
 
-/** Merges ours into `document` (a Configuration or the ConfigMap holding one); notes go to stderr. */
+/** Where `document` keeps the manager configuration as YAML text: ConfigMap data or Kueue's chart values. */
+interface Embedding {
+  readonly field: string;
+  readonly text: unknown;
+  readonly put: (yaml: string) => unknown;
+}
+
+function embeddingOf(document: unknown): Embedding | undefined {
+  if (isConfigMap(document)) {
+    const data = isObject(document.data) ? document.data : {};
+    return {
+      field: `data.${KUEUE_CONFIG_KEY}`,
+      text: data[KUEUE_CONFIG_KEY],
+      put: (yaml) => ({ ...document, data: { ...data, [KUEUE_CONFIG_KEY]: yaml } }),
+    };
+  }
+  if (isHelmValues(document)) {
+    const managerConfig = document.managerConfig;
+    return {
+      field: `managerConfig.${KUEUE_CHART_CONFIG_VALUE}`,
+      text: managerConfig[KUEUE_CHART_CONFIG_VALUE],
+      put: (yaml) => ({ ...document, managerConfig: { ...managerConfig, [KUEUE_CHART_CONFIG_VALUE]: yaml } }),
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Merges ours into `document` — a Configuration, the ConfigMap holding one, or the values of
+ * Kueue's Helm chart — and gives the same shape back; notes go to stderr.
+ */
 export function mergeDocument(document: unknown, minor: number, source: string): unknown {
-  const embedded = isConfigMap(document) ? document.data?.[KUEUE_CONFIG_KEY] : undefined;
-  if (isConfigMap(document) && typeof embedded !== 'string')
-    throw new InputError(`${source}: ConfigMap has no data.${KUEUE_CONFIG_KEY}`);
+  const embedding = embeddingOf(document);
+  if (embedding !== undefined && typeof embedding.text !== 'string')
+    throw new InputError(`${source}: ${embedding.field} is missing or not a string`);
   const existing =
-    typeof embedded === 'string' ? parseDocument(embedded, `${source} data.${KUEUE_CONFIG_KEY}`) : document;
+    embedding === undefined ? document : parseDocument(embedding.text as string, `${source} ${embedding.field}`);
   const merged = mergeKueueConfig(existing, { minor });
   if (!merged.ok) throw new InputError(`${source}: ${merged.message}`);
   for (const note of merged.notes) process.stderr.write(`note: ${note}\n`);
-  if (!isConfigMap(document)) return merged.config;
-  return { ...document, data: { ...document.data, [KUEUE_CONFIG_KEY]: stringify(merged.config, { lineWidth: 0 }) } };
+  return embedding === undefined ? merged.config : embedding.put(stringify(merged.config, { lineWidth: 0 }));
 }
 
 export function kueueConfigCommand(args: string[]): void {

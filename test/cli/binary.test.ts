@@ -547,6 +547,50 @@ describe.concurrent('gpustack-operator kueue-config', () => {
     CLI_TIMEOUT_MS,
   );
 
+  it(
+    "merges into the values of Kueue's Helm chart and prints the values back, other values kept",
+    async () => {
+      const file = join(scratch, 'kueue-values.yaml');
+      const managerConfig = stringify({
+        apiVersion: 'config.kueue.x-k8s.io/v1beta2',
+        kind: 'Configuration',
+        integrations: { frameworks: ['batch/job'] },
+      });
+      writeFileSync(
+        file,
+        stringify({ enableCertManager: false, managerConfig: { controllerManagerConfigYaml: managerConfig } }),
+      );
+      const run = await cli('kueue-config', '--merge', file);
+      expect(run.code).toBe(0);
+      const values = parse(run.stdout) as { enableCertManager: boolean; managerConfig: Record<string, string> };
+      expect(values.enableCertManager).toBe(false);
+      expect(Object.keys(values.managerConfig)).toEqual(['controllerManagerConfigYaml']);
+      const config = parse(values.managerConfig.controllerManagerConfigYaml as string) as {
+        integrations: unknown;
+        featureGates: Record<string, boolean>;
+        resources: { quotaCheckStrategy: string; transformations: unknown[] };
+      };
+      expect(config.integrations).toEqual({ frameworks: ['batch/job'] });
+      expect(config.featureGates).toMatchObject({ AssignQueueLabelsForPods: false, QuotaCheckStrategy: true });
+      expect(config.resources.quotaCheckStrategy).toBe('IgnoreUndeclared');
+      expect(config.resources.transformations).toHaveLength(27);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses chart values without the configuration string, naming the value',
+    async () => {
+      const file = join(scratch, 'kueue-values-broken.yaml');
+      writeFileSync(file, stringify({ managerConfig: { controllerManagerConfigYaml: { kind: 'Configuration' } } }));
+      const run = await cli('kueue-config', '--merge', file);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('managerConfig.controllerManagerConfigYaml is missing or not a string');
+      expect(run.stdout).toBe('');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
   it.each([
     { args: ['--kueue-version', '0.16'], code: 2, error: /--kueue-version: "0.16" is not a Kueue version we support/ },
     { args: ['--merge', '/nonexistent/kueue.yaml'], code: 1, error: /no such file/ },
