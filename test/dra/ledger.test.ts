@@ -3,8 +3,11 @@
  * free whole only while neither of its devices is allocated; shares consume capacity; only the
  * newest complete generation of a pool counts; other drivers are not ours.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import {
+  ObservedResourceSliceSchema,
   SliceCache,
   buildDeviceLedger,
   consumedAmount,
@@ -123,6 +126,30 @@ describe('buildDeviceLedger', () => {
       ['card-1', 'card-1', 'card-1-shared'],
     ]);
     expect(ledger.cards('nowhere')).toEqual([]);
+  });
+});
+
+describe("the agent's slices (src/dra/slices.ts, snapshot h200-8x-slices.yaml)", () => {
+  it('reads them as 8 H200 cards, all free, each with its shared device and the policy defaults', () => {
+    const slices = parseAllDocuments(readFileSync('test/snapshots/dra/h200-8x-slices.yaml', 'utf8')).map((d) =>
+      ObservedResourceSliceSchema.parse(d.toJS()),
+    );
+    const ledger = buildDeviceLedger(slices, [
+      allocatedClaim('w', [{ node: 'h200-node', device: 'card-7' }]),
+      allocatedClaim('s', [{ node: 'h200-node', device: 'card-3-shared' }]),
+    ]);
+    const summary = only(ledger.summary());
+    expect(summary).toMatchObject({
+      node: 'h200-node',
+      driver: NVIDIA,
+      published: 8,
+      allocatedWhole: 1,
+      sharedInUse: 1,
+      freeWhole: 6,
+    });
+    // A claim without consumedCapacity takes the request policy's defaults: a tenth of the card.
+    expect(summary.consumed).toEqual({ memory: 14377 * MiB, units: 160_000, cores: 10 });
+    expect(ledger.cards('h200-node').map((c) => c.name)).toEqual(Array.from({ length: 8 }, (_, i) => `card-${i}`));
   });
 });
 
