@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   buildDeviceLedger,
+  cardsResource,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
   type ObservedResourceSlice,
@@ -150,7 +151,8 @@ describe('decideNodeDevices with claims: free cards from the ledger', () => {
   });
 
   it('finds the flavor among the assigned ones when Kueue assigned no credits resource', () => {
-    const flavors = { 'nvidia.gpustack.ai/cards': H100_FLAVOR, cpu: H100_FLAVOR };
+    // Kueue 0.17 maps our DeviceClasses to cards.gpustack.ai/<mfr> (kueue-config), not to credits.
+    const flavors = { [cardsResource('nvidia')]: H100_FLAVOR, cpu: H100_FLAVOR };
     expect(decide(claimsWorkload(1, 'eight-cards', flavors))?.state).toBe('Ready');
     expect(
       decide(claimsWorkload(1, 'eight-cards', flavors), { claims: [...held('gpu-a', 1), ...held('gpu-b', 1)] })?.state,
