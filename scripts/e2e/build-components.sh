@@ -6,7 +6,7 @@
 #
 # --cached-only builds nothing: components not cached are reported as failed.
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler metacontroller kueue helm
-# (default: all). Each lands in
+# (default: all of these), and kubelet (only when named: the node-side DRA scenario). Each lands in
 #   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
 # with the binary in bin/, build.log, build-seconds and component.json. A component
 # whose binary is already cached is skipped without touching the network, so a second
@@ -66,7 +66,7 @@ for arg in "$@"; do
     --json) json=1 ;;
     --cached-only) cached_only=1 ;;
     -h|--help) sed -n '2,/^set -euo pipefail/{/^#/p}' "$0"; exit 0 ;;
-    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|metacontroller|kueue|helm) want+=("$arg") ;;
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|metacontroller|kueue|helm) want+=("$arg") ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -79,7 +79,7 @@ log() { echo "[build-components] $*" >&2; }
 version_of() {
   case "$1" in
     etcd) echo "$ETCD_VERSION" ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler) echo "$KUBERNETES_VERSION" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) echo "$KUBERNETES_VERSION" ;;
     metacontroller) echo "$METACONTROLLER_VERSION" ;;
     kueue) echo "$KUEUE_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
@@ -336,7 +336,7 @@ build_one() {
   set +e
   case "$c" in
     etcd) module=$(set -e; build_etcd "$tmp" 2>"$d/build.log") ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
     metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
     kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
     helm) module=$(set -e; build_helm "$tmp" 2>"$d/build.log") ;;
@@ -369,7 +369,7 @@ main() {
   local kube=() pids=()
   for c in "${want[@]}"; do
     case "$c" in
-      kube-apiserver|kube-controller-manager|kube-scheduler) kube+=("$c") ;;
+      kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) kube+=("$c") ;;
       *)
         if [[ ${E2E_BUILD_PARALLEL:-1} == 0 ]]; then build_one "$c" || true
         else build_one "$c" & pids+=($!); fi ;;

@@ -128,6 +128,8 @@ export interface HealthServerOptions {
   readonly clock?: () => Date;
   /** Served on `GET /metrics` (Prometheus text) when given. */
   readonly metrics?: Registry;
+  /** More of the process to report (the kubelet plugins' sockets): its fields join the body, and it must be healthy too. */
+  readonly extra?: () => { readonly healthy: boolean; readonly fields: Readonly<Record<string, unknown>> };
 }
 
 /**
@@ -136,7 +138,7 @@ export interface HealthServerOptions {
  * registry, when one is given.
  */
 export function startHealthServer(state: AgentState, options: HealthServerOptions): Promise<Server> {
-  const { intervalMs, port, host = '0.0.0.0', clock = () => new Date(), metrics } = options;
+  const { intervalMs, port, host = '0.0.0.0', clock = () => new Date(), metrics, extra } = options;
   const started = clock().getTime();
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/metrics' && metrics) {
@@ -148,13 +150,15 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
       return;
     }
     const last = state.lastDetection ? Date.parse(state.lastDetection) : started;
-    const healthy = clock().getTime() - last <= 3 * intervalMs + 30_000;
+    const more = extra?.();
+    const healthy = clock().getTime() - last <= 3 * intervalMs + 30_000 && (more?.healthy ?? true);
     const body = {
       healthy,
       lastDetection: state.lastDetection ?? null,
       lastPublish: state.lastPublish ?? null,
       lastError: state.lastError ?? null,
       writes: state.writes,
+      ...more?.fields,
     };
     res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });

@@ -20,9 +20,10 @@ import {
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
 import { UsageError } from './errors.js';
 import { parseDuration, parseLogLevel, parsePort } from './flags.js';
-import { createProcessLogger } from '../runtime/index.js';
+import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig } from '../kube/index.js';
+import { KubeletPlugins, resourceClaimPath } from '../kubelet-plugin/index.js';
 
 /** `60s`, `5m`, `1h` or plain seconds. */
 function parseManufacturers(text: string | undefined): ManufacturerName[] | undefined {
@@ -57,6 +58,38 @@ function detectFor(values: { manufacturers?: string | undefined; 'host-root': st
   return () => detect({ manufacturers, hostRoot });
 }
 
+function kubeletPlugins(
+  values: {
+    'kubelet-registry-dir': string;
+    'kubelet-plugins-dir': string;
+    'cdi-dir': string;
+    'host-root': string;
+    kubeconfig?: string | undefined;
+  },
+  node: string,
+  logger: Logger,
+): KubeletPlugins {
+  const api = createKubeApi(loadKubeConfig(values.kubeconfig));
+  return new KubeletPlugins({
+    node,
+    registryDir: path.resolve(values['kubelet-registry-dir']),
+    pluginsDir: path.resolve(values['kubelet-plugins-dir']),
+    cdiDir: path.resolve(values['cdi-dir']),
+    hostRoot: parseHostRoot(values['host-root']),
+    readClaim: (namespace, name) => api.get(resourceClaimPath(namespace, name)),
+    logger,
+  });
+}
+
+/** Each detection also tells the kubelet plugins which cards the node has (and starts new manufacturers' plugins). */
+function servingPlugins(detectNow: () => Promise<DetectResult>, plugins: KubeletPlugins): () => Promise<DetectResult> {
+  return async () => {
+    const result = await detectNow();
+    await plugins.update(screenDetection(result));
+    return result;
+  };
+}
+
 export async function agentCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: AGENT_FLAGS });
   const node = values.node ?? process.env['NODE_NAME'];
@@ -65,10 +98,13 @@ export async function agentCommand(args: string[]): Promise<void> {
   if (!PUBLISH_MODES.includes(mode))
     throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
   if (mode !== 'feature-file' && !node) throw new UsageError('agent: --node (or $NODE_NAME) is required');
+  if (values['kubelet-plugin'] && !node)
+    throw new UsageError('agent: --kubelet-plugin needs --node (or $NODE_NAME): the node is the pool of its devices');
   const intervalMs = parseDuration(values.interval, '--interval', { minMs: 1000 });
-  const detectNow = detectFor(values);
   const healthPort = parsePort(values['health-port'], '--health-port');
   const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
+  const plugins = values['kubelet-plugin'] ? kubeletPlugins(values, node as string, logger) : undefined;
+  const detectNow = plugins ? servingPlugins(detectFor(values), plugins) : detectFor(values);
   const publisher: Publisher =
     mode === 'feature-file'
       ? featureFilePublisher(values['features-dir'])
@@ -77,7 +113,12 @@ export async function agentCommand(args: string[]): Promise<void> {
         : nodeFeaturePublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string, namespace);
   const state = createAgentState();
   const metrics = createAgentMetrics({ defaultMetrics: true });
-  const health = await startHealthServer(state, { intervalMs, port: healthPort, metrics: metrics.registry });
+  const health = await startHealthServer(state, {
+    intervalMs,
+    port: healthPort,
+    metrics: metrics.registry,
+    ...(plugins ? { extra: () => ({ healthy: plugins.healthy(), fields: { kubeletPlugins: plugins.status() } }) } : {}),
+  });
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
@@ -86,6 +127,7 @@ export async function agentCommand(args: string[]): Promise<void> {
     });
   logger.info({ node, mode, intervalMs, healthPort, hostRoot: values['host-root'] }, 'agent started');
   await runAgent(state, { detect: detectNow, publisher, intervalMs, logger, recorder: metrics }, stop.signal);
+  await plugins?.close();
   await new Promise((resolve) => health.close(resolve));
 }
 

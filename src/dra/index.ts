@@ -1,2 +1,5 @@
 /** @module Device allocation through DRA (DESIGN §8): pure, imports src/nodefeature and src/k8s. */
 export * from './constants.js';
+export * from './claim-allocation.js';
+export * from './cdi.js';
+export * from './device-health.js';
