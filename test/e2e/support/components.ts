@@ -2,7 +2,7 @@
 // repository by scripts/e2e/build-components.sh), building what is missing.
 //
 // Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
-// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, METACONTROLLER, KUEUE, HELM) and the CRD folders
+// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, METACONTROLLER, KUEUE, HELM, KUBELET, CONTAINERD) and the CRD folders
 // with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1 never builds: a
 // component that is not cached is then reported as missing.
 import { spawnSync } from 'node:child_process';
@@ -20,6 +20,9 @@ export const COMPONENT_NAMES = [
   'metacontroller',
   'kueue',
   'helm',
+  // Only the node-side DRA scenario asks for these (build-components.sh kubelet containerd).
+  'kubelet',
+  'containerd',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 
