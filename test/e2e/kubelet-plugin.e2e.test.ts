@@ -9,10 +9,10 @@
 // and go; without them the scenario is skipped with the reason. containerd 2.x is built like the
 // other components (Debian 12's 1.6 cannot inject CDI devices).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { FAKE_LIBRARIES } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
@@ -38,6 +38,15 @@ function missingPrerequisite(): string | undefined {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed`;
   }
   return undefined;
+}
+
+function unmountAll(target: string): void {
+  for (let i = 0; i < 8; i++) {
+    const mounted = readFileSync('/proc/self/mounts', 'utf8')
+      .split('\n')
+      .some((line) => line.split(' ')[1] === target);
+    if (!mounted || spawnSync('umount', [target]).status !== 0) return;
+  }
 }
 
 const missing = missingPrerequisite();
@@ -126,8 +135,17 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
     plane.adopt({ name: 'agent', stop: () => agent.stop() });
   }, 900_000);
 
+  let failed = false;
+  afterEach((context) => {
+    if (context.task.result?.state === 'fail') failed = true;
+  });
+
   afterAll(async () => {
-    await plane?.stop({ failed: true });
+    await plane?.stop({ failed });
+    // The kubelet bind-mounts its root dir onto itself (mount propagation): unmount it, then remove
+    // the kubelet's root dir, containerd's state and the CDI folder.
+    if (kubelet) unmountAll(kubelet.rootDir);
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   });
 
   it('the kubelet registers the plugin through its plugin watcher (GetInfo, then NotifyRegistrationStatus)', async () => {
