@@ -61,41 +61,15 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
   let dir: string;
   let cdiDir: string;
 
-  beforeAll(async () => {
-    plane = await startControlPlane({ controllerManager: false });
-    dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
-    cdiDir = path.join(dir, 'cdi');
-    containerd = await startContainerd(dir, plane.logsDir, cdiDir);
-    plane.adopt({ name: 'containerd', stop: () => containerd.process.stop(20_000) });
-    const image = buildPauseImage(dir, 'v1.36.3');
-    containerd.ctr(['images', 'import', '--all-platforms', image]);
-    kubelet = await startKubelet({
-      dir,
-      logsDir: plane.logsDir,
-      kubeconfig: plane.kubeconfig,
-      nodeName: NODE,
-      containerdSocket: containerd.socket,
-    });
-    plane.adopt({ name: 'kubelet', stop: () => kubelet.process.stop(20_000) });
-    await waitFor(
-      async () => (await plane.client.get('v1', 'Node', NODE)) !== undefined,
-      120_000,
-      `the kubelet did not register node ${NODE}; see ${kubelet.process.logFile}`,
-      1000,
-    );
+  let devicesFile: string;
 
-    const devices = path.join(dir, 'devices.txt');
-    writeFileSync(
-      devices,
-      [
-        'lib:nvidia\tdriver=570.124.06\truntime=12080',
-        `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-0\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:18:00.0`,
-      ].join('\n') + '\n',
-    );
+  /** Starts the agent with the kubelet plugin (again: a restart keeps the same folders and checkpoint). */
+  async function startAgent(name: string): Promise<void> {
+    const devices = devicesFile;
     const [healthPort] = (await freePorts(1)) as [number];
     agentHealth = `http://127.0.0.1:${healthPort}/healthz`;
     agent = startProcess(
-      'agent',
+      name,
       process.execPath,
       [
         CLI,
@@ -132,6 +106,57 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
         },
       },
     );
+  }
+
+  /** Waits until the kubelet has told the (new) agent that its plugin is registered. */
+  async function registered(): Promise<{ driver: string; registered?: boolean; serving: boolean }[]> {
+    const health = await waitFor(
+      async () => {
+        const response = await fetch(agentHealth).catch(() => undefined);
+        const body = (await response?.json().catch(() => undefined)) as
+          { kubeletPlugins?: { driver: string; registered?: boolean; serving: boolean }[] } | undefined;
+        return body?.kubeletPlugins?.find((p) => p.registered === true) ? body : undefined;
+      },
+      120_000,
+      `the kubelet never told the plugin it registered; see ${kubelet.process.logFile} and ${agent.logFile}`,
+      1000,
+    );
+    return health.kubeletPlugins ?? [];
+  }
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ controllerManager: false });
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
+    cdiDir = path.join(dir, 'cdi');
+    containerd = await startContainerd(dir, plane.logsDir, cdiDir);
+    plane.adopt({ name: 'containerd', stop: () => containerd.process.stop(20_000) });
+    const image = buildPauseImage(dir, 'v1.36.3');
+    containerd.ctr(['images', 'import', '--all-platforms', image]);
+    kubelet = await startKubelet({
+      dir,
+      logsDir: plane.logsDir,
+      kubeconfig: plane.kubeconfig,
+      nodeName: NODE,
+      containerdSocket: containerd.socket,
+    });
+    plane.adopt({ name: 'kubelet', stop: () => kubelet.process.stop(20_000) });
+    await waitFor(
+      async () => (await plane.client.get('v1', 'Node', NODE)) !== undefined,
+      120_000,
+      `the kubelet did not register node ${NODE}; see ${kubelet.process.logFile}`,
+      1000,
+    );
+
+    const devices = path.join(dir, 'devices.txt');
+    writeFileSync(
+      devices,
+      [
+        'lib:nvidia\tdriver=570.124.06\truntime=12080',
+        `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-0\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:18:00.0`,
+      ].join('\n') + '\n',
+    );
+    devicesFile = devices;
+    await startAgent('agent');
     plane.adopt({ name: 'agent', stop: () => agent.stop() });
   }, 900_000);
 
@@ -149,24 +174,13 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
   });
 
   it('the kubelet registers the plugin through its plugin watcher (GetInfo, then NotifyRegistrationStatus)', async () => {
-    const health = await waitFor(
-      async () => {
-        const response = await fetch(agentHealth).catch(() => undefined);
-        const body = (await response?.json().catch(() => undefined)) as
-          { kubeletPlugins?: { driver: string; registered?: boolean; serving: boolean }[] } | undefined;
-        return body?.kubeletPlugins?.find((p) => p.registered === true) ? body : undefined;
-      },
-      120_000,
-      `the kubelet never told the plugin it registered; see ${kubelet.process.logFile} and ${agent.logFile}`,
-      1000,
-    );
-    expect(health.kubeletPlugins).toEqual([
+    expect(await registered()).toEqual([
       expect.objectContaining({ driver: 'nvidia.gpustack.ai', serving: true, registered: true }),
     ]);
     expect(readFileSync(kubelet.process.logFile, 'utf8')).toMatch(/Registered DRA plugin.*nvidia\.gpustack\.ai/);
   });
 
-  it('prepares the claim of a real Pod (CDI spec written, ids answered) and unprepares it when the Pod is deleted', async () => {
+  it('prepares the claim of a real Pod (CDI spec applied by containerd) and, after an agent restart, unprepares it when the Pod goes', async () => {
     const client = plane.client;
     await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     await client.applyObject({
@@ -241,6 +255,13 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
     );
     expect(ids).toHaveLength(2);
     expect(withVariables).toHaveLength(1);
+
+    // The agent restarts while the Pod runs: the kubelet registers the new plugin, and the unprepare
+    // below is answered from the checkpoint the first one wrote.
+    await agent.stop();
+    expect(existsSync(specFile)).toBe(true);
+    await startAgent('agent-restarted');
+    await registered();
 
     await client.delete('v1', 'Pod', 'uses-gpu', NAMESPACE, { gracePeriodSeconds: 0 });
     await waitFor(
