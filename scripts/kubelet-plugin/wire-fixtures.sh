@@ -13,6 +13,7 @@ dir=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubelet@$version" | sed -n 
 [[ -n "$dir" ]] || { echo "cannot download k8s.io/kubelet@$version" >&2; exit 1; }
 dra="$dir/pkg/apis/dra/v1"
 reg="$dir/pkg/apis/pluginregistration/v1"
+health="$dir/pkg/apis/dra-health/v1alpha1"
 
 # name|proto dir|message type|text format
 messages=(
@@ -23,10 +24,11 @@ messages=(
   "plugin-info|$reg|pluginregistration.PluginInfo|type: \"DRAPlugin\" name: \"nvidia.gpustack.ai\" endpoint: \"/var/lib/kubelet/plugins/nvidia.gpustack.ai/dra.sock\" supported_versions: \"v1.DRAPlugin\""
   "registration-status|$reg|pluginregistration.RegistrationStatus|plugin_registered: true error: \"\""
   "registration-refused|$reg|pluginregistration.RegistrationStatus|plugin_registered: false error: \"no\""
+  "health|$health|v1alpha1.NodeWatchResourcesResponse|devices { device { pool_name: \"node-a\" device_name: \"card-0\" } health: HEALTHY last_updated_time: 1796277710 health_check_timeout_seconds: 195 } devices { device { pool_name: \"node-a\" device_name: \"card-1\" } health: UNHEALTHY last_updated_time: 1796277710 health_check_timeout_seconds: 195 message: \"the card is no longer detected\" }"
 )
 
 echo '{'
-echo "  \"source\": \"$(protoc --version) --encode, k8s.io/kubelet@$version pkg/apis/{dra,pluginregistration}/v1/api.proto\","
+echo "  \"source\": \"$(protoc --version) --encode, k8s.io/kubelet@$version pkg/apis/{dra,pluginregistration}/v1/api.proto, pkg/apis/dra-health/v1alpha1/api.proto\","
 echo '  "messages": ['
 n=${#messages[@]}
 for i in "${!messages[@]}"; do

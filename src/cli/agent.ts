@@ -67,6 +67,7 @@ function kubeletPlugins(
     kubeconfig?: string | undefined;
   },
   node: string,
+  intervalMs: number,
   logger: Logger,
 ): KubeletPlugins {
   const api = createKubeApi(loadKubeConfig(values.kubeconfig));
@@ -77,6 +78,8 @@ function kubeletPlugins(
     cdiDir: path.resolve(values['cdi-dir']),
     hostRoot: parseHostRoot(values['host-root']),
     readClaim: (namespace, name) => api.get(resourceClaimPath(namespace, name)),
+    // Health is sent after every detection; three missed ones (as /healthz) make it unknown.
+    healthTimeoutSeconds: Math.ceil((3 * intervalMs + 30_000) / 1000),
     logger,
   });
 }
@@ -103,7 +106,7 @@ export async function agentCommand(args: string[]): Promise<void> {
   const intervalMs = parseDuration(values.interval, '--interval', { minMs: 1000 });
   const healthPort = parsePort(values['health-port'], '--health-port');
   const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
-  const plugins = values['kubelet-plugin'] ? kubeletPlugins(values, node as string, logger) : undefined;
+  const plugins = values['kubelet-plugin'] ? kubeletPlugins(values, node as string, intervalMs, logger) : undefined;
   const detectNow = plugins ? servingPlugins(detectFor(values), plugins) : detectFor(values);
   const publisher: Publisher =
     mode === 'feature-file'

@@ -16,6 +16,8 @@ export {
 } from './server.js';
 export { cardFactsOnHost, deviceNodeExistsOnHost } from './host.js';
 export {
+  DRA_HEALTH_SERVICE,
+  DRA_HEALTH_V1ALPHA1_PROTO,
   DRA_PLUGIN_TYPE,
   DRA_SERVICE,
   DRA_SERVICE_VERSION,
@@ -23,9 +25,11 @@ export {
   PLUGIN_REGISTRATION_PROTO,
   REGISTRATION_SERVICE,
   draDefinition,
+  draHealthDefinition,
   protoRoot,
   registrationDefinition,
   type ClaimRef,
+  type DeviceHealthWire,
   type PrepareResultWire,
   type PreparedDeviceWire,
 } from './protos.js';

@@ -4,11 +4,19 @@
  * while must not take the driver away: its claims still need unpreparing).
  */
 import type { DetectResult, Device } from '../../native/index.js';
-import { driverName } from '../dra/index.js';
+import {
+  cardProblems,
+  driverName,
+  sharedDeviceName,
+  wholeDeviceName,
+  type CardIdentity,
+  type CardProblem,
+} from '../dra/index.js';
 import type { ManufacturerName } from '../k8s/index.js';
 import { SILENT_LOGGER, type Logger } from '../runtime/index.js';
 import { cardFactsOnHost, deviceNodeExistsOnHost } from './host.js';
 import { ClaimPreparer } from './preparer.js';
+import type { DeviceHealthWire } from './protos.js';
 import { pluginPaths, startKubeletPlugin, type PluginStatus, type RunningPlugin } from './server.js';
 
 export interface KubeletPluginsOptions {
@@ -20,8 +28,21 @@ export interface KubeletPluginsOptions {
   readonly hostRoot: string;
   /** GET a ResourceClaim; `undefined` when it does not exist. */
   readonly readClaim: (namespace: string, name: string) => Promise<unknown>;
+  /**
+   * How long the kubelet may go without hearing a device's health before it counts it unknown:
+   * a few detection intervals (health is sent after every detection). @default 0 (the kubelet's default)
+   */
+  readonly healthTimeoutSeconds?: number;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
   readonly logger?: Logger;
 }
+
+const PROBLEM_MESSAGES: Record<CardProblem, string> = {
+  missing: 'the card is no longer detected',
+  replaced: 'another card (another UUID) is at this index',
+  'detection-failed': "the vendor library's detection failed",
+};
 
 /** The API path of a ResourceClaim. */
 export function resourceClaimPath(namespace: string, name: string): string {
@@ -33,6 +54,8 @@ export class KubeletPlugins {
   private readonly plugins = new Map<ManufacturerName, RunningPlugin>();
   private readonly starting = new Map<ManufacturerName, Promise<void>>();
   private readonly failures = new Map<ManufacturerName, string>();
+  /** Every card each manufacturer had since the agent started (index → UUID at first sight). */
+  private readonly seen = new Map<ManufacturerName, Map<number, string>>();
 
   constructor(private readonly options: KubeletPluginsOptions) {}
 
@@ -41,6 +64,37 @@ export class KubeletPlugins {
     this.latest = result.devices;
     const present = [...new Set(result.devices.map((d) => d.manufacturer))];
     await Promise.all(present.map((mfr) => this.ensure(mfr)));
+    for (const [mfr, plugin] of this.plugins) plugin.setHealth(this.health(mfr, result));
+  }
+
+  /**
+   * Both devices of every card the manufacturer had since the start: healthy while detected with
+   * the UUID it first had, unhealthy when missing, replaced or when the manufacturer's detection
+   * failed (the same judgement as the slices' taints, `cardProblems`).
+   */
+  private health(mfr: ManufacturerName, result: DetectResult): DeviceHealthWire[] {
+    const current: CardIdentity[] = result.devices
+      .filter((d) => d.manufacturer === mfr)
+      .map((d) => ({ index: d.index, uuid: d.uuid }));
+    const seen = this.seen.get(mfr) ?? new Map<number, string>();
+    this.seen.set(mfr, seen);
+    for (const card of current) if (!seen.has(card.index)) seen.set(card.index, card.uuid);
+    const failed = current.length === 0 && result.errors.some((e) => e.manufacturer === mfr);
+    const previous = [...seen].map(([index, uuid]) => ({ index, uuid }));
+    const problems = cardProblems(previous, current, failed);
+    const now = Math.floor((this.options.clock ?? (() => new Date()))().getTime() / 1000);
+    return previous
+      .sort((a, b) => a.index - b.index)
+      .flatMap(({ index }) => {
+        const problem = problems.get(index);
+        return [wholeDeviceName(index), sharedDeviceName(index)].map((device_name) => ({
+          device: { pool_name: this.options.node, device_name },
+          health: problem ? ('UNHEALTHY' as const) : ('HEALTHY' as const),
+          last_updated_time: now,
+          health_check_timeout_seconds: this.options.healthTimeoutSeconds ?? 0,
+          message: problem ? PROBLEM_MESSAGES[problem] : '',
+        }));
+      });
   }
 
   private ensure(mfr: ManufacturerName): Promise<void> {

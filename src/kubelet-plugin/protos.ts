@@ -5,7 +5,8 @@
  * `k8s.io.kubelet.pkg.apis.dra.v1`, service `DRAPlugin`). Package, service, message and field
  * names and numbers are the wire contract; test/kubelet-plugin/protos.test.ts decodes bytes that
  * protoc encoded from the upstream files. The text lives here rather than in .proto files so the
- * compiled output (dist/, the image) carries it without a copy step.
+ * compiled output (dist/, the image) carries it without a copy step. The health stream's text
+ * (below) is written the same way from `pkg/apis/dra-health/v1alpha1`.
  */
 import { fromJSON, type PackageDefinition } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
@@ -85,9 +86,49 @@ message Claim {
 }
 `;
 
+/**
+ * The kubelet's optional device health stream (`pkg/apis/dra-health/v1alpha1`, the only version in
+ * k8s.io/kubelet v0.36.3): the kubelet opens it after registration and shows what it hears in the
+ * Pod's `status.containerStatuses[].allocatedResourcesStatus`.
+ */
+export const DRA_HEALTH_V1ALPHA1_PROTO = `syntax = "proto3";
+
+package v1alpha1;
+
+service DRAResourceHealth {
+  rpc NodeWatchResources(NodeWatchResourcesRequest) returns (stream NodeWatchResourcesResponse) {}
+}
+
+message NodeWatchResourcesRequest {}
+
+enum HealthStatus {
+  UNKNOWN = 0;
+  HEALTHY = 1;
+  UNHEALTHY = 2;
+}
+
+message DeviceIdentifier {
+  string pool_name = 1;
+  string device_name = 2;
+}
+
+message DeviceHealth {
+  DeviceIdentifier device = 1;
+  HealthStatus health = 2;
+  int64 last_updated_time = 3;
+  int64 health_check_timeout_seconds = 4;
+  string message = 5;
+}
+
+message NodeWatchResourcesResponse {
+  repeated DeviceHealth devices = 1;
+}
+`;
+
 /** Full gRPC names, as the kubelet dials them. */
 export const REGISTRATION_SERVICE = 'pluginregistration.Registration';
 export const DRA_SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
+export const DRA_HEALTH_SERVICE = 'v1alpha1.DRAResourceHealth';
 /** What GetInfo lists in `supported_versions`: `<gRPC package's last element>.<service>` (the kubelet's v1 constant). */
 export const DRA_SERVICE_VERSION = 'v1.DRAPlugin';
 /** `PluginInfo.type` of a DRA driver. */
@@ -113,6 +154,10 @@ export function draDefinition(): PackageDefinition {
   return packageDefinition(DRA_V1_PROTO);
 }
 
+export function draHealthDefinition(): PackageDefinition {
+  return packageDefinition(DRA_HEALTH_V1ALPHA1_PROTO);
+}
+
 /** Wire shapes (keepCase), as grpc-js hands them to the handlers. */
 export interface ClaimRef {
   readonly namespace: string;
@@ -129,4 +174,13 @@ export interface PreparedDeviceWire {
 export interface PrepareResultWire {
   readonly devices: PreparedDeviceWire[];
   readonly error: string;
+}
+
+/** One device's health on the stream (`health`: enum name; `last_updated_time`: Unix seconds). */
+export interface DeviceHealthWire {
+  readonly device: { readonly pool_name: string; readonly device_name: string };
+  readonly health: 'UNKNOWN' | 'HEALTHY' | 'UNHEALTHY';
+  readonly last_updated_time: number;
+  readonly health_check_timeout_seconds: number;
+  readonly message: string;
 }

@@ -15,6 +15,7 @@ import {
   status as grpcStatus,
   type sendUnaryData,
   type ServerUnaryCall,
+  type ServerWritableStream,
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
@@ -23,12 +24,15 @@ import { SILENT_LOGGER, type Logger } from '../runtime/index.js';
 import { removeFile } from './files.js';
 import type { ClaimPreparer } from './preparer.js';
 import {
+  DRA_HEALTH_SERVICE,
   DRA_PLUGIN_TYPE,
   DRA_SERVICE,
   DRA_SERVICE_VERSION,
   REGISTRATION_SERVICE,
   draDefinition,
+  draHealthDefinition,
   registrationDefinition,
+  type DeviceHealthWire,
 } from './protos.js';
 
 /** The kubelet's defaults (`--root-dir /var/lib/kubelet`). */
@@ -64,6 +68,8 @@ export interface PluginStatus {
 
 export interface RunningPlugin {
   status(): PluginStatus;
+  /** The devices' health: kept, and sent to every open NodeWatchResources stream (the kubelet's). */
+  setHealth(devices: readonly DeviceHealthWire[]): void;
   close(): Promise<void>;
 }
 
@@ -144,6 +150,18 @@ export async function startKubeletPlugin(options: PluginOptions): Promise<Runnin
       'NodeUnprepareResources',
     ),
   } satisfies UntypedServiceImplementation);
+  let health: readonly DeviceHealthWire[] | undefined;
+  const watchers = new Set<ServerWritableStream<unknown, unknown>>();
+  dra.addService(serviceOf(loadPackageDefinition(draHealthDefinition()), DRA_HEALTH_SERVICE), {
+    NodeWatchResources: (call: ServerWritableStream<unknown, unknown>) => {
+      watchers.add(call);
+      const forget = () => watchers.delete(call);
+      call.on('cancelled', forget);
+      call.on('close', forget);
+      call.on('error', forget);
+      if (health) call.write({ devices: health });
+    },
+  } satisfies UntypedServiceImplementation);
   await listen(dra, paths.draSocket);
 
   const registration = new Server();
@@ -153,7 +171,8 @@ export async function startKubeletPlugin(options: PluginOptions): Promise<Runnin
         type: DRA_PLUGIN_TYPE,
         name: driver,
         endpoint: paths.draSocket,
-        supported_versions: [DRA_SERVICE_VERSION],
+        // The DRA service first: the kubelet takes the first entry it knows as the service to call.
+        supported_versions: [DRA_SERVICE_VERSION, DRA_HEALTH_SERVICE],
       }),
       logger,
       'GetInfo',
@@ -188,8 +207,14 @@ export async function startKubeletPlugin(options: PluginOptions): Promise<Runnin
       ...(registered !== undefined ? { registered } : {}),
       ...(registrationError !== undefined ? { registrationError } : {}),
     }),
+    setHealth: (devices) => {
+      health = devices;
+      for (const call of watchers) call.write({ devices });
+    },
     close: async () => {
       await removeFile(paths.registrationSocket).catch(() => false);
+      for (const call of watchers) call.end();
+      watchers.clear();
       await Promise.all(
         [registration, dra].map((server) => new Promise<void>((resolve) => server.tryShutdown(() => resolve()))),
       );

@@ -30,6 +30,12 @@ import {
 import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
 
 const NODE = 'e2e-kubelet';
+/** One H200 for the fake NVML. */
+const CARD_FILE =
+  [
+    'lib:nvidia\tdriver=570.124.06\truntime=12080',
+    `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-0\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:18:00.0`,
+  ].join('\n') + '\n';
 const NAMESPACE = 'dra-node';
 
 function missingPrerequisite(): string | undefined {
@@ -148,13 +154,7 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
     );
 
     const devices = path.join(dir, 'devices.txt');
-    writeFileSync(
-      devices,
-      [
-        'lib:nvidia\tdriver=570.124.06\truntime=12080',
-        `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-0\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:18:00.0`,
-      ].join('\n') + '\n',
-    );
+    writeFileSync(devices, CARD_FILE);
     devicesFile = devices;
     await startAgent('agent');
     plane.adopt({ name: 'agent', stop: () => agent.stop() });
@@ -255,6 +255,39 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
     );
     expect(ids).toHaveLength(2);
     expect(withVariables).toHaveLength(1);
+
+    // The plugin's health stream reaches the Pod's status (ResourceHealthStatus): healthy, then
+    // unhealthy once the card vanishes from the fake library, healthy again when it is back.
+    const podHealth = async () => {
+      const p = await client.get<KubeObject & { status?: { containerStatuses?: unknown[] } }>(
+        'v1',
+        'Pod',
+        'uses-gpu',
+        NAMESPACE,
+      );
+      return JSON.stringify(p?.status?.containerStatuses ?? []);
+    };
+    const healthOf = (text: string) => /"resourceID":"[^"]*card-0[^"]*","health":"(\w+)"/.exec(text)?.[1];
+    await waitFor(
+      async () => healthOf(await podHealth()) === 'Healthy',
+      60_000,
+      'the Pod never showed card-0 Healthy',
+      1000,
+    );
+    writeFileSync(devicesFile, 'lib:nvidia\tdriver=570.124.06\truntime=12080\n');
+    await waitFor(
+      async () => healthOf(await podHealth()) === 'Unhealthy',
+      60_000,
+      'the Pod never showed card-0 Unhealthy',
+      1000,
+    );
+    writeFileSync(devicesFile, CARD_FILE);
+    await waitFor(
+      async () => healthOf(await podHealth()) === 'Healthy',
+      60_000,
+      'card-0 did not turn Healthy again',
+      1000,
+    );
 
     // The agent restarts while the Pod runs: the kubelet registers the new plugin, and the unprepare
     // below is answered from the checkpoint the first one wrote.

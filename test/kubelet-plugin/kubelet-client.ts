@@ -2,10 +2,13 @@
 // from the same .proto text the plugin serves (the protos themselves are proven in protos.test.ts).
 import { credentials, loadPackageDefinition, type Client, type ServiceError } from '@grpc/grpc-js';
 import {
+  DRA_HEALTH_SERVICE,
   DRA_SERVICE,
   REGISTRATION_SERVICE,
   draDefinition,
+  draHealthDefinition,
   registrationDefinition,
+  type DeviceHealthWire,
   type PrepareResultWire,
 } from '../../src/kubelet-plugin/index.js';
 
@@ -77,6 +80,30 @@ export class DraClient {
       claims,
     });
     return response.claims;
+  }
+  close(): void {
+    this.client.close();
+  }
+}
+
+/** The kubelet's side of the health stream: every NodeWatchResourcesResponse, in order. */
+export class HealthClient {
+  private readonly client: Client;
+  readonly received: DeviceHealthWire[][] = [];
+  constructor(socket: string) {
+    this.client = new (clientCtor(loadPackageDefinition(draHealthDefinition()), DRA_HEALTH_SERVICE))(
+      `unix:${socket}`,
+      credentials.createInsecure(),
+    );
+  }
+  watch(): { cancel(): void } {
+    const fn = (this.client as unknown as Record<string, (r: unknown) => NodeJS.EventEmitter & { cancel(): void }>)[
+      'NodeWatchResources'
+    ] as (r: unknown) => NodeJS.EventEmitter & { cancel(): void };
+    const stream = fn.call(this.client, {});
+    stream.on('data', (message: { devices: DeviceHealthWire[] }) => this.received.push(message.devices));
+    stream.on('error', () => {});
+    return stream;
   }
   close(): void {
     this.client.close();

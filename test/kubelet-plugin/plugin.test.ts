@@ -1,11 +1,11 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DetectResult, Device } from '../../native/index.js';
 import { KubeletPlugins, pluginPaths } from '../../src/kubelet-plugin/index.js';
 import { cdiSpecProblems, parseCdiDeviceId } from '../support/cdi-spec.js';
-import { DraClient, RegistrationClient, type Claim } from './kubelet-client.js';
+import { DraClient, HealthClient, RegistrationClient, type Claim } from './kubelet-client.js';
 
 const NODE = 'node-a';
 const H200 = 143771;
@@ -172,7 +172,7 @@ describe('registration', () => {
         type: 'DRAPlugin',
         name: driver,
         endpoint: path.join(dirs().pluginsDir, driver, 'dra.sock'),
-        supported_versions: ['v1.DRAPlugin'],
+        supported_versions: ['v1.DRAPlugin', 'v1alpha1.DRAResourceHealth'],
       });
       // The kubelet dials the endpoint before it reports success.
       await expect(dra(driver).unprepare([])).resolves.toEqual({});
@@ -376,5 +376,39 @@ describe('restart', () => {
     const answer = await dra('nvidia.gpustack.ai').prepare([claim]);
     expect(answer['uid-1']?.error).toMatch(/^prepare team-a\/one-gpu: checkpoint .* is not one this agent wrote/);
     expect(readFileSync(file, 'utf8')).toBe('{"version": 9}');
+  });
+});
+
+describe("NodeWatchResources (the kubelet's health stream)", () => {
+  it("sends every device's health after each detection; a vanished card turns unhealthy, and healthy again when back", async () => {
+    const health = new HealthClient(pluginPaths('nvidia.gpustack.ai', dirs().registryDir, dirs().pluginsDir).draSocket);
+    clients.push(health);
+    const stream = health.watch();
+    clients.push({ close: () => stream.cancel() });
+    // The snapshot of the detection that started the plugin arrives first.
+    await vi.waitFor(() => expect(health.received).toHaveLength(1));
+    const summary = (devices: { device: { device_name: string }; health: string; message: string }[]) =>
+      devices.map((d) => [d.device.device_name, d.health, d.message]);
+    expect(summary(health.received[0] ?? [])).toEqual([
+      ['card-0', 'HEALTHY', ''],
+      ['card-0-shared', 'HEALTHY', ''],
+      ['card-1', 'HEALTHY', ''],
+      ['card-1-shared', 'HEALTHY', ''],
+    ]);
+    expect(health.received[0]?.[0]?.device.pool_name).toBe(NODE);
+
+    await plugins.update({
+      devices: DETECTION.devices.filter((d) => !(d.manufacturer === 'nvidia' && d.index === 1)),
+      errors: [],
+    });
+    await vi.waitFor(() => expect(health.received).toHaveLength(2));
+    expect(summary(health.received[1] ?? []).slice(2)).toEqual([
+      ['card-1', 'UNHEALTHY', 'the card is no longer detected'],
+      ['card-1-shared', 'UNHEALTHY', 'the card is no longer detected'],
+    ]);
+
+    await plugins.update(DETECTION);
+    await vi.waitFor(() => expect(health.received).toHaveLength(3));
+    expect((health.received[2] ?? []).every((d) => d.health === 'HEALTHY')).toBe(true);
   });
 });

@@ -7,11 +7,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  DRA_HEALTH_SERVICE,
+  DRA_HEALTH_V1ALPHA1_PROTO,
   DRA_SERVICE,
   DRA_V1_PROTO,
   PLUGIN_REGISTRATION_PROTO,
   REGISTRATION_SERVICE,
   draDefinition,
+  draHealthDefinition,
   protoRoot,
   registrationDefinition,
 } from '../../src/kubelet-plugin/index.js';
@@ -62,11 +65,39 @@ const EXPECTED: Record<string, object> = {
   },
   'registration-status': { plugin_registered: true },
   'registration-refused': { error: 'no' },
+  health: {
+    devices: [
+      {
+        device: { pool_name: 'node-a', device_name: 'card-0' },
+        health: 'HEALTHY',
+        last_updated_time: 1796277710,
+        health_check_timeout_seconds: 195,
+      },
+      {
+        device: { pool_name: 'node-a', device_name: 'card-1' },
+        health: 'UNHEALTHY',
+        last_updated_time: 1796277710,
+        health_check_timeout_seconds: 195,
+        message: 'the card is no longer detected',
+      },
+    ],
+  },
 };
 
-const roots = { dra: protoRoot(DRA_V1_PROTO), registration: protoRoot(PLUGIN_REGISTRATION_PROTO) };
+const roots = {
+  dra: protoRoot(DRA_V1_PROTO),
+  registration: protoRoot(PLUGIN_REGISTRATION_PROTO),
+  health: protoRoot(DRA_HEALTH_V1ALPHA1_PROTO),
+};
 const typeOf = (fullName: string) =>
-  (fullName.startsWith('pluginregistration.') ? roots.registration : roots.dra).lookupType(fullName);
+  (fullName.startsWith('pluginregistration.')
+    ? roots.registration
+    : fullName.startsWith('v1alpha1.')
+      ? roots.health
+      : roots.dra
+  ).lookupType(fullName);
+/** As the plugin's loader options see them: enum names, int64 as numbers, no defaults. */
+const OBJECT_OPTIONS = { defaults: false, enums: String, longs: Number } as const;
 
 describe('kubelet plugin protos', () => {
   it('the fixture was encoded by protoc from the upstream files and covers every message we exchange', () => {
@@ -78,7 +109,7 @@ describe('kubelet plugin protos', () => {
     it(`${message.name}: decodes the upstream bytes and encodes back to them`, () => {
       const type = typeOf(message.type);
       const bytes = Buffer.from(message.hex, 'hex');
-      const decoded = type.toObject(type.decode(bytes), { defaults: false });
+      const decoded = type.toObject(type.decode(bytes), OBJECT_OPTIONS);
       expect(decoded).toEqual(EXPECTED[message.name]);
       const encoded = Buffer.from(type.encode(type.fromObject(EXPECTED[message.name] as object)).finish());
       expect(encoded.toString('hex')).toBe(message.hex);
@@ -104,6 +135,13 @@ describe('kubelet plugin protos', () => {
     expect(Object.values(registration).map((m) => m.path)).toEqual([
       '/pluginregistration.Registration/GetInfo',
       '/pluginregistration.Registration/NotifyRegistrationStatus',
+    ]);
+    const health = draHealthDefinition()[DRA_HEALTH_SERVICE] as Record<
+      string,
+      { path: string; responseStream: boolean }
+    >;
+    expect(Object.values(health).map((m) => [m.path, m.responseStream])).toEqual([
+      ['/v1alpha1.DRAResourceHealth/NodeWatchResources', true],
     ]);
   });
 });

@@ -95,7 +95,7 @@ describe('kubelet plugins on fake libraries of all nine manufacturers', () => {
           type: 'DRAPlugin',
           name: driver,
           endpoint: paths.draSocket,
-          supported_versions: ['v1.DRAPlugin'],
+          supported_versions: ['v1.DRAPlugin', 'v1alpha1.DRAResourceHealth'],
         });
         await registration.notify(true);
 
