@@ -63,7 +63,6 @@ function kubeletPlugins(
     'kubelet-registry-dir': string;
     'kubelet-plugins-dir': string;
     'cdi-dir': string;
-    'host-root': string;
     kubeconfig?: string | undefined;
   },
   node: string,
@@ -76,7 +75,9 @@ function kubeletPlugins(
     registryDir: path.resolve(values['kubelet-registry-dir']),
     pluginsDir: path.resolve(values['kubelet-plugins-dir']),
     cdiDir: path.resolve(values['cdi-dir']),
-    hostRoot: parseHostRoot(values['host-root']),
+    // Device nodes and sysfs in the agent's own filesystem, not under --host-root (the libraries'
+    // mount): the DaemonSet mounts the host's /dev at /dev, and a container's /sys is the host's.
+    hostRoot: '',
     readClaim: (namespace, name) => api.get(resourceClaimPath(namespace, name)),
     // Health is sent after every detection; three missed ones (as /healthz) make it unknown.
     healthTimeoutSeconds: Math.ceil((3 * intervalMs + 30_000) / 1000),
