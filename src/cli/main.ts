@@ -41,12 +41,14 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              [-o yaml|json]  [--objects-only] (the objects alone: a YAML stream, or a JSON List,
              for \`| kubectl apply --dry-run=server -f -\`)
 `,
-  agent: `  agent      Detect this node's accelerators every interval and publish the labels on change
+  agent: `  agent      Detect this node's accelerators every interval and publish the labels and
+             ResourceSlices on change
              --node NAME (default $NODE_NAME)  --publish nodefeature|feature-file|node-labels
              --interval 60s  --namespace gpustack-system  --features-dir DIR  --health-port 8081
              [--kubeconfig FILE] [--manufacturers nvidia,amd] [--host-root DIR]  --log-level info
 `,
   detect: `  detect     Print what the vendor libraries report and the labels the agent would publish
+             (-o json also the ResourceSlices, for the node $NODE_NAME)
              [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR]
 `,
   'kueue-config': `  kueue-config
