@@ -290,9 +290,9 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     expect(plain.volumeMounts.map((m) => m.mountPath)).not.toContain('/var/lib/kubelet/plugins');
     expect(plain.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
     const role = off['rbac.authorization.k8s.io/v1 ClusterRole gpustack-agent'] as KubeObject & {
-      rules: { apiGroups: string[] }[];
+      rules: { resources: string[] }[];
     };
-    expect(role.rules.flatMap((r) => r.apiGroups)).not.toContain('resource.k8s.io');
+    expect(role.rules.flatMap((r) => r.resources)).not.toContain('resourceclaims');
   });
 
   it.each([
