@@ -39,6 +39,8 @@ export interface CardFacts {
   readonly uuid: string;
   /** The card's DRM nodes (`/dev/dri/card1`, `/dev/dri/renderD129`), read from sysfs by PCI address. */
   readonly drmNodes?: readonly string[];
+  /** The device node's minor number where the driver tells it (NVIDIA: `/dev/nvidia<minor>`), else the index is used. */
+  readonly minor?: number;
 }
 
 /** How one manufacturer's cards reach a container. */
@@ -69,7 +71,7 @@ const drm = (card: CardFacts) => [...(card.drmNodes ?? [])];
 export const VENDOR_RUNTIMES: Readonly<Record<ManufacturerName, VendorRuntime>> = {
   nvidia: {
     controlNodes: ['/dev/nvidiactl', '/dev/nvidia-uvm', '/dev/nvidia-uvm-tools'],
-    cardNodes: (card) => [`/dev/nvidia${card.index}`],
+    cardNodes: (card) => [`/dev/nvidia${card.minor ?? card.index}`],
     visibility: (cards) => ({
       NVIDIA_VISIBLE_DEVICES: hostIds(cards, true),
       CUDA_VISIBLE_DEVICES: uuidsOrLocal(cards),

@@ -231,6 +231,23 @@ describe('NodePrepareResources', () => {
     expect(Object.keys(cdiSpecs())).toEqual(['nvidia.gpustack.ai-card_uid-1.json']);
   });
 
+  it("takes an NVIDIA card's device node from the driver's minor number, not from NVML's index", async () => {
+    const host = dirs().hostRoot;
+    const proc = path.join(host, 'proc/driver/nvidia/gpus/0000:1a:00.0');
+    mkdirSync(proc, { recursive: true });
+    writeFileSync(path.join(proc, 'information'), 'Model: \t\t NVIDIA H200\nIRQ:   \t\t 42\nDevice Minor: \t 5\n');
+    writeFileSync(path.join(host, 'dev/nvidia5'), '');
+    await plugins.update({
+      devices: [...DETECTION.devices, card('nvidia', 2, { pciBusId: '0000:1a:00.0' })],
+      errors: [],
+    });
+    const claim = claimOf('third', 'uid-m', [{ driver: 'nvidia.gpustack.ai', device: 'card-2' }]);
+    expect((await dra('nvidia.gpustack.ai').prepare([claim]))['uid-m']?.error).toBe('');
+    expect(cdiDevice('nvidia.gpustack.ai/card=uid-m-card-2').device.containerEdits.deviceNodes).toEqual([
+      { path: '/dev/nvidia5', permissions: 'rwm' },
+    ]);
+  });
+
   it('prepares two shares of one card with their summed limits, and answers the same ids when asked again', async () => {
     const share = (shareID: string, request: string): Result => ({
       driver: 'nvidia.gpustack.ai',
