@@ -125,7 +125,7 @@ export default tseslint.config(
       ...restrict(
         ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/sync may import only src/nodefeature and src/k8s and is pure',
+        'src/sync may import only src/dra, src/nodefeature and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -158,7 +158,7 @@ export default tseslint.config(
       ...restrict(
         ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/kueue (the Kueue configuration) may import only src/nodefeature and src/k8s and is pure',
+        'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },

@@ -52,10 +52,12 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR]
 `,
   'kueue-config': `  kueue-config
-             Print the Kueue manager configuration with ours merged in (our feature gates and
-             device transformations set, every other key kept), valid for that Kueue version
-             [--kueue-version 0.19] [--merge FILE|-] (a Configuration, the kueue-manager-config
-             ConfigMap or the values of Kueue's Helm chart; printed back in the same shape) [-o yaml|json]
+             Print the Kueue manager configuration with ours merged in (our feature gates, device
+             transformations and DeviceClass mappings set, every other key kept), valid for that
+             Kueue version [--kueue-version 0.19] [--merge FILE|-] (a Configuration, the
+             kueue-manager-config ConfigMap or the values of Kueue's Helm chart; printed back in the
+             same shape) [--nodes FILE|-] (map the model classes gpustack-<aKey> of these nodes too)
+             [-o yaml|json]
 `,
   admission: `  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
              write our entry of Workload.status.admissionChecks (Ready or Retry)

@@ -40,12 +40,14 @@ const RESOURCE_OF_KIND: Record<string, string> = {
   ClusterQueue: 'clusterqueues',
   LocalQueue: 'localqueues',
   ChainSettings: 'chainsettings',
+  DeviceClass: 'deviceclasses',
 };
 const EMITTED_BY: Record<string, string> = {
   ResourceFlavor: 'gpustack-scheduling-chain',
   InstanceType: 'gpustack-scheduling-chain',
   AdmissionCheck: 'gpustack-scheduling-chain',
   ChainSettings: 'gpustack-scheduling-chain',
+  DeviceClass: 'gpustack-scheduling-chain',
   ClusterQueue: 'gpustack-instance-type',
   LocalQueue: 'gpustack-instance-type',
 };
@@ -78,7 +80,7 @@ describe('controller manifests ↔ server contract', () => {
     const result = renderChain({ nodes, namespaces: ['default', 'team-a'] }, { now: '2026-01-01T00:00:00Z' });
     if (!result.ok) throw new Error(result.error.message);
     const kinds = new Set(result.objects.map((o) => `${o.apiVersion} ${o.kind}`));
-    expect(kinds.size).toBe(6);
+    expect(kinds.size).toBe(7);
     for (const object of result.objects) {
       const controller = byName.get(EMITTED_BY[object.kind] ?? '');
       expect(controller?.spec.childResources, `${object.kind} has an emitting controller`).toBeDefined();

@@ -26,12 +26,15 @@ const T4 = 'gpustack-nvidia-tesla-t4-linux-amd64';
 const T4_ENTRANCE = 'gpustack-fnv64-199cb01104a7efc8';
 const GENERIC = 'gpustack-generic-linux-amd64';
 const CREDITS = 'credits.gpustack.ai/nvidia';
+const CARDS = 'cards.gpustack.ai/nvidia';
 
-/** The single resource group of a ClusterQueue as `[flavor, resource, quota]` rows. */
-function quotas(response: Parameters<typeof clusterQueuesOf>[0]): [string, string, string][] {
+/** The single resource group of a ClusterQueue as `[flavor, resource, quota]` rows; whole DRA cards only when asked. */
+function quotas(response: Parameters<typeof clusterQueuesOf>[0], withCards = false): [string, string, string][] {
   const [queue] = clusterQueuesOf(response);
   return (queue?.spec.resourceGroups?.[0]?.flavors ?? []).flatMap((f) =>
-    f.resources.map((r): [string, string, string] => [f.name, r.name, r.nominalQuota]),
+    f.resources
+      .filter((r) => withCards || !r.name.startsWith('cards.'))
+      .map((r): [string, string, string] => [f.name, r.name, r.nominalQuota]),
   );
 }
 
@@ -42,10 +45,13 @@ describe('syncInstanceType scenarios', () => {
     );
     const [queue] = clusterQueuesOf(response);
     expect(queue?.metadata.name).toBe(T4);
-    expect(queue?.spec.resourceGroups?.[0]?.coveredResources).toEqual([CREDITS]);
-    expect(quotas(response)).toEqual([
+    // Credits for everything Kueue folds into credits; whole DRA cards for Kueue 0.17 (DESIGN §8).
+    expect(queue?.spec.resourceGroups?.[0]?.coveredResources).toEqual([CREDITS, CARDS]);
+    expect(quotas(response, true)).toEqual([
       [`${T4}-1d`, CREDITS, '1600k'],
+      [`${T4}-1d`, CARDS, '1'],
       [`${T4}-4d`, CREDITS, '6400k'],
+      [`${T4}-4d`, CARDS, '4'],
     ]);
     expect(queue?.spec.stopPolicy).toBe('None');
     expect(queue?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: 'gpustack-node-devices' }] });
@@ -83,6 +89,7 @@ describe('syncInstanceType scenarios', () => {
     const response = expectOk(await runScenario(C, 'holds-the-queue-of-an-inactive-instance-type'));
     expect(clusterQueuesOf(response)[0]?.spec.stopPolicy).toBe('Hold');
     expect(quotas(response)).toHaveLength(2);
+    expect(quotas(response, true)).toHaveLength(4);
     expect(instanceTypeStatusOf(response).phase).toBe('Inactive');
   });
 
@@ -204,7 +211,10 @@ describe('syncInstanceType with builders', () => {
     const response = expectOk(
       sync({ parent: t4().obj(), flavors: [makeResourceFlavor().device('nvidia-tesla-t4', 1).nodes(capacity).obj()] }),
     );
-    expect(quotas(response)).toEqual([[`${T4}-1d`, CREDITS, quota]]);
+    expect(quotas(response, true)).toEqual([
+      [`${T4}-1d`, CREDITS, quota],
+      [`${T4}-1d`, CARDS, String(capacity)],
+    ]);
   });
 
   it.each([
