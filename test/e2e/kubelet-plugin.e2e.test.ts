@@ -14,9 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { buildDeviceClasses } from '../../src/dra/index.js';
 import { FAKE_LIBRARIES } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { waitFor, type KubeObject } from './support/apply.js';
+import { ensureComponents } from './support/components.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
 import { CLI } from './support/hook-server.js';
 import {
@@ -24,6 +26,7 @@ import {
   PAUSE_IMAGE,
   startContainerd,
   startKubelet,
+  unmountUnder,
   type Containerd,
   type Kubelet,
 } from './support/node.js';
@@ -44,15 +47,6 @@ function missingPrerequisite(): string | undefined {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed`;
   }
   return undefined;
-}
-
-function unmountAll(target: string): void {
-  for (let i = 0; i < 8; i++) {
-    const mounted = readFileSync('/proc/self/mounts', 'utf8')
-      .split('\n')
-      .some((line) => line.split(' ')[1] === target);
-    if (!mounted || spawnSync('umount', [target]).status !== 0) return;
-  }
 }
 
 const missing = missingPrerequisite();
@@ -135,7 +129,13 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
     dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
     cdiDir = path.join(dir, 'cdi');
     containerd = await startContainerd(dir, plane.logsDir, cdiDir);
-    plane.adopt({ name: 'containerd', stop: () => containerd.process.stop(20_000) });
+    plane.adopt({
+      name: 'containerd',
+      stop: async () => {
+        containerd.killTasks();
+        await containerd.process.stop(20_000);
+      },
+    });
     const image = buildPauseImage(dir, 'v1.36.3');
     containerd.ctr(['images', 'import', '--all-platforms', image]);
     kubelet = await startKubelet({
@@ -167,10 +167,12 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
 
   afterAll(async () => {
     await plane?.stop({ failed });
-    // The kubelet bind-mounts its root dir onto itself (mount propagation): unmount it, then remove
-    // the kubelet's root dir, containerd's state and the CDI folder.
-    if (kubelet) unmountAll(kubelet.rootDir);
-    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    // The kubelet bind-mounts its root dir onto itself (mount propagation) and containerd mounts each
+    // sandbox's shm and rootfs: unmount them all, then remove the folder.
+    if (dir) {
+      unmountUnder(dir);
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    }
   });
 
   it('the kubelet registers the plugin through its plugin watcher (GetInfo, then NotifyRegistrationStatus)', async () => {
@@ -308,5 +310,109 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
     );
     expect(checkpoint.claims).toEqual({});
     expect(readdirSync(cdiDir)).toEqual([]);
+    // The claim still holds card-0 (this test allocated it; no controller clears reservedFor): free the card.
+    await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'one-gpu', NAMESPACE);
+  });
+  it("two shares of one card, allocated by the real kube-scheduler from the agent's slices, reach one container with their summed limits", async () => {
+    const client = plane.client;
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    const scheduler = ensureComponents(['kube-scheduler'] as const)['kube-scheduler'];
+    const proc = startProcess(
+      'kube-scheduler',
+      scheduler.binary,
+      [`--kubeconfig=${plane.kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--v=4'],
+      plane.logsDir,
+    );
+    plane.adopt({ name: 'kube-scheduler', stop: () => proc.stop() });
+    for (const deviceClass of buildDeviceClasses(new Set(['nvidia']), []))
+      await client.applyObject(deviceClass as KubeObject);
+    // The agent publishes the card's slices (its ResourceSlice publisher) while the plugin serves it.
+    await waitFor(
+      async () =>
+        (await client.list('resource.k8s.io/v1', 'ResourceSlice')).some(
+          (s) => (s as KubeObject & { spec?: { nodeName?: string } }).spec?.nodeName === NODE,
+        ),
+      60_000,
+      `the agent published no ResourceSlice for ${NODE}; see ${agent.logFile}`,
+      1000,
+    );
+    const share = (name: string) => ({
+      name,
+      exactly: { deviceClassName: 'gpustack-nvidia-shared', capacity: { requests: { memory: '20Gi' } } },
+    });
+    // A claim, not a template: no kube-controller-manager (its resourceclaim controller) runs here.
+    await client.applyObject({
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaim',
+      metadata: { name: 'two-shares', namespace: NAMESPACE },
+      spec: { devices: { requests: [share('a'), share('b')] } },
+    } as KubeObject);
+    await client.applyObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'shares', namespace: NAMESPACE },
+      spec: {
+        hostNetwork: true,
+        terminationGracePeriodSeconds: 1,
+        // No CNI and no node lifecycle controller here: tolerate whatever the node carries.
+        tolerations: [{ operator: 'Exists' }],
+        resourceClaims: [{ name: 'gpu', resourceClaimName: 'two-shares' }],
+        containers: [
+          { name: 'main', image: PAUSE_IMAGE, imagePullPolicy: 'Never', resources: { claims: [{ name: 'gpu' }] } },
+        ],
+      },
+    } as KubeObject);
+    const diagnose = async () =>
+      JSON.stringify({
+        pod: (await client.get<KubeObject & { status?: unknown }>('v1', 'Pod', 'shares', NAMESPACE))?.status,
+        claim: (
+          await client.get<KubeObject & { status?: unknown }>(
+            'resource.k8s.io/v1',
+            'ResourceClaim',
+            'two-shares',
+            NAMESPACE,
+          )
+        )?.status,
+      });
+    const pod = await waitFor(
+      async () => {
+        const p = await client.get<KubeObject & { status?: { phase?: string } }>('v1', 'Pod', 'shares', NAMESPACE);
+        return p?.status?.phase === 'Running' ? p : undefined;
+      },
+      120_000,
+      `Pod shares did not run; see ${plane.logsDir}`,
+      1000,
+    ).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${await diagnose()}`);
+    });
+    expect(pod.status?.phase).toBe('Running');
+    const claimName = 'two-shares';
+    const claim = await client.get<
+      KubeObject & {
+        metadata: { uid: string };
+        status: { allocation: { devices: { results: { device: string; shareID?: string }[] } } };
+      }
+    >('resource.k8s.io/v1', 'ResourceClaim', claimName, NAMESPACE);
+    const results = claim?.status.allocation.devices.results ?? [];
+    expect(results.map((r) => r.device)).toEqual(['card-0-shared', 'card-0-shared']);
+    expect(new Set(results.map((r) => r.shareID)).size).toBe(2);
+    const spec = JSON.parse(
+      readFileSync(path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`), 'utf8'),
+    ) as { devices: { name: string; containerEdits: { env: string[] } }[] };
+    expect(cdiSpecProblems(spec)).toEqual([]);
+    expect(spec.devices).toHaveLength(2);
+    const limits = ['GPUSTACK_NVIDIA_MEMORY_LIMIT_MIB_0=40960', 'GPUSTACK_NVIDIA_UNITS_0=320000'];
+    for (const d of spec.devices) expect(d.containerEdits.env).toEqual(expect.arrayContaining(limits));
+    // Both shares' CDI devices were injected into the one container.
+    const ids = containerd.ctr(['containers', 'list', '-q']).split('\n').filter(Boolean);
+    const infos = ids.map((id) => containerd.ctr(['containers', 'info', id]));
+    expect(infos.some((info) => limits.every((l) => info.includes(l)))).toBe(true);
+    await client.delete('v1', 'Pod', 'shares', NAMESPACE, { gracePeriodSeconds: 0 });
+    await waitFor(
+      async () => !existsSync(path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`)),
+      120_000,
+      `the kubelet did not unprepare the shares; see ${kubelet.process.logFile}`,
+      1000,
+    );
   });
 });

@@ -20,6 +20,7 @@ export const COMPONENT_NAMES = [
   'metacontroller',
   'kueue',
   'helm',
+  'kube-scheduler',
   // Only the node-side DRA scenario asks for these (build-components.sh kubelet containerd).
   'kubelet',
   'containerd',

@@ -109,6 +109,19 @@ export interface Containerd {
   version: string;
   /** `ctr` against this containerd, in the k8s.io namespace. */
   ctr(args: readonly string[]): string;
+  /** Kills and deletes every task left (a Pod the kubelet had no time to tear down), so no shim outlives the test. */
+  killTasks(): void;
+}
+
+/** Unmounts everything mounted under `dir` (deepest first): sandbox shm and rootfs mounts, the kubelet's bind mount. */
+export function unmountUnder(dir: string): void {
+  const mounts = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '')
+    .filter((target) => target === dir || target.startsWith(`${dir}/`))
+    .sort()
+    .reverse();
+  for (const target of mounts) spawnSync('umount', [target]);
 }
 
 export async function startContainerd(dir: string, logsDir: string, cdiDir: string): Promise<Containerd> {
@@ -151,7 +164,23 @@ export async function startContainerd(dir: string, logsDir: string, cdiDir: stri
   );
   const ctr = (args: readonly string[]) =>
     execFileSync(ctrBinary, ['--address', socket, '--namespace', 'k8s.io', ...args], { encoding: 'utf8', env });
-  return { process: proc, socket, version, ctr };
+  const killTasks = () => {
+    let tasks: string[];
+    try {
+      tasks = ctr(['tasks', 'list', '-q']).split('\n').filter(Boolean);
+    } catch {
+      return;
+    }
+    for (const id of tasks) {
+      spawnSync(
+        ctrBinary,
+        ['--address', socket, '--namespace', 'k8s.io', 'tasks', 'kill', '--all', '--signal', 'SIGKILL', id],
+        { env },
+      );
+      spawnSync(ctrBinary, ['--address', socket, '--namespace', 'k8s.io', 'tasks', 'delete', '--force', id], { env });
+    }
+  };
+  return { process: proc, socket, version, ctr, killTasks };
 }
 
 export interface Kubelet {
