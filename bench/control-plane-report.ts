@@ -36,6 +36,8 @@ export interface ClusterRun {
   readonly processes: Readonly<Record<string, ProcessUse>>;
   readonly connectionResets: number;
   readonly metacontroller: string;
+  /** The request-size experiment: Nodes without the status a kubelet writes beyond capacity. */
+  readonly slim?: boolean;
 }
 
 export interface ClusterResult {
@@ -45,6 +47,7 @@ export interface ClusterResult {
   readonly machine: { readonly cpus: number; readonly cpuModel: string; readonly node: string };
   readonly changes: number;
   readonly runs: readonly ClusterRun[];
+  readonly slimRuns?: readonly ClusterRun[];
   readonly before: readonly Before[];
 }
 
@@ -94,6 +97,35 @@ function dominant(run: ClusterRun): { name: string; seconds: number; all: Record
   return { name, seconds, all };
 }
 
+/** CPU seconds per chain sync of one process: per change over the change's chain calls (median; the small hooks' share included). */
+function perChainSync(run: ClusterRun, process: string): number {
+  const values = run.reactions
+    .filter((r) => (r.calls['scheduling-chain/sync'] ?? 0) > 0 && (r.calls['node-profile/sync'] ?? 0) < 10)
+    .map((r) => (r.cpu[process] ?? 0) / (r.calls['scheduling-chain/sync'] ?? 1));
+  return values.length ? median(values) : 0;
+}
+
+function slimTable(result: ClusterResult): string[] {
+  const pairs = (result.slimRuns ?? []).flatMap((slim) => {
+    const full = result.runs.find((r) => r.nodes === slim.nodes);
+    return full ? [[full, slim] as const] : [];
+  });
+  if (pairs.length === 0) return [];
+  const row = (label: string, r: ClusterRun): string =>
+    `| ${thousands(r.nodes)} | ${label} | ${s(r.bytesPerNode / 1024, 1)} KB | ${s(r.chainRequestBytes / 1e6, 1)} MB | ${s(r.reaction.p50)} / ${s(r.reaction.p90)} s` +
+    ` | ${s(perChainSync(r, 'metacontroller'))} / ${s(perChainSync(r, 'our server'))} / ${s(perChainSync(r, 'kube-apiserver'))}` +
+    ` | ${s(r.convergedAfterLastSeconds, 1)} s | ${load(r.loadAverageStart)} |`;
+  return [
+    '**Request size** (issue 18 item 4): the same run with Nodes that carry only capacity and allocatable in their status (no images,' +
+      ' conditions, nodeInfo, addresses), so the chain request shrinks while the Nodes, their labels and the hook calls stay the same:',
+    '',
+    '| Nodes | Nodes as | bytes per Node | chain request | reaction p50 / p90 | CPU s per chain sync: Metacontroller / our server / kube-apiserver | converged after the last Node | load avg at start |',
+    '|---:|---|---:|---:|---:|---:|---:|---|',
+    ...pairs.flatMap(([full, slim]) => [row('a kubelet writes them', full), row('capacity only', slim)]),
+    '',
+  ];
+}
+
 function judge(result: ClusterResult): string[] {
   const at = result.runs.find((r) => r.nodes === TARGETS.nodes);
   if (!at) return [`No run at ${thousands(TARGETS.nodes)} Nodes: the targets are not judged.`];
@@ -126,7 +158,7 @@ export function clusterMarkdown(result: ClusterResult): string {
       " The machine is shared with other engineers' tests: the load average is recorded beside each run, and numbers move with it.",
     '',
     `Nodes are \`generateNodes\` (bench/cluster.ts): NFD, our agent's and GPU feature discovery's labels, kubelet-like status (images, conditions,` +
-      ' nodeInfo), created 8 at a time (object, then status) without node-profile\'s labels. "Converged" = no Node lacks' +
+      ' nodeInfo), created 16 at a time (object, then status) without node-profile\'s labels. "Converged" = no Node lacks' +
       ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings) equals' +
       ` \`render\` of the same Nodes, and so does every Node's label set (polled every 0.5 s). A change = one accelerated Node loses a card` +
       ` (our agent's \`.count\` label and GFD's \`nvidia.com/gpu.count\`); reaction = patch sent → that Node's labels and every ResourceFlavor,` +
@@ -164,13 +196,14 @@ export function clusterMarkdown(result: ClusterResult): string {
     '**CPU seconds and peak RSS per process** (convergence = first Node created → converged; per change = median over the changes of the window' +
       ' from the change to quiet hooks; "bench driver" is this script: creating Nodes, polling, rendering):',
     '',
-    '| Nodes | process | CPU s, convergence | CPU s per change (median) | CPU s, all changes | peak RSS MB |',
-    '|---:|---|---:|---:|---:|---:|',
+    '| Nodes | process | CPU s, convergence | CPU s per change (median) | CPU s per chain sync (median) | CPU s, all changes | peak RSS MB |',
+    '|---:|---|---:|---:|---:|---:|---:|',
     ...runs.flatMap((r) =>
       PROCESS_ORDER.filter((p) => r.processes[p]).map((p) => {
         const use = r.processes[p] as ProcessUse;
         const per = p === 'bench driver' ? '' : s(median(r.reactions.map((x) => x.cpu[p] ?? 0)));
-        return `| ${thousands(r.nodes)} | ${p} | ${s(use.cpuSecondsConvergence, 1)} | ${per} | ${s(use.cpuSecondsReactions, 1)} | ${use.peakRssMB} |`;
+        const sync = p === 'bench driver' ? '' : s(perChainSync(r, p));
+        return `| ${thousands(r.nodes)} | ${p} | ${s(use.cpuSecondsConvergence, 1)} | ${per} | ${sync} | ${s(use.cpuSecondsReactions, 1)} | ${use.peakRssMB} |`;
       }),
     ),
     '',
@@ -185,6 +218,7 @@ export function clusterMarkdown(result: ClusterResult): string {
       return `- ${thousands(r.nodes)} Nodes: **${d.name}** ${s(d.seconds)} s (${rest}).`;
     }),
     '',
+    ...slimTable(result),
     '![convergence and reaction p90 against Nodes, before and after](results/cluster-scale.svg)',
     '',
     'Reproduce: `npm run bench:cluster` (builds; `--nodes 500,2000,5000` is the default, `--changes 20`, `--no-write`); it writes' +

@@ -7,7 +7,7 @@
  * the chain request's bytes per Node, CPU seconds and peak RSS of each process and connection resets.
  * Results: `bench/results/cluster-<date>.json`, `bench/results/cluster-scale.svg`, a section of
  * `bench/RESULTS.md` and `bench/README-cluster-section.md`.
- * Options: `--nodes 500,2000,5000`, `--changes 20`, `--no-write`.
+ * Options: `--nodes 500,2000,5000`, `--changes 20`, `--slim-at 5000` (the request-size experiment), `--no-write`.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -273,10 +273,20 @@ function resets(plane: ControlPlane): number {
   return text.split('\n').filter((line) => /connection reset|broken pipe|ECONNRESET|EPIPE/i.test(line)).length;
 }
 
-async function runOnce(size: number, changes: number): Promise<ClusterRun> {
+/**
+ * The request-size experiment (issue 18 item 4): the same Nodes without what the chain never reads
+ * and a kubelet writes (images, conditions, nodeInfo, addresses), so the chain's
+ * request shrinks while the number of Nodes, labels and hook calls stay the same.
+ */
+function slim(node: Node): Node {
+  const status = node.status as { capacity?: unknown; allocatable?: unknown };
+  return { ...node, status: { capacity: status.capacity, allocatable: status.allocatable } } as Node;
+}
+
+async function runOnce(size: number, changes: number, slimNodes = false): Promise<ClusterRun> {
   const loadStart = os.loadavg();
   log(`N = ${size}: generating and rendering`);
-  let nodes = generateNodes(size);
+  let nodes = slimNodes ? generateNodes(size).map(slim) : generateNodes(size);
   const plane = await startControlPlane({ controllerManager: false });
   try {
     const { client } = plane;
@@ -317,7 +327,7 @@ async function runOnce(size: number, changes: number): Promise<ClusterRun> {
       'bench driver': process.pid,
     };
 
-    // Initial convergence: create every Node (8 at a time, as a fleet joining), then poll cheaply
+    // Initial convergence: create every Node (16 at a time, as a fleet joining), then poll cheaply
     // (owned objects + "any Node without managed?") and confirm with every Node's labels.
     log(`N = ${size}: creating Nodes`);
     const cpuStart = cpuSnapshot(pids);
@@ -331,7 +341,7 @@ async function runOnce(size: number, changes: number): Promise<ClusterRun> {
         if (firstCreated === 0) firstCreated = performance.now();
       }
     };
-    await Promise.all(Array.from({ length: 8 }, worker));
+    await Promise.all(Array.from({ length: 16 }, worker));
     const lastCreated = performance.now();
     log(`N = ${size}: created in ${((lastCreated - firstCreated) / 1000).toFixed(1)} s; waiting for convergence`);
     let converged = 0;
@@ -446,6 +456,7 @@ async function runOnce(size: number, changes: number): Promise<ClusterRun> {
       processes,
       connectionResets: resets(plane),
       metacontroller: metacontroller.component.version,
+      slim: slimNodes,
     };
   } finally {
     await plane.stop();
@@ -475,6 +486,9 @@ async function main(): Promise<void> {
   const started = performance.now();
   const runs: ClusterRun[] = [];
   for (const size of sizes) runs.push(await runOnce(size, changes));
+  const slimAt = argument('slim-at');
+  const slimRuns: ClusterRun[] = [];
+  for (const size of slimAt ? slimAt.split(',').map(Number) : []) slimRuns.push(await runOnce(size, changes, true));
   const cpus = os.cpus();
   const result = {
     date: new Date().toISOString().slice(0, 10),
@@ -483,6 +497,7 @@ async function main(): Promise<void> {
     machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version },
     changes,
     runs,
+    slimRuns,
     before: BEFORE,
   };
   process.stdout.write(`${clusterMarkdown(result)}\n`);
