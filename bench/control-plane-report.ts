@@ -163,7 +163,7 @@ export function clusterMarkdown(result: ClusterResult): string {
       ` \`render\` of the same Nodes, and so does every Node's label set (polled every 0.5 s). A change = one accelerated Node loses a card` +
       ` (our agent's \`.count\` label and GFD's \`nvidia.com/gpu.count\`); reaction = patch sent → that Node's labels and every ResourceFlavor,` +
       ` ClusterQueue and InstanceType equal render's (polled every 0.1 s); ${result.changes} changes, one at a time, each after the hooks were quiet` +
-      " for 1.5 s. Hook calls per change are our server's own per-route counter from before the change until the hooks were quiet for 3 s" +
+      " for 2 s (below). Hook calls per change are our server's own per-route counter from before the change until the hooks were quiet for 3 s: no answer, nothing in flight, Metacontroller under 0.1 CPU s per s" +
       ' (median and max over the changes: a periodic resync can land in a window). Chain request = JSON of the managed Nodes as the API server' +
       ' serves them (what Metacontroller puts in `related`).',
     '',
@@ -221,7 +221,7 @@ export function clusterMarkdown(result: ClusterResult): string {
     ...slimTable(result),
     '![convergence and reaction p90 against Nodes, before and after](results/cluster-scale.svg)',
     '',
-    'Reproduce: `npm run bench:cluster` (builds; `--nodes 500,2000,5000` is the default, `--changes 20`, `--no-write`); it writes' +
+    'Reproduce: `npm run bench:cluster -- --slim-at 5000` (builds; `--nodes 500,2000,5000` is the default, `--changes 20`, `--no-write`); it writes' +
       ' `bench/results/cluster-<date>.json`, `bench/results/cluster-scale.svg`, this section of `bench/RESULTS.md` and' +
       ' `bench/README-cluster-section.md`. The components come from the e2e cache (`scripts/e2e/build-components.sh`).',
     END,
