@@ -263,70 +263,76 @@ export function clusterReadmeSection(result: ClusterResult): string {
   ].join('\n');
 }
 
-/** Convergence (after the first Node) and reaction p90 against Nodes: this run and issue 18's "before". */
-export function clusterScaleSvg(result: ClusterResult): string {
-  const width = 680;
-  const height = 420;
-  const pad = { left: 60, right: 230, top: 36, bottom: 50 };
-  const series = [
-    {
-      name: 'convergence, after',
-      color: '#1f77b4',
-      dash: '',
-      points: result.runs.map((r) => [r.nodes, r.convergedAfterFirstSeconds]),
-    },
-    {
-      name: 'convergence, before',
-      color: '#1f77b4',
-      dash: '6 4',
-      points: result.before.map((b) => [b.nodes, b.afterFirst]),
-    },
-    {
-      name: 'reaction p90, after',
-      color: '#d62728',
-      dash: '',
-      points: result.runs.map((r) => [r.nodes, r.reaction.p90]),
-    },
-    { name: 'reaction p90, before', color: '#d62728', dash: '6 4', points: result.before.map((b) => [b.nodes, b.p90]) },
-  ] as const;
-  const all = series.flatMap((x) => x.points);
-  const xMax = Math.max(...all.map((p) => p[0] as number));
-  const yMax = Math.max(...all.map((p) => p[1] as number));
-  const step = yMax > 50 ? 20 : yMax > 20 ? 10 : yMax > 8 ? 2 : 1;
+interface Line {
+  readonly name: string;
+  readonly color: string;
+  readonly dash: string;
+  readonly points: readonly (readonly [number, number])[];
+}
+
+/** One panel of the scale plot: seconds (linear, from 0) against Nodes. */
+function panel(
+  left: number,
+  top: number,
+  width: number,
+  height: number,
+  title: string,
+  lines: readonly Line[],
+): string[] {
+  const all = lines.flatMap((l) => l.points);
+  const xMax = Math.max(...all.map((p) => p[0]));
+  const yMax = Math.max(...all.map((p) => p[1]));
+  const step = [0.5, 1, 2, 5, 10, 20, 50, 100].find((v) => yMax / v <= 6) ?? 200;
   const yTop = Math.ceil(yMax / step) * step;
-  const px = (x: number): number => pad.left + (x / xMax) * (width - pad.left - pad.right);
-  const py = (y: number): number => height - pad.bottom - (y / yTop) * (height - pad.top - pad.bottom);
-  const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${pad.left}" y="20" font-size="14">bench:cluster ${result.date}: seconds against Nodes (before = issue 18)</text>`,
-  ];
-  for (let y = 0; y <= yTop; y += step)
+  const px = (x: number): number => left + (x / xMax) * width;
+  const py = (y: number): number => top + height - (y / yTop) * height;
+  const out = [`<text x="${left}" y="${top - 10}" font-size="13">${title}</text>`];
+  for (let y = 0; y <= yTop + 1e-9; y += step)
     out.push(
-      `<line x1="${pad.left}" x2="${width - pad.right}" y1="${py(y).toFixed(1)}" y2="${py(y).toFixed(1)}" stroke="#ddd"/>`,
-      `<text x="${pad.left - 8}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y}</text>`,
+      `<line x1="${left}" x2="${left + width}" y1="${py(y).toFixed(1)}" y2="${py(y).toFixed(1)}" stroke="#ddd"/>`,
+      `<text x="${left - 6}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y}</text>`,
     );
-  for (const x of [...new Set(all.map((p) => p[0] as number))].sort((a, b) => a - b))
+  for (const x of [...new Set(all.map((p) => p[0]))].sort((a, b) => a - b))
     out.push(
-      `<line x1="${px(x).toFixed(1)}" x2="${px(x).toFixed(1)}" y1="${pad.top}" y2="${height - pad.bottom}" stroke="#eee"/>`,
-      `<text x="${px(x).toFixed(1)}" y="${height - pad.bottom + 18}" text-anchor="middle">${thousands(x)}</text>`,
+      `<line x1="${px(x).toFixed(1)}" x2="${px(x).toFixed(1)}" y1="${top}" y2="${top + height}" stroke="#eee"/>`,
+      `<text x="${px(x).toFixed(1)}" y="${top + height + 16}" text-anchor="middle">${thousands(x)}</text>`,
     );
-  out.push(
-    `<text x="${(pad.left + width - pad.right) / 2}" y="${height - 10}" text-anchor="middle">Nodes</text>`,
-    `<text x="16" y="${(pad.top + height - pad.bottom) / 2}" text-anchor="middle" transform="rotate(-90 16 ${(pad.top + height - pad.bottom) / 2})">seconds</text>`,
-  );
-  series.forEach((line, i) => {
-    const points = line.points.map(([x, y]) => `${px(x as number).toFixed(1)},${py(y as number).toFixed(1)}`);
+  out.push(`<text x="${left + width / 2}" y="${top + height + 34}" text-anchor="middle">Nodes</text>`);
+  for (const line of lines) {
+    const points = line.points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`);
     out.push(
       `<polyline fill="none" stroke="${line.color}" stroke-width="2"${line.dash ? ` stroke-dasharray="${line.dash}"` : ''} points="${points.join(' ')}"/>`,
       ...points.map((p) => `<circle cx="${p.split(',')[0]}" cy="${p.split(',')[1]}" r="3" fill="${line.color}"/>`),
     );
-    const ly = pad.top + 20 + i * 20;
-    out.push(
-      `<line x1="${width - pad.right + 15}" x2="${width - pad.right + 45}" y1="${ly}" y2="${ly}" stroke="${line.color}" stroke-width="2"${line.dash ? ` stroke-dasharray="${line.dash}"` : ''}/>`,
-      `<text x="${width - pad.right + 52}" y="${ly + 4}">${line.name}</text>`,
-    );
-  });
-  out.push('</svg>', '');
+  }
+  return out;
+}
+
+/** Convergence (after the first Node) and reaction p90 against Nodes, one panel each: this run and issue 18's "before". */
+export function clusterScaleSvg(result: ClusterResult): string {
+  const width = 760;
+  const height = 400;
+  const after = { color: '#1f77b4', dash: '' };
+  const before = { color: '#777777', dash: '6 4' };
+  const runs = result.runs;
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="20" y="22" font-size="14">bench:cluster ${result.date}: seconds against Nodes; dashed = before (issue 18)</text>`,
+    ...panel(60, 60, 290, 270, 'converged after the first Node (s)', [
+      { name: 'after', ...after, points: runs.map((r) => [r.nodes, r.convergedAfterFirstSeconds] as const) },
+      { name: 'before', ...before, points: result.before.map((b) => [b.nodes, b.afterFirst] as const) },
+    ]),
+    ...panel(440, 60, 290, 270, 'reaction to one card change, p90 (s)', [
+      { name: 'after', ...after, points: runs.map((r) => [r.nodes, r.reaction.p90] as const) },
+      { name: 'before', ...before, points: result.before.map((b) => [b.nodes, b.p90] as const) },
+    ]),
+    `<line x1="60" x2="90" y1="${height - 12}" y2="${height - 12}" stroke="${after.color}" stroke-width="2"/>`,
+    `<text x="96" y="${height - 8}">this run (${result.commit})</text>`,
+    `<line x1="300" x2="330" y1="${height - 12}" y2="${height - 12}" stroke="${before.color}" stroke-width="2" stroke-dasharray="${before.dash}"/>`,
+    `<text x="336" y="${height - 8}">before: node-profile related the SchedulingChain</text>`,
+    '</svg>',
+    '',
+  ];
   return out.join('\n');
 }

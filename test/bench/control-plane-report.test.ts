@@ -1,9 +1,11 @@
 // The pieces of `npm run bench:cluster` that can be checked without a control plane: the Nodes it
 // creates, the card change it makes, and how its section lives beside `npm run bench`'s in RESULTS.md.
+import { readFileSync } from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
 
 import { cardLabelPatch, generateCluster, generateNodes } from '../../bench/cluster.js';
-import { clusterSectionOf, spliceClusterSection } from '../../bench/control-plane-report.js';
+import { clusterScaleSvg, clusterSectionOf, spliceClusterSection } from '../../bench/control-plane-report.js';
 
 describe('bench:cluster Nodes', () => {
   it('are the Nodes of generateCluster without node-profile labels', () => {
@@ -47,5 +49,17 @@ describe('the bench:cluster section of RESULTS.md', () => {
   it('is found for npm run bench to keep, and absent from a file without it', () => {
     expect(clusterSectionOf(`# x\n\n${section}\n`)).toBe(section);
     expect(clusterSectionOf('# x\n')).toBeUndefined();
+  });
+});
+
+describe('the bench:cluster plot', () => {
+  it('draws convergence and reaction p90, this run and before, from the committed results', () => {
+    const result = JSON.parse(
+      readFileSync(new URL('../../bench/results/cluster-2026-12-03.json', import.meta.url), 'utf8'),
+    );
+    const svg = clusterScaleSvg(result);
+    expect(svg.match(/<polyline/g)).toHaveLength(4);
+    expect(svg).toContain('converged after the first Node (s)');
+    expect(svg).toContain('reaction to one card change, p90 (s)');
   });
 });
