@@ -159,7 +159,7 @@ export function clusterMarkdown(result: ClusterResult): string {
     '',
     `Nodes are \`generateNodes\` (bench/cluster.ts): NFD, our agent's and GPU feature discovery's labels, kubelet-like status (images, conditions,` +
       ' nodeInfo), created 16 at a time (object, then status) without node-profile\'s labels. "Converged" = no Node lacks' +
-      ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings) equals' +
+      ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings, DeviceClass where render emits them) equals' +
       ` \`render\` of the same Nodes, and so does every Node's label set (polled every 0.5 s). A change = one accelerated Node loses a card` +
       ` (our agent's \`.count\` label and GFD's \`nvidia.com/gpu.count\`); reaction = patch sent → that Node's labels and every ResourceFlavor,` +
       ` ClusterQueue and InstanceType equal render's (polled every 0.1 s); ${result.changes} changes, one at a time, each after the hooks were quiet` +

@@ -50,6 +50,8 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; prefix
   LocalQueue: { apiVersion: KUEUE, prefix: 'gpustack-fnv64-' },
   AdmissionCheck: { apiVersion: KUEUE, prefix: 'gpustack-node-devices' },
   ChainSettings: { apiVersion: GPUSTACK },
+  // Emitted once main's DRA part 1 is in; none before, on either side of the comparison.
+  DeviceClass: { apiVersion: 'resource.k8s.io/v1', labelSelector: 'resource.gpustack.ai/type=deviceclasses' },
 };
 /** Namespaces besides the API server's own: teams that get LocalQueues, as in a shared cluster. */
 const TEAM_NAMESPACES = 10;
