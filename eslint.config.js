@@ -125,7 +125,7 @@ export default tseslint.config(
       ...restrict(
         ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/sync may import only src/nodefeature and src/k8s and is pure',
+        'src/sync may import only src/dra, src/nodefeature and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -136,7 +136,7 @@ export default tseslint.config(
       ...restrict(
         ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        "src/placement (the checker's per-card decision) may import only src/nodefeature and src/k8s and is pure",
+        "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature and src/k8s and is pure",
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -158,7 +158,7 @@ export default tseslint.config(
       ...restrict(
         ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/kueue (the Kueue configuration) may import only src/nodefeature and src/k8s and is pure',
+        'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -193,7 +193,20 @@ export default tseslint.config(
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'k8s', 'nodefeature', 'dra', 'sync', 'server', 'agent', 'admission', 'kube', 'native', 'cli'],
+      [
+        'placement',
+        'render',
+        'k8s',
+        'nodefeature',
+        'dra',
+        'sync',
+        'server',
+        'agent',
+        'admission',
+        'kube',
+        'native',
+        'cli',
+      ],
       ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node'],
       'src/runtime is shared plumbing of the processes: it imports nothing from src/',
     ),
@@ -211,7 +224,7 @@ export default tseslint.config(
     rules: restrict(
       ['render', 'server', 'agent', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/admission imports src/sync, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
+      'src/admission imports src/sync, src/placement, src/dra, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
     ),
   },
   {

@@ -252,6 +252,7 @@ build_kueue() {
   # The CRDs first: the suite needs them even if the manager does not build.
   copy_dir "$src/config/components/crd/bases" "$(dir_of kueue)/crds" '*.yaml'
   copy_dir "$src/config/components/webhook" "$(dir_of kueue)/webhook" '*.yaml'
+  copy_kueue_chart "$src"
   local d
   d=$(scratch "kueue-$v" <<EOF
 module gpustack-operator.e2e/kueue
@@ -286,6 +287,15 @@ EOF
   echo "helm.sh/helm/v4@$v"
 }
 
+# Kueue's own Helm chart (the e2e suite merges our configuration into its values and renders it).
+copy_kueue_chart() { # module dir
+  local dest
+  dest="$(dir_of kueue)/chart"
+  rm -rf "$dest"
+  cp -r "$1/charts/kueue" "$dest"
+  chmod -R u+w "$dest"
+}
+
 copy_dir() { # src dest glob
   rm -rf "$2"
   mkdir -p "$2"
@@ -307,6 +317,11 @@ build_one() {
   bin=$(bin_of "$c")
   if [[ -x "$bin" && -f "$d/component.json" ]]; then
     log "$c $v: cached ($bin)"
+    # A Kueue cached before its chart was kept: fetch the chart alone.
+    if [[ $c == kueue && ! -d "$d/chart" && $cached_only -eq 0 ]]; then
+      local src
+      src=$(mod_dir "sigs.k8s.io/kueue@$v") && copy_kueue_chart "$src" || log "kueue $v: chart not copied"
+    fi
     return 0
   fi
   if [[ $cached_only -eq 1 ]]; then

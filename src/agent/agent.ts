@@ -7,13 +7,23 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { DetectResult } from '../../native/index.js';
 import { backoffMs, sendMetrics, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
-import { labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
+import {
+  failedManufacturers,
+  labelsFromDetection,
+  sameLabels,
+  screenDetection,
+  sliceCardsOf,
+  type Labels,
+} from './labels.js';
 import { NO_RECORDING, type AgentRecorder, type PublishResult } from './metrics.js';
 import type { Publisher } from './publishers.js';
+import type { SlicePublisher } from './slice-publisher.js';
 
 export interface AgentOptions {
   readonly detect: () => Promise<DetectResult>;
   readonly publisher: Publisher;
+  /** The node's ResourceSlices (DESIGN §8), published after the labels and independently of them. */
+  readonly slicePublisher?: SlicePublisher | undefined;
   readonly intervalMs: number;
   readonly logger: Logger;
   readonly clock?: () => Date;
@@ -29,19 +39,55 @@ export interface AgentState {
   lastError?: string;
   failures: number;
   writes: number;
+  /** ResourceSlice publishing, apart from the labels: one failing never holds the other back. */
+  sliceFailures: number;
+  lastSliceError?: string;
+  sliceWrites: number;
 }
 
 export type CycleResult = PublishResult;
 
 export function createAgentState(): AgentState {
-  return { failures: 0, writes: 0 };
+  return { failures: 0, writes: 0, sliceFailures: 0, sliceWrites: 0 };
 }
 
-/** One detect → labels → publish pass. */
+/** One detect → labels → publish pass, then the ResourceSlices of the same detection. */
 export async function runCycle(state: AgentState, options: AgentOptions): Promise<CycleResult> {
-  const result = await cycle(state, options);
-  (options.recorder ?? NO_RECORDING).publish(result);
+  const recorder = options.recorder ?? NO_RECORDING;
+  const detected: { result?: DetectResult } = {};
+  const result = await cycle(state, options, detected);
+  recorder.publish(result);
+  if (options.slicePublisher !== undefined && detected.result !== undefined)
+    recorder.slicePublish(await publishSlices(state, options, options.slicePublisher, detected.result));
   return result;
+}
+
+async function publishSlices(
+  state: AgentState,
+  options: AgentOptions,
+  publisher: SlicePublisher,
+  detected: DetectResult,
+): Promise<PublishResult> {
+  try {
+    const outcome = await publisher.publish(sliceCardsOf(detected), failedManufacturers(detected));
+    for (const problem of outcome.problems) options.logger.warn({ problem }, 'resource slices: card reported');
+    state.sliceFailures = 0;
+    delete state.lastSliceError;
+    if (outcome.result === 'published') {
+      state.sliceWrites++;
+      options.logger.info({ written: outcome.written, deleted: outcome.deleted }, 'published resource slices');
+    }
+    return outcome.result;
+  } catch (error) {
+    state.sliceFailures++;
+    // An ApiError's message carries the API's status and reason (422 field errors, 409 conflicts).
+    state.lastSliceError = (error as Error).message;
+    options.logger.error(
+      { err: state.lastSliceError, failures: state.sliceFailures },
+      'publishing resource slices failed; will retry',
+    );
+    return 'failed';
+  }
 }
 
 /** Detects, timed and recorded; a detection that throws is recorded and rethrown. */
@@ -58,10 +104,15 @@ async function timedDetect(options: AgentOptions): Promise<DetectResult> {
   }
 }
 
-async function cycle(state: AgentState, options: AgentOptions): Promise<PublishResult> {
+async function cycle(
+  state: AgentState,
+  options: AgentOptions,
+  detected: { result?: DetectResult },
+): Promise<PublishResult> {
   const now = () => (options.clock ?? (() => new Date()))().toISOString();
   try {
-    const result = screenDetection(await timedDetect(options));
+    detected.result = await timedDetect(options);
+    const result = screenDetection(detected.result);
     state.lastDetection = now();
     for (const error of result.errors) {
       if (error.code !== 'LibraryNotFound') options.logger.warn({ ...error }, 'device detection error');
@@ -105,8 +156,9 @@ export function nextDelayMs(
   intervalMs: number,
   backoff: Pick<BackoffOptions, 'jitter'> = {},
 ): number {
-  if (state.failures === 0) return intervalMs;
-  return backoffMs(state.failures, { initialMs: 1000, maxMs: intervalMs, ...backoff });
+  const failures = Math.max(state.failures, state.sliceFailures);
+  if (failures === 0) return intervalMs;
+  return backoffMs(failures, { initialMs: 1000, maxMs: intervalMs, ...backoff });
 }
 
 /** Runs cycles until `signal` aborts (SIGTERM), then resolves. */
@@ -155,6 +207,8 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
       lastPublish: state.lastPublish ?? null,
       lastError: state.lastError ?? null,
       writes: state.writes,
+      lastSliceError: state.lastSliceError ?? null,
+      sliceWrites: state.sliceWrites,
     };
     res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });

@@ -10,7 +10,22 @@ export {
   type CycleResult,
   type HealthServerOptions,
 } from './agent.js';
-export { isAgentLabel, labelsFromDetection, sameLabels, screenDetection, type Labels } from './labels.js';
+export {
+  failedManufacturers,
+  isAgentLabel,
+  labelsFromDetection,
+  sameLabels,
+  screenDetection,
+  sliceCardsOf,
+  type Labels,
+} from './labels.js';
+export {
+  resourceSlicePublisher,
+  type SlicePublishOutcome,
+  type SlicePublishResult,
+  type SlicePublisher,
+  type SlicePublisherOptions,
+} from './slice-publisher.js';
 export {
   FEATURE_FILE_NAME,
   PUBLISH_MODES,

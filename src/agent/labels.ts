@@ -6,10 +6,12 @@
 import {
   ACCELERATABLE_LABEL,
   ACCELERATABLE_PREFIX,
+  MAX_CARD_MEMORY_MIB,
   SLICED_SUFFIXES,
   acceleratorKeyManufacturer,
   constructDeviceLabels,
 } from '../nodefeature/index.js';
+import type { SliceCard } from '../dra/index.js';
 import type { DetectResult, Device, DeviceErrorEntry } from '../../native/index.js';
 
 export type Labels = Record<string, string>;
@@ -27,8 +29,6 @@ function manufacturerOfLabel(key: string): string | undefined {
   return acceleratorKeyManufacturer(bare) ?? bare;
 }
 
-/** The largest card memory we believe (16 TiB); beyond it a library answered garbage. */
-const MAX_MEMORY_MIB = 16 * 1024 * 1024;
 /** The most cores we believe a card has; beyond it the figure is treated as unknown. */
 const MAX_CORES = 10_000_000;
 
@@ -47,7 +47,7 @@ export function screenDetection(result: DetectResult): DetectResult {
   const errors: DeviceErrorEntry[] = [...result.errors];
   for (const device of result.devices) {
     const memory = device.memoryMiB;
-    if (typeof memory !== 'number' || !Number.isFinite(memory) || memory < 0 || memory > MAX_MEMORY_MIB) {
+    if (typeof memory !== 'number' || !Number.isFinite(memory) || memory < 0 || memory > MAX_CARD_MEMORY_MIB) {
       errors.push({
         manufacturer: device.manufacturer,
         code: 'CallFailed',
@@ -77,16 +77,39 @@ export function screenDetection(result: DetectResult): DetectResult {
   return { devices, errors };
 }
 
+/**
+ * The cards a detection publishes as ResourceSlices: every card, strings cut at the first NUL as
+ * for the labels; memory as reported, since the slice builder publishes a card with implausible
+ * memory without it where the labels drop the card.
+ */
+export function sliceCardsOf(result: DetectResult): SliceCard[] {
+  return result.devices.map((d) => ({
+    manufacturer: d.manufacturer,
+    index: d.index,
+    product: cString(d.product) ?? '',
+    memoryMiB: d.memoryMiB,
+    uuid: cString(d.uuid),
+    family: cString(d.family),
+    computeCapability: cString(d.computeCapability),
+    driverVersion: cString(d.driverVersion),
+    pciBusId: cString(d.pciBusId),
+    numaNode: d.numaNode,
+  }));
+}
+
+/** Manufacturers whose detection failed (anything but "library not found") and found no card: they keep what they published. */
+export function failedManufacturers(result: DetectResult): Set<string> {
+  const found = new Set<string>(result.devices.map((d) => d.manufacturer));
+  return new Set(
+    result.errors.filter((e) => e.code !== 'LibraryNotFound' && !found.has(e.manufacturer)).map((e) => e.manufacturer),
+  );
+}
+
 /** The labels to publish for one detection, carrying over those of vendors that failed outright. */
 export function labelsFromDetection(detected: DetectResult, previous: Labels | undefined): Labels {
   const result = screenDetection(detected);
   const labels = constructDeviceLabels(result.devices);
-  const found = new Set(result.devices.map((d) => d.manufacturer));
-  const failed = new Set(
-    result.errors
-      .filter((e) => e.code !== 'LibraryNotFound' && !found.has(e.manufacturer))
-      .map((e) => e.manufacturer as string),
-  );
+  const failed = failedManufacturers(result);
   if (failed.size === 0 || previous === undefined) return labels;
   let carried = false;
   for (const [key, value] of Object.entries(previous)) {

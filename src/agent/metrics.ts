@@ -14,9 +14,11 @@ export interface AgentRecorder {
   detection(seconds: number, result: DetectResult | undefined): void;
   /** One cycle's end: labels written, already as published, or the cycle failed (detect or API). */
   publish(result: PublishResult): void;
+  /** One cycle's ResourceSlices: written, already as published, or the writes failed. */
+  slicePublish(result: PublishResult): void;
 }
 
-export const NO_RECORDING: AgentRecorder = { detection: () => {}, publish: () => {} };
+export const NO_RECORDING: AgentRecorder = { detection: () => {}, publish: () => {}, slicePublish: () => {} };
 
 export interface AgentMetrics extends AgentRecorder {
   readonly registry: Registry;
@@ -48,6 +50,12 @@ export function createAgentMetrics(options: { defaultMetrics?: boolean } = {}): 
     'Agent cycles, by result: published (labels written), unchanged, failed (retried with backoff).',
     ['result'],
   );
+  const slicePublishes = counterOn(
+    registry,
+    'gpustack_agent_slice_publishes_total',
+    'ResourceSlice publishing per cycle, by result: published (slices written or deleted), unchanged, failed (retried with backoff).',
+    ['result'],
+  );
   return {
     registry,
     detection: (seconds, result) => {
@@ -56,5 +64,6 @@ export function createAgentMetrics(options: { defaultMetrics?: boolean } = {}): 
       for (const error of result?.errors ?? []) errors.inc({ manufacturer: error.manufacturer, code: error.code });
     },
     publish: (result) => publishes.inc({ result }),
+    slicePublish: (result) => slicePublishes.inc({ result }),
   };
 }

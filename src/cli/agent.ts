@@ -11,18 +11,23 @@ import {
   nodeFeaturePublisher,
   nodeLabelsPublisher,
   createAgentMetrics,
+  failedManufacturers,
+  resourceSlicePublisher,
   runAgent,
+  sliceCardsOf,
   screenDetection,
   startHealthServer,
   type Publisher,
   type PublishMode,
+  type SlicePublisher,
 } from '../agent/index.js';
+import { desiredSlices } from '../dra/index.js';
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
 import { UsageError } from './errors.js';
 import { parseDuration, parseLogLevel, parsePort } from './flags.js';
-import { createProcessLogger } from '../runtime/index.js';
+import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
-import { createKubeApi, loadKubeConfig } from '../kube/index.js';
+import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/index.js';
 
 /** `60s`, `5m`, `1h` or plain seconds. */
 function parseManufacturers(text: string | undefined): ManufacturerName[] | undefined {
@@ -57,6 +62,30 @@ function detectFor(values: { manufacturers?: string | undefined; 'host-root': st
   return () => detect({ manufacturers, hostRoot });
 }
 
+/**
+ * ResourceSlices are published whenever the agent knows its node and reaches an API server. Only
+ * `--publish feature-file` runs without one; there a missing node name or kubeconfig is reported
+ * once and the labels are published alone.
+ */
+function sliceApi(
+  api: KubeApi | undefined,
+  node: string | undefined,
+  kubeconfig: string | undefined,
+  logger: Logger,
+): SlicePublisher | undefined {
+  if (node === undefined || node === '') {
+    logger.warn({}, 'no --node (or $NODE_NAME): ResourceSlices are not published');
+    return undefined;
+  }
+  if (api !== undefined) return resourceSlicePublisher(api, node);
+  try {
+    return resourceSlicePublisher(createKubeApi(loadKubeConfig(kubeconfig)), node);
+  } catch (error) {
+    logger.warn({ err: (error as Error).message }, 'no API server: ResourceSlices are not published');
+    return undefined;
+  }
+}
+
 export async function agentCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: AGENT_FLAGS });
   const node = values.node ?? process.env['NODE_NAME'];
@@ -69,12 +98,14 @@ export async function agentCommand(args: string[]): Promise<void> {
   const detectNow = detectFor(values);
   const healthPort = parsePort(values['health-port'], '--health-port');
   const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
+  const api = mode === 'feature-file' ? undefined : createKubeApi(loadKubeConfig(values.kubeconfig));
   const publisher: Publisher =
-    mode === 'feature-file'
+    api === undefined
       ? featureFilePublisher(values['features-dir'])
       : mode === 'node-labels'
-        ? nodeLabelsPublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string)
-        : nodeFeaturePublisher(createKubeApi(loadKubeConfig(values.kubeconfig)), node as string, namespace);
+        ? nodeLabelsPublisher(api, node as string)
+        : nodeFeaturePublisher(api, node as string, namespace);
+  const slicePublisher = sliceApi(api, node, values.kubeconfig, logger);
   const state = createAgentState();
   const metrics = createAgentMetrics({ defaultMetrics: true });
   const health = await startHealthServer(state, { intervalMs, port: healthPort, metrics: metrics.registry });
@@ -84,8 +115,15 @@ export async function agentCommand(args: string[]): Promise<void> {
       logger.info({ signal }, 'stopping');
       stop.abort();
     });
-  logger.info({ node, mode, intervalMs, healthPort, hostRoot: values['host-root'] }, 'agent started');
-  await runAgent(state, { detect: detectNow, publisher, intervalMs, logger, recorder: metrics }, stop.signal);
+  logger.info(
+    { node, mode, intervalMs, healthPort, hostRoot: values['host-root'], resourceSlices: slicePublisher !== undefined },
+    'agent started',
+  );
+  await runAgent(
+    state,
+    { detect: detectNow, publisher, slicePublisher, intervalMs, logger, recorder: metrics },
+    stop.signal,
+  );
   await new Promise((resolve) => health.close(resolve));
 }
 
@@ -119,6 +157,27 @@ function detectText(result: DetectResult, labels: Record<string, string>): strin
   ].join('\n');
 }
 
+/**
+ * What the agent would publish as ResourceSlices, for the node `$NODE_NAME`, without an owner
+ * reference (that needs the Node's uid from the API server, which `detect` does not ask) and with
+ * pool generation 0. Without `$NODE_NAME` the slices cannot be named: `resourceSlices` then says
+ * so instead of inventing a node.
+ */
+function resourceSlicesOf(raw: DetectResult): unknown {
+  const node = process.env['NODE_NAME'];
+  const keep = failedManufacturers(raw);
+  const cards = sliceCardsOf(raw);
+  if (node === undefined || node === '')
+    return { error: 'NODE_NAME is not set: the slices are named after the node (pool = node name)' };
+  const desired = desiredSlices({ name: node }, cards);
+  return {
+    node,
+    slices: desired.pools.flatMap((pool) => pool.slices),
+    ...(desired.problems.length > 0 ? { problems: desired.problems } : {}),
+    ...(keep.size > 0 ? { keptFromFailedDetection: [...keep].sort() } : {}),
+  };
+}
+
 export async function detectCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -127,11 +186,12 @@ export async function detectCommand(args: string[]): Promise<void> {
   if (values.output !== 'json' && values.output !== 'text')
     throw new UsageError(`-o: "${values.output}" must be json or text`);
   // The same screening the agent applies, so the printed errors include dropped cards.
-  const result = screenDetection(await detectFor(values)());
+  const raw = await detectFor(values)();
+  const result = screenDetection(raw);
   const labels = labelsFromDetection(result, undefined);
   process.stdout.write(
     values.output === 'json'
-      ? `${JSON.stringify(canonicalize({ ...result, labels }), null, 2)}\n`
+      ? `${JSON.stringify(canonicalize({ ...result, labels, resourceSlices: resourceSlicesOf(raw) }), null, 2)}\n`
       : detectText(result, labels),
   );
 }

@@ -41,19 +41,23 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              [-o yaml|json]  [--objects-only] (the objects alone: a YAML stream, or a JSON List,
              for \`| kubectl apply --dry-run=server -f -\`)
 `,
-  agent: `  agent      Detect this node's accelerators every interval and publish the labels on change
+  agent: `  agent      Detect this node's accelerators every interval and publish the labels and
+             ResourceSlices on change
              --node NAME (default $NODE_NAME)  --publish nodefeature|feature-file|node-labels
              --interval 60s  --namespace gpustack-system  --features-dir DIR  --health-port 8081
              [--kubeconfig FILE] [--manufacturers nvidia,amd] [--host-root DIR]  --log-level info
 `,
   detect: `  detect     Print what the vendor libraries report and the labels the agent would publish
+             (-o json also the ResourceSlices, for the node $NODE_NAME)
              [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR]
 `,
   'kueue-config': `  kueue-config
-             Print the Kueue manager configuration with ours merged in (our feature gates and
-             device transformations set, every other key kept), valid for that Kueue version
-             [--kueue-version 0.19] [--merge FILE|-] (a Configuration or the kueue-manager-config
-             ConfigMap; printed back as the same kind) [-o yaml|json]
+             Print the Kueue manager configuration with ours merged in (our feature gates, device
+             transformations and DeviceClass mappings set, every other key kept), valid for that
+             Kueue version [--kueue-version 0.19] [--merge FILE|-] (a Configuration, the
+             kueue-manager-config ConfigMap or the values of Kueue's Helm chart; printed back in the
+             same shape) [--nodes FILE|-] (map the model classes gpustack-<aKey> of these nodes too)
+             [-o yaml|json]
 `,
   admission: `  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
              write our entry of Workload.status.admissionChecks (Ready or Retry)

@@ -46,6 +46,15 @@ export interface KubeApi {
   /** GET a path; `undefined` on 404. */
   get(path: string): Promise<unknown>;
   patch(path: string, body: unknown, contentType: PatchType): Promise<unknown>;
+  /** POST an object to a collection; 409 (AlreadyExists) and 422 reject as ApiError. */
+  create(path: string, body: unknown): Promise<unknown>;
+  /** PUT an object; with `metadata.resourceVersion` set, a stale write rejects with 409 (Conflict). */
+  replace(path: string, body: unknown): Promise<unknown>;
+  /**
+   * DELETE an object, with a resourceVersion precondition when one is given (409 when it moved);
+   * an object already gone resolves.
+   */
+  remove(path: string, resourceVersion?: string): Promise<void>;
   /**
    * GETs a collection page by page (following `continue` tokens; 404 is an error: the resource is
    * not served) and hands each item to `onItem` as its page arrives, keeping none: a caller that
@@ -230,6 +239,22 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
   return {
     get: (path) => call('GET', path),
     patch: (path, body, contentType) => call('PATCH', path, { body: JSON.stringify(body), contentType }),
+    create: (path, body) => call('POST', path, { body: JSON.stringify(body), contentType: 'application/json' }),
+    replace: (path, body) => call('PUT', path, { body: JSON.stringify(body), contentType: 'application/json' }),
+    remove: async (path, resourceVersion) => {
+      const options =
+        resourceVersion === undefined
+          ? undefined
+          : { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion } };
+      try {
+        await call('DELETE', path, {
+          ...(options ? { body: JSON.stringify(options), contentType: 'application/json' } : {}),
+        });
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) return;
+        throw error;
+      }
+    },
     listEach,
     watch,
   };

@@ -1,10 +1,21 @@
 /**
- * @module The Kueue manager configuration the chain needs (DESIGN §4.1), generated from the
- * manufacturer table — every device request folds into `credits.gpustack.ai/<mfr>` — and merged
- * into a configuration a cluster already runs: its keys are kept, ours are replaced.
+ * @module The Kueue manager configuration the chain needs (DESIGN §4.1, §8), generated from the
+ * manufacturer table — every device request folds into `credits.gpustack.ai/<mfr>`, and DRA claims
+ * on our whole-card DeviceClasses are mapped to a quota resource the device queues cover — and
+ * merged into a configuration a cluster already runs: its keys are kept, ours are replaced.
  */
-import { MANUFACTURER_NAMES } from '../k8s/index.js';
-import { CREDITS_PER_CARD, MANUFACTURERS, creditsResource } from '../nodefeature/index.js';
+import { MANUFACTURER_NAMES, type ManufacturerName } from '../k8s/index.js';
+import {
+  CAPACITY,
+  DEVICE_CLASS_PREFIX,
+  cardsResource,
+  MODE_WHOLE,
+  deviceClassExpression,
+  driverName,
+  modelClassKey,
+  wholeClassName,
+} from '../dra/index.js';
+import { CREDITS_PER_CARD, MANUFACTURERS, acceleratorKeyManufacturer, creditsResource } from '../nodefeature/index.js';
 
 export const KUEUE_CONFIG_API_VERSION = 'config.kueue.x-k8s.io/v1beta2';
 /** The oldest Kueue whose manager reads a `config.kueue.x-k8s.io/v1beta2` Configuration with our fields. */
@@ -12,6 +23,27 @@ export const OLDEST_KUEUE_MINOR = 17;
 /** `resources.quotaCheckStrategy` and its gate: absent before 0.19 (strict decoding refuses them), beta from 0.19. */
 export const QUOTA_CHECK_STRATEGY_MINOR = 19;
 export const DEFAULT_KUEUE_MINOR = 19;
+/**
+ * From 0.18 the DRA gate is `KueueDRAIntegration` (beta, on) and `DynamicResourceAllocation` is
+ * locked off (gone in 0.19); mappings take counter `sources` (`KueueDRAIntegrationPartitionableDevices`,
+ * alpha in 0.18, beta in 0.19), so a whole card is charged its `units` counter: M credits.
+ */
+export const DRA_COUNTER_MINOR = 18;
+/** Kueue's validation limits of `resources.deviceClassMappings` (pkg/config/validation.go, 0.17–0.19). */
+export const KUEUE_MAX_DEVICE_CLASS_MAPPINGS = 16;
+export const KUEUE_MAX_CLASSES_PER_MAPPING = 8;
+
+/** The DRA gates each Kueue minor knows; the ones it does not know would stop the manager. */
+const DRA_GATES_BEFORE_18 = { DynamicResourceAllocation: true } as const;
+const DRA_GATES_FROM_18 = {
+  KueueDRAIntegration: true,
+  KueueDRAIntegrationPartitionableDevices: true,
+  // Off: `<base>.shared` in plain requests stays an extended resource for Kueue, so the
+  // transformation charges a share its tenth of a card (the resolved DRA path would charge it as
+  // an uncovered `<base>.shared` resource, ignored under IgnoreUndeclared).
+  KueueDRAIntegrationExtendedResource: false,
+} as const;
+const ALL_DRA_GATES = [...Object.keys(DRA_GATES_BEFORE_18), ...Object.keys(DRA_GATES_FROM_18)];
 
 const SHARE_CREDITS = CREDITS_PER_CARD / 10;
 
@@ -21,6 +53,67 @@ type Json = Record<string, unknown>;
 export interface KueueTarget {
   /** Kueue 0.<minor>: what the manager's strict decoder accepts. */
   readonly minor: number;
+  /**
+   * Device models (aKeys) whose `gpustack-<aKey>` class is mapped beside `gpustack-<mfr>`. Kueue
+   * lists classes by name (no selector), so model classes are known only from a node dump
+   * (`kueue-config --nodes`); a claim on an unmapped class is inadmissible in Kueue.
+   */
+  readonly productKeys?: readonly string[];
+}
+
+/**
+ * The quota resource DRA claims on `mfr`'s whole-card classes draw on: its credits from Kueue 0.18
+ * (a card charged its `units` counter, M), `cards.gpustack.ai/<mfr>` before (one per card; the
+ * device ClusterQueues cover both).
+ */
+export function draQuotaResource(mfr: ManufacturerName, minor: number): string {
+  return minor >= DRA_COUNTER_MINOR ? creditsResource(mfr) : cardsResource(mfr);
+}
+
+export interface DeviceClassMapping {
+  name: string;
+  deviceClassNames: string[];
+  sources?: { counter: { name: string; driver: string; deviceSelector: { cel: { expression: string } } } }[];
+}
+
+export interface DeviceClassMappingPlan {
+  readonly mappings: DeviceClassMapping[];
+  /** Model classes left out: a mapping lists at most 8 classes. */
+  readonly leftOut: string[];
+}
+
+/**
+ * One mapping per manufacturer: `gpustack-<mfr>` and the model classes of `productKeys` (whole
+ * cards only) → {@link draQuotaResource}. Shared classes are not mapped: with our model a shared
+ * device consumes a whole card's counters, so a counter source would charge a share as a card;
+ * shares reach Kueue as `<base>.shared` requests instead, which the transformations charge a tenth.
+ * @example planDeviceClassMappings({ minor: 17 }).mappings[0] // { name: 'cards.gpustack.ai/amd', deviceClassNames: ['gpustack-amd'] }
+ */
+export function planDeviceClassMappings(target: KueueTarget): DeviceClassMappingPlan {
+  const models = new Map<ManufacturerName, string[]>();
+  for (const productKey of [...new Set(target.productKeys ?? [])].sort()) {
+    const mfr = acceleratorKeyManufacturer(productKey);
+    const key = modelClassKey(productKey);
+    if (mfr === undefined || key === undefined) continue;
+    const list = models.get(mfr) ?? [];
+    if (!list.includes(wholeClassName(key))) list.push(wholeClassName(key));
+    models.set(mfr, list);
+  }
+  const leftOut: string[] = [];
+  const mappings = MANUFACTURER_NAMES.map((mfr): DeviceClassMapping => {
+    const modelClasses = models.get(mfr) ?? [];
+    const kept = modelClasses.slice(0, KUEUE_MAX_CLASSES_PER_MAPPING - 1);
+    leftOut.push(...modelClasses.slice(kept.length));
+    const mapping: DeviceClassMapping = {
+      name: draQuotaResource(mfr, target.minor),
+      deviceClassNames: [wholeClassName(mfr), ...kept],
+    };
+    if (target.minor < DRA_COUNTER_MINOR) return mapping;
+    // Every whole device of the manufacturer: the claim's own class and selectors narrow it down.
+    const deviceSelector = { cel: { expression: deviceClassExpression({ manufacturer: mfr }, MODE_WHOLE) } };
+    return { ...mapping, sources: [{ counter: { name: CAPACITY.units, driver: driverName(mfr), deviceSelector } }] };
+  });
+  return { mappings, leftOut };
 }
 
 /** The device transformations: a card, a share (a tenth) and a slice unit, per manufacturer. */
@@ -45,14 +138,29 @@ export function buildKueueConfig(target: KueueTarget = { minor: DEFAULT_KUEUE_MI
   return {
     apiVersion: KUEUE_CONFIG_API_VERSION,
     kind: 'Configuration',
-    // Long queue names never reach Pod labels: Pods carry the 31-character LocalQueue name only.
-    featureGates: { AssignQueueLabelsForPods: false, ...(checksQuota ? { QuotaCheckStrategy: true } : {}) },
+    featureGates: {
+      // Long queue names never reach Pod labels: Pods carry the 31-character LocalQueue name only.
+      AssignQueueLabelsForPods: false,
+      ...(checksQuota ? { QuotaCheckStrategy: true } : {}),
+      ...(target.minor >= DRA_COUNTER_MINOR ? DRA_GATES_FROM_18 : DRA_GATES_BEFORE_18),
+    },
     resources: {
       // A device queue covers only credits; cpu/memory it does not declare must not block admission.
       ...(checksQuota ? { quotaCheckStrategy: 'IgnoreUndeclared' } : {}),
       transformations: buildTransformations(),
+      deviceClassMappings: planDeviceClassMappings(target).mappings,
     },
   };
+}
+
+/** True for a mapping of ours: its name is one of our quota resources, or it lists one of our classes. */
+function isOurMapping(mapping: unknown): boolean {
+  if (!isObject(mapping)) return false;
+  const ourNames = new Set(MANUFACTURER_NAMES.flatMap((m) => [creditsResource(m), cardsResource(m)]));
+  if (ourNames.has(String(mapping['name']))) return true;
+  // A class is mapped to one resource only: a mapping of yours that lists a class of ours would clash.
+  const classes = mapping['deviceClassNames'];
+  return Array.isArray(classes) && classes.some((c) => String(c).startsWith(DEVICE_CLASS_PREFIX));
 }
 
 export type MergeResult = { readonly ok: true; readonly config: Json; readonly notes: string[] } | MergeError;
@@ -99,21 +207,41 @@ export function mergeKueueConfig(existing: unknown, target: KueueTarget = { mino
   const resources = resourcesAt.value;
   const current = resources['transformations'] ?? [];
   if (!Array.isArray(current)) return { ok: false, message: 'resources.transformations: expected a list' };
+  const currentMappings = resources['deviceClassMappings'] ?? [];
+  if (!Array.isArray(currentMappings)) return { ok: false, message: 'resources.deviceClassMappings: expected a list' };
 
   const ours = buildKueueConfig(target) as {
     featureGates: Json;
-    resources: Json & { transformations: Transformation[] };
+    resources: Json & { transformations: Transformation[]; deviceClassMappings: DeviceClassMapping[] };
   };
   const notes: string[] = [];
   const ourInputs = new Set(ours.resources.transformations.map((t) => t.input));
   const kept = current.filter((t: unknown) => !(isObject(t) && ourInputs.has(String(t['input']))));
   if (kept.length < current.length)
     notes.push(`replaced ${current.length - kept.length} transformations of our device resources`);
+  const keptMappings = currentMappings.filter((m: unknown) => !isOurMapping(m));
+  if (keptMappings.length < currentMappings.length)
+    notes.push(`replaced ${currentMappings.length - keptMappings.length} deviceClassMappings of our DeviceClasses`);
+  const mappings = [...keptMappings, ...ours.resources.deviceClassMappings];
+  if (mappings.length > KUEUE_MAX_DEVICE_CLASS_MAPPINGS)
+    return {
+      ok: false,
+      message:
+        `resources.deviceClassMappings: ${keptMappings.length} of yours and our ` +
+        `${ours.resources.deviceClassMappings.length} exceed the ${KUEUE_MAX_DEVICE_CLASS_MAPPINGS} Kueue accepts`,
+    };
+  // A DRA gate the target does not know (or has locked) stops the manager: keep only ours.
   const mergedGates: Json = { ...gates, ...ours.featureGates };
+  for (const gate of ALL_DRA_GATES) {
+    if (gate in ours.featureGates || !(gate in mergedGates)) continue;
+    notes.push(`removed featureGates.${gate}: Kueue 0.${target.minor} does not accept it`);
+    delete mergedGates[gate];
+  }
   const mergedResources: Json = {
     ...resources,
     ...ours.resources,
     transformations: [...kept, ...ours.resources.transformations],
+    deviceClassMappings: mappings,
   };
   if (target.minor < QUOTA_CHECK_STRATEGY_MINOR) {
     if ('QuotaCheckStrategy' in mergedGates)

@@ -5,6 +5,13 @@
  */
 export {
   DEFAULT_KUEUE_MINOR,
+  DRA_COUNTER_MINOR,
+  KUEUE_MAX_CLASSES_PER_MAPPING,
+  KUEUE_MAX_DEVICE_CLASS_MAPPINGS,
+  draQuotaResource,
+  planDeviceClassMappings,
+  type DeviceClassMapping,
+  type DeviceClassMappingPlan,
   KUEUE_CONFIG_API_VERSION,
   OLDEST_KUEUE_MINOR,
   QUOTA_CHECK_STRATEGY_MINOR,

@@ -18,6 +18,9 @@ export const CREDITS_PREFIX = `credits.${SYSTEM_DOMAIN}/`;
 export const NOTE_PREFIX = `note.${SYSTEM_DOMAIN}/`;
 export const SCHEDULE_PREFIX = `schedule.${SYSTEM_DOMAIN}/`;
 
+/** The largest card memory we believe (16 TiB); beyond it a vendor library answered garbage. */
+export const MAX_CARD_MEMORY_MIB = 16 * 1024 * 1024;
+
 export const MANAGED_LABEL = `${SYSTEM_DOMAIN}/managed`;
 export const CONTROLLED_LABEL = `${SYSTEM_DOMAIN}/controlled`;
 export const ACCELERATABLE_LABEL = `${FEATURE_PREFIX}acceleratable`;

@@ -62,17 +62,13 @@ function memorySuffix(memory: string): string {
 }
 
 /**
- * The device labels of some models, per manufacturer and per model group (same product and
- * memory); without `feature.gpustack.ai/acceleratable`, which only the agent writes. Two groups
- * that would share an aKey (same product, different memory) both get a memory suffix instead of
- * overwriting each other.
+ * The model groups of some models by aKey. Two groups that would share an aKey (same product,
+ * different memory) both get a memory suffix; groups whose keys coincide with the same memory
+ * (products that normalise alike, e.g. cut at the key budget) are one model.
  */
-export function constructModelLabels(models: readonly DeviceModel[]): Record<string, string> {
+function groupsByKey(models: readonly DeviceModel[]): Map<string, ModelGroup[]> {
   const groups = groupModels(models.filter((m) => m.count > 0));
-  const labels: Record<string, string> = {};
   const plainKeys = groups.map((g) => constructAcceleratorKey(g.mfr, g.product));
-  // Groups whose keys coincide with the same memory (products that normalise alike, e.g. cut at
-  // the key budget) are one model: their cards are counted together, not overwritten.
   const byKey = new Map<string, ModelGroup[]>();
   for (const [i, group] of groups.entries()) {
     const collides = new Set(groups.filter((_, j) => plainKeys[j] === plainKeys[i]).map((g) => g.memory)).size > 1;
@@ -81,7 +77,33 @@ export function constructModelLabels(models: readonly DeviceModel[]): Record<str
       : (plainKeys[i] as string);
     byKey.set(aKey, [...(byKey.get(aKey) ?? []), group]);
   }
-  for (const [aKey, sameKey] of byKey) {
+  return byKey;
+}
+
+/**
+ * The aKey of every card, in the order given, exactly as `constructDeviceLabels` keys the same
+ * cards (so a ResourceSlice's `productKey` names the model the labels count it under);
+ * `undefined` for a manufacturer we do not know.
+ */
+export function deviceAcceleratorKeys(devices: readonly DeviceFacts[]): (string | undefined)[] {
+  const models = devices.map((d) =>
+    isManufacturer(d.manufacturer) ? { ...d, manufacturer: d.manufacturer, count: 1 } : undefined,
+  );
+  const keyOf = new Map<DeviceModel, string>();
+  for (const [aKey, groups] of groupsByKey(models.filter((m) => m !== undefined)))
+    for (const group of groups) for (const model of group.models) keyOf.set(model, aKey);
+  return models.map((m) => (m === undefined ? undefined : keyOf.get(m)));
+}
+
+/**
+ * The device labels of some models, per manufacturer and per model group (same product and
+ * memory); without `feature.gpustack.ai/acceleratable`, which only the agent writes. Two groups
+ * that would share an aKey (same product, different memory) both get a memory suffix instead of
+ * overwriting each other.
+ */
+export function constructModelLabels(models: readonly DeviceModel[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const [aKey, sameKey] of groupsByKey(models)) {
     const group: ModelGroup = { ...(sameKey[0] as ModelGroup), models: sameKey.flatMap((g) => g.models) };
     const prefix = `${ACCELERATABLE_PREFIX}${aKey}`;
     // "acceleratable.feature.gpustack.ai/nvidia=true" (+ ".driver-version", ".runtime-version")

@@ -385,6 +385,8 @@ describe('health endpoint', () => {
       lastPublish: '2025-01-01T00:00:00.000Z',
       lastError: null,
       writes: 1,
+      lastSliceError: null,
+      sliceWrites: 0,
     });
 
     now = new Date(Date.parse('2025-01-01T00:00:00.000Z') + 3 * INTERVAL + 30_000);

@@ -186,7 +186,8 @@ describe('gpustack-operator serve', () => {
           body: readFileSync(join(REPO, 'examples/hooks/scheduling-chain.sync.json')),
         });
         expect(hook.status).toBe(200);
-        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(11);
+        // 11 Kueue and gpustack objects and 22 DeviceClasses (nine manufacturers and two models, whole and shared).
+        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(33);
         const tooLarge = await fetch(`${base}/hooks/scheduling-chain/sync`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -539,10 +540,75 @@ describe.concurrent('gpustack-operator kueue-config', () => {
         resources: Record<string, unknown> & { transformations: unknown[] };
       };
       expect(config.namespace).toBe('kueue-system');
-      expect(config.featureGates).toEqual({ AssignQueueLabelsForPods: false });
+      // 0.17 knows DRA by its old gate only (0.18 renamed it).
+      expect(config.featureGates).toEqual({ AssignQueueLabelsForPods: false, DynamicResourceAllocation: true });
       expect(config.resources).not.toHaveProperty('quotaCheckStrategy');
       expect(config.resources.transformations).toHaveLength(27);
       expect(run.stderr).toContain('removed resources.quotaCheckStrategy: Kueue 0.17 does not know it');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    "merges into the values of Kueue's Helm chart and prints the values back, other values kept",
+    async () => {
+      const file = join(scratch, 'kueue-values.yaml');
+      const managerConfig = stringify({
+        apiVersion: 'config.kueue.x-k8s.io/v1beta2',
+        kind: 'Configuration',
+        integrations: { frameworks: ['batch/job'] },
+      });
+      writeFileSync(
+        file,
+        stringify({ enableCertManager: false, managerConfig: { controllerManagerConfigYaml: managerConfig } }),
+      );
+      const run = await cli('kueue-config', '--merge', file);
+      expect(run.code).toBe(0);
+      const values = parse(run.stdout) as { enableCertManager: boolean; managerConfig: Record<string, string> };
+      expect(values.enableCertManager).toBe(false);
+      expect(Object.keys(values.managerConfig)).toEqual(['controllerManagerConfigYaml']);
+      const config = parse(values.managerConfig.controllerManagerConfigYaml as string) as {
+        integrations: unknown;
+        featureGates: Record<string, boolean>;
+        resources: { quotaCheckStrategy: string; transformations: unknown[] };
+      };
+      expect(config.integrations).toEqual({ frameworks: ['batch/job'] });
+      expect(config.featureGates).toMatchObject({ AssignQueueLabelsForPods: false, QuotaCheckStrategy: true });
+      expect(config.resources.quotaCheckStrategy).toBe('IgnoreUndeclared');
+      expect(config.resources.transformations).toHaveLength(27);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    '--nodes maps the model classes of a node dump beside the manufacturer class',
+    async () => {
+      const run = await cli(
+        'kueue-config',
+        '--nodes',
+        join(REPO, 'examples/clusters/reference-4-node.yaml'),
+        '-o',
+        'json',
+      );
+      expect(run.code).toBe(0);
+      const config = JSON.parse(run.stdout) as {
+        resources: { deviceClassMappings: { name: string; deviceClassNames: string[] }[] };
+      };
+      const nvidia = config.resources.deviceClassMappings.find((m) => m.name === 'credits.gpustack.ai/nvidia');
+      expect(nvidia?.deviceClassNames).toEqual(['gpustack-nvidia', 'gpustack-nvidia-a10g', 'gpustack-nvidia-tesla-t4']);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses chart values without the configuration string, naming the value',
+    async () => {
+      const file = join(scratch, 'kueue-values-broken.yaml');
+      writeFileSync(file, stringify({ managerConfig: { controllerManagerConfigYaml: { kind: 'Configuration' } } }));
+      const run = await cli('kueue-config', '--merge', file);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('managerConfig.controllerManagerConfigYaml is missing or not a string');
+      expect(run.stdout).toBe('');
     },
     CLI_TIMEOUT_MS,
   );

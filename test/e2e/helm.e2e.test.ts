@@ -8,10 +8,12 @@
 // scheduler or Deployment controller nothing runs them, so the API server's validation and
 // defaulting is what they prove, as the dry-run of chain.ts does for manifests/.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 
 import { kustomizeBuild, type KustomizeImage } from '../support/kustomize.js';
 import { parseManifests, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
@@ -34,7 +36,7 @@ import {
   withoutHelmLabels,
   type Helm,
 } from './support/helm.js';
-import { startHookServer, type HookServer } from './support/hook-server.js';
+import { CLI, startHookServer, type HookServer } from './support/hook-server.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
@@ -70,7 +72,17 @@ afterEach((context) => {
   if (context.task.result?.state === 'fail') failed = true;
 });
 
-afterAll(() => helm?.dispose());
+const scratchDirs: string[] = [];
+function helmScratch(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-kueue-chart-'));
+  scratchDirs.push(dir);
+  return dir;
+}
+
+afterAll(() => {
+  helm?.dispose();
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
   it('passes helm lint --strict, with default values and with every optional part switched', () => {
@@ -257,6 +269,50 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
       error = e;
     }
     expect(String(error)).toMatch(message);
+  });
+});
+
+describe("Kueue's own Helm chart takes our configuration as a value (kueue-config --merge of its values)", () => {
+  it('helm template of the chart with the merged values gives kueue-manager-config the configuration a direct merge gives', () => {
+    const { kueue } = ensureComponents(['kueue']);
+    // build-components.sh keeps the chart of the Kueue it built next to its CRDs.
+    const chart = process.env['E2E_KUEUE_CHART'] ?? path.join(path.dirname(kueue.crds ?? '.'), 'chart');
+    expect(existsSync(path.join(chart, 'Chart.yaml')), `Kueue's chart at ${chart} (E2E_KUEUE_CHART)`).toBe(true);
+    const version = kueue.version.replace(/^v/, '');
+    const kueueConfig = (input: string): string => {
+      const run = spawnSync(process.execPath, [CLI, 'kueue-config', '--kueue-version', version, '--merge', '-'], {
+        input,
+        encoding: 'utf8',
+      });
+      expect(run.status, run.stderr).toBe(0);
+      return run.stdout;
+    };
+    const defaults = helm.run(['show', 'values', chart]);
+    const merged = parse(kueueConfig(defaults)) as { managerConfig: { controllerManagerConfigYaml: string } };
+    // The rest of the chart's values come back untouched.
+    const { managerConfig: _ours, ...others } = merged as Record<string, unknown>;
+    const { managerConfig: _theirs, ...defaultOthers } = parse(defaults) as Record<string, unknown>;
+    expect(others).toEqual(defaultOthers);
+
+    const valuesFile = path.join(helmScratch(), 'kueue-values.yaml');
+    writeFileSync(valuesFile, stringify(merged));
+    const managerConfig = (values: string[]): unknown => {
+      const rendered = parseManifests(helm.run(['template', 'kueue', chart, '-n', 'kueue-system', ...values]));
+      const configMaps = rendered.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('manager-config'));
+      expect(configMaps.map((o) => o.metadata.name)).toEqual(['kueue-manager-config']);
+      const data = (configMaps[0] as unknown as { data: Record<string, string> }).data;
+      return parse(data['controller_manager_config.yaml'] ?? '');
+    };
+    // The chart adds keys of its own (internalCertManagement, …) to the value: merging into the
+    // values and then rendering gives what merging into the rendered ConfigMap gives.
+    const live = managerConfig(['-f', valuesFile]);
+    expect(live).toEqual(parse(kueueConfig(stringify(managerConfig([])))));
+    // The point: the manager Kueue's chart deploys reads our transformations and gates.
+    expect(live).toMatchObject({ featureGates: { AssignQueueLabelsForPods: false } });
+    const inputs = (live as { resources: { transformations: { input: string }[] } }).resources.transformations.map(
+      (t) => t.input,
+    );
+    expect(inputs).toEqual(expect.arrayContaining(['nvidia.com/gpu', 'nvidia.com/gpu.shared', 'huawei.com/npu']));
   });
 });
 

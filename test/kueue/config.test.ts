@@ -1,10 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { buildKueueConfig, buildTransformations, kueueMinor, mergeKueueConfig } from '../../src/kueue/index.js';
+import {
+  buildKueueConfig,
+  buildTransformations,
+  kueueMinor,
+  mergeKueueConfig,
+  planDeviceClassMappings,
+  type DeviceClassMapping,
+} from '../../src/kueue/index.js';
+import { buildDeviceClasses } from '../../src/dra/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 
 type Config = {
   namespace?: string;
   featureGates: Record<string, boolean>;
-  resources: { quotaCheckStrategy?: string; transformations: { input: string; strategy: string }[] };
+  resources: {
+    quotaCheckStrategy?: string;
+    transformations: { input: string; strategy: string }[];
+    deviceClassMappings: DeviceClassMapping[];
+  };
+};
+
+const DRA_GATES_17 = { DynamicResourceAllocation: true };
+const DRA_GATES_18 = {
+  KueueDRAIntegration: true,
+  KueueDRAIntegrationPartitionableDevices: true,
+  KueueDRAIntegrationExtendedResource: false,
 };
 
 function merged(existing: unknown, minor = 19): Config & { notes: string[] } {
@@ -27,9 +47,70 @@ describe('buildKueueConfig', () => {
     const v19 = buildKueueConfig({ minor: 19 }) as Config;
     const v17 = buildKueueConfig({ minor: 17 }) as Config;
     expect(v19.resources.quotaCheckStrategy).toBe('IgnoreUndeclared');
-    expect(v19.featureGates).toEqual({ AssignQueueLabelsForPods: false, QuotaCheckStrategy: true });
+    expect(v19.featureGates).toEqual({ AssignQueueLabelsForPods: false, QuotaCheckStrategy: true, ...DRA_GATES_18 });
     expect(v17.resources).not.toHaveProperty('quotaCheckStrategy');
-    expect(v17.featureGates).toEqual({ AssignQueueLabelsForPods: false });
+    expect(v17.featureGates).toEqual({ AssignQueueLabelsForPods: false, ...DRA_GATES_17 });
+  });
+});
+
+describe('deviceClassMappings', () => {
+  it("maps each manufacturer's whole-card class to its credits from 0.18, charged by the units counter (M per card)", () => {
+    const { mappings, leftOut } = planDeviceClassMappings({ minor: 19 });
+    expect(leftOut).toEqual([]);
+    expect(mappings).toHaveLength(9);
+    expect(mappings.find((m) => m.name === 'credits.gpustack.ai/nvidia')).toEqual({
+      name: 'credits.gpustack.ai/nvidia',
+      deviceClassNames: ['gpustack-nvidia'],
+      sources: [
+        {
+          counter: {
+            name: 'units',
+            driver: 'nvidia.gpustack.ai',
+            deviceSelector: {
+              cel: {
+                expression:
+                  'device.driver == "nvidia.gpustack.ai" && device.attributes["nvidia.gpustack.ai"].mode == "whole"',
+              },
+            },
+          },
+        },
+      ],
+    });
+    expect(planDeviceClassMappings({ minor: 18 }).mappings).toEqual(mappings);
+  });
+
+  it('maps them to whole cards (cards.gpustack.ai/<mfr>) on 0.17, which counts devices and knows no sources', () => {
+    const { mappings } = planDeviceClassMappings({ minor: 17 });
+    expect(mappings.map((m) => m.name)).toEqual(MANUFACTURER_NAMES.map((m) => `cards.gpustack.ai/${m}`));
+    for (const mapping of mappings) expect(mapping).not.toHaveProperty('sources');
+  });
+
+  it("adds the model classes of the nodes, up to Kueue's 8 per mapping, and never a shared class", () => {
+    const models = Array.from({ length: 9 }, (_, i) => `nvidia-model-${i}`);
+    const { mappings, leftOut } = planDeviceClassMappings({ minor: 19, productKeys: [...models, 'amd-mi300x', 'x-y'] });
+    const nvidia = mappings.find((m) => m.name === 'credits.gpustack.ai/nvidia');
+    expect(nvidia?.deviceClassNames).toEqual(['gpustack-nvidia', ...models.slice(0, 7).map((m) => `gpustack-${m}`)]);
+    expect(leftOut).toEqual(['gpustack-nvidia-model-7', 'gpustack-nvidia-model-8']);
+    expect(mappings.find((m) => m.name === 'credits.gpustack.ai/amd')?.deviceClassNames).toEqual([
+      'gpustack-amd',
+      'gpustack-amd-mi300x',
+    ]);
+    // Every mapped class is one the chain emits for the same models, and a whole-card one.
+    const emitted = new Map(
+      buildDeviceClasses(new Set(MANUFACTURER_NAMES), [...models, 'amd-mi300x']).map((c) => [c.metadata.name, c]),
+    );
+    for (const name of mappings.flatMap((m) => m.deviceClassNames)) {
+      expect(emitted.get(name)?.metadata.labels['resource.gpustack.ai/device-mode'], name).toBe('whole');
+    }
+  });
+
+  it("keeps within Kueue's validation: ≤ 16 mappings, ≤ 8 classes each, unique names, a class in one mapping", () => {
+    const { mappings } = planDeviceClassMappings({ minor: 19, productKeys: ['nvidia-h200', 'nvidia-h100'] });
+    expect(mappings.length).toBeLessThanOrEqual(16);
+    expect(new Set(mappings.map((m) => m.name)).size).toBe(mappings.length);
+    const classes = mappings.flatMap((m) => m.deviceClassNames);
+    expect(new Set(classes).size).toBe(classes.length);
+    for (const mapping of mappings) expect(mapping.deviceClassNames.length).toBeLessThanOrEqual(8);
   });
 });
 
@@ -91,6 +172,39 @@ describe('mergeKueueConfig', () => {
       'removed featureGates.QuotaCheckStrategy: Kueue 0.17 does not know it',
       'removed resources.quotaCheckStrategy: Kueue 0.17 does not know it',
     ]);
+  });
+
+  it('replaces mappings of ours (by resource or by a gpustack- class) and keeps the others first', () => {
+    const theirs = { name: 'example.com/fpga', deviceClassNames: ['fpga.example.com'] };
+    const { resources, notes } = merged({
+      resources: {
+        deviceClassMappings: [
+          theirs,
+          { name: 'credits.gpustack.ai/nvidia', deviceClassNames: ['gpustack-nvidia'] },
+          { name: 'example.com/old', deviceClassNames: ['gpustack-nvidia-h200'] },
+        ],
+      },
+    });
+    expect(resources.deviceClassMappings[0]).toEqual(theirs);
+    expect(resources.deviceClassMappings).toHaveLength(1 + 9);
+    expect(notes).toContain('replaced 2 deviceClassMappings of our DeviceClasses');
+  });
+
+  it('refuses when its mappings and yours pass the 16 Kueue accepts', () => {
+    const theirs = Array.from({ length: 8 }, (_, i) => ({ name: `example.com/r${i}`, deviceClassNames: [`c${i}`] }));
+    expect(mergeKueueConfig({ resources: { deviceClassMappings: theirs } }, { minor: 19 })).toEqual({
+      ok: false,
+      message: 'resources.deviceClassMappings: 8 of yours and our 9 exceed the 16 Kueue accepts',
+    });
+  });
+
+  it('removes a DRA gate the target Kueue does not accept: the old name from 0.18, the new ones before', () => {
+    const v19 = merged({ featureGates: { DynamicResourceAllocation: true } }, 19);
+    expect(v19.featureGates).not.toHaveProperty('DynamicResourceAllocation');
+    expect(v19.notes).toContain('removed featureGates.DynamicResourceAllocation: Kueue 0.19 does not accept it');
+    const v17 = merged({ featureGates: { KueueDRAIntegration: true } }, 17);
+    expect(v17.featureGates).toEqual({ AssignQueueLabelsForPods: false, DynamicResourceAllocation: true });
+    expect(v17.notes).toContain('removed featureGates.KueueDRAIntegration: Kueue 0.17 does not accept it');
   });
 
   it('an empty or absent configuration gives ours alone', () => {

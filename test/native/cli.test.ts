@@ -123,3 +123,62 @@ describe('--host-root', () => {
     CLI_TIMEOUT_MS,
   );
 });
+
+describe('detect -o json: resourceSlices', () => {
+  const machine = {
+    devices: {
+      nvidia: [
+        { name: 'NVIDIA H200', uuid: 'GPU-h200-0', memory: 143771n * MiB },
+        { name: 'NVIDIA H200', uuid: 'GPU-h200-1', memory: 143771n * MiB },
+      ],
+    },
+  };
+
+  it(
+    'prints the slices the agent would publish for $NODE_NAME (no owner: detect does not ask the API server)',
+    async () => {
+      const run = await runCli(['detect', '-o', 'json', '--manufacturers', 'nvidia'], {
+        GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+        GPUSTACK_FAKE_DEVICES: machineFile(machine, scratch),
+        NODE_NAME: 'gpu-1',
+      });
+      expect(run.stderr).toBe('');
+      const out = JSON.parse(run.stdout) as {
+        labels: Record<string, string>;
+        resourceSlices: {
+          node: string;
+          slices: { metadata: Record<string, unknown>; spec: { devices?: { name: string }[] } }[];
+        };
+      };
+      expect(out.labels['acceleratable.feature.gpustack.ai/nvidia-h200.count']).toBe('2');
+      expect(out.resourceSlices.node).toBe('gpu-1');
+      expect(out.resourceSlices.slices.map((s) => s.metadata['name'])).toEqual([
+        'gpu-1-nvidia-counters-0',
+        'gpu-1-nvidia-devices-0',
+      ]);
+      expect(out.resourceSlices.slices[1]?.spec.devices?.map((d) => d.name)).toEqual([
+        'card-0',
+        'card-0-shared',
+        'card-1',
+        'card-1-shared',
+      ]);
+      expect(out.resourceSlices.slices[0]?.metadata['ownerReferences']).toBeUndefined();
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'without $NODE_NAME says the slices cannot be named instead of inventing a node',
+    async () => {
+      const run = await runCli(['detect', '-o', 'json', '--manufacturers', 'nvidia'], {
+        GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+        GPUSTACK_FAKE_DEVICES: machineFile(machine, scratch),
+      });
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout) as { resourceSlices: { error?: string; slices?: unknown } };
+      expect(out.resourceSlices.error).toMatch(/^NODE_NAME is not set/);
+      expect(out.resourceSlices.slices).toBeUndefined();
+    },
+    CLI_TIMEOUT_MS,
+  );
+});

@@ -166,6 +166,39 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   },
 };
 
+const MANUFACTURERS = ['amd', 'ascend', 'cambricon', 'hygon', 'iluvatar', 'metax', 'mthreads', 'nvidia', 'thead'];
+
+/**
+ * The DeviceClasses DESIGN §8 predicts from a file's expected queues: whole and shared classes of
+ * every manufacturer (all nine are enabled by default) and of every device model that has a queue.
+ */
+function predictedClasses(queues: readonly string[]): string[] {
+  const models = queues
+    .map((q) => /^gpustack-(.+)-linux-(?:amd64|arm64)$/.exec(q)?.[1] ?? '')
+    .filter((key) => MANUFACTURERS.some((m) => key.startsWith(`${m}-`)));
+  return [...MANUFACTURERS, ...new Set(models)].flatMap((key) => [`gpustack-${key}`, `gpustack-${key}-shared`]).sort();
+}
+
+/** Each class selects our driver and the card mode its name says, and a model class its productKey. */
+function expectClassSelectors(result: Rendered): void {
+  for (const object of result.objects.filter((o) => o.kind === 'DeviceClass')) {
+    const { name } = object.metadata;
+    const expression = (object['spec'] as { selectors: { cel: { expression: string } }[] }).selectors[0]?.cel
+      .expression;
+    const key = name.replace(/^gpustack-/, '').replace(/-shared$/, '');
+    const mfr = MANUFACTURERS.find((m) => key === m || key.startsWith(`${m}-`)) as string;
+    expect(expression, name).toContain(`device.driver == "${mfr}.gpustack.ai"`);
+    expect(expression, name).toContain(
+      `device.attributes["${mfr}.gpustack.ai"].mode == "${name.endsWith('-shared') ? 'shared' : 'whole'}"`,
+    );
+    // Object names spell an aKey's `_` as `-` (hygon-k100_ai → gpustack-hygon-k100-ai); the selector keeps the aKey.
+    const prefix = `device.attributes["${mfr}.gpustack.ai"].productKey == "`;
+    const at = expression?.indexOf(prefix) ?? -1;
+    const productKey = at < 0 ? undefined : expression?.slice(at + prefix.length).split('"')[0];
+    expect(productKey?.replaceAll('_', '-'), name).toBe(key === mfr ? undefined : key);
+  }
+}
+
 describe('renderChain over examples/clusters', () => {
   it('has an expectation for every example file', () => {
     expect(listClusterFiles()).toEqual(Object.keys(EXPECTED).sort());
@@ -179,6 +212,8 @@ describe('renderChain over examples/clusters', () => {
     expect(names(result, 'ClusterQueue')).toEqual(want.queues);
     expect(names(result, 'InstanceType')).toEqual(want.queues);
     expect(names(result, 'AdmissionCheck')).toEqual(['gpustack-node-devices']);
+    expect(names(result, 'DeviceClass')).toEqual(predictedClasses(want.queues));
+    expectClassSelectors(result);
     // One LocalQueue per queue in each eligible namespace (not kube-system, not gpustack-system).
     const locals = result.objects.filter((o) => o.kind === 'LocalQueue');
     expect(new Set(locals.map((o) => o.metadata.namespace))).toEqual(new Set(['default', 'team-a']));

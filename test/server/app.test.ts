@@ -198,7 +198,8 @@ describe('hook server', () => {
             controller: 'scheduling-chain',
             hook: 'sync',
             parent: 'default',
-            children: 11,
+            // 6 flavors, 3 instance types, the check, the settings and 22 DeviceClasses (9 makers + 2 models, × 2).
+            children: 33,
             status: 200,
             durationMs: expect.any(Number),
           },

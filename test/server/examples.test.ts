@@ -22,6 +22,7 @@ import {
   type CustomizeResponse,
   type DecoratorSyncResponse,
 } from '../../src/k8s/index.js';
+import { DeviceClassSchema } from '../../src/dra/index.js';
 import { createApp, hookRoutes } from '../../src/server/index.js';
 import { renderChain } from '../../src/render/index.js';
 import {
@@ -53,6 +54,7 @@ const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   AdmissionCheck: AdmissionCheckSchema,
   ChainSettings: ChainSettingsOutputSchema,
   ClusterQueue: ClusterQueueSchema,
+  DeviceClass: DeviceClassSchema,
   InstanceType: InstanceTypeOutputSchema,
   LocalQueue: LocalQueueSchema,
   ResourceFlavor: ResourceFlavorSchema,

@@ -33,11 +33,13 @@ import {
   type SyncOutcome,
   type SyncRefusal,
 } from '../../src/k8s/index.js';
+import { DeviceClassSchema } from '../../src/dra/index.js';
 
 const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   AdmissionCheck: AdmissionCheckSchema,
   ChainSettings: ChainSettingsOutputSchema,
   ClusterQueue: ClusterQueueSchema,
+  DeviceClass: DeviceClassSchema,
   InstanceType: InstanceTypeOutputSchema,
   LocalQueue: LocalQueueSchema,
   ResourceFlavor: ResourceFlavorSchema,

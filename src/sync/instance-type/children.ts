@@ -18,6 +18,7 @@ import {
   RESOURCE_TYPE_LABEL,
   creditsResource,
 } from '../../nodefeature/index.js';
+import { cardsResource } from '../../dra/index.js';
 import type { SelectedFlavor } from './flavors.js';
 
 export interface QueuePlan {
@@ -30,11 +31,20 @@ export interface QueuePlan {
   readonly admissionCheck: boolean;
 }
 
-function quotaOf(plan: QueuePlan, flavor: SelectedFlavor): string {
-  // nominalQuota is per flavor, summed over its nodes: capacity × M credits, or capacity cores.
-  return plan.manufacturer
-    ? formatDecimalQuantity(BigInt(flavor.capacity) * BigInt(CREDITS_PER_CARD))
-    : formatDecimalQuantity(flavor.capacity);
+/**
+ * The resources a queue covers with their nominalQuota per flavor, summed over its nodes: a device
+ * pool's capacity × M credits and its capacity in whole DRA cards (what Kueue before 0.18 counts
+ * claims in, DESIGN §8), a CPU pool's cores.
+ */
+function quotasOf(plan: QueuePlan, flavor: SelectedFlavor): { name: string; nominalQuota: string }[] {
+  if (!plan.manufacturer) return [{ name: 'cpu', nominalQuota: formatDecimalQuantity(flavor.capacity) }];
+  return [
+    {
+      name: creditsResource(plan.manufacturer),
+      nominalQuota: formatDecimalQuantity(BigInt(flavor.capacity) * BigInt(CREDITS_PER_CARD)),
+    },
+    { name: cardsResource(plan.manufacturer), nominalQuota: formatDecimalQuantity(flavor.capacity) },
+  ];
 }
 
 /**
@@ -42,7 +52,7 @@ function quotaOf(plan: QueuePlan, flavor: SelectedFlavor): string {
  * with `IgnoreUndeclared` would admit everything) or the type is inactive.
  */
 export function buildClusterQueue(plan: QueuePlan): ClusterQueue {
-  const covered = plan.manufacturer ? creditsResource(plan.manufacturer) : 'cpu';
+  const covered = plan.manufacturer ? [creditsResource(plan.manufacturer), cardsResource(plan.manufacturer)] : ['cpu'];
   const hold = plan.flavors.length === 0 || plan.spec.inactive === true;
   const labels: Record<string, string> = {
     [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_INSTANCE_TYPES,
@@ -61,11 +71,8 @@ export function buildClusterQueue(plan: QueuePlan): ClusterQueue {
         ? {
             resourceGroups: [
               {
-                coveredResources: [covered],
-                flavors: plan.flavors.map((f) => ({
-                  name: f.name,
-                  resources: [{ name: covered, nominalQuota: quotaOf(plan, f) }],
-                })),
+                coveredResources: covered,
+                flavors: plan.flavors.map((f) => ({ name: f.name, resources: quotasOf(plan, f) })),
               },
             ],
           }

@@ -11,6 +11,7 @@ import {
   type InstanceType,
   type SyncOutcome,
 } from '../../k8s/index.js';
+import { buildDeviceClasses } from '../../dra/index.js';
 import { MANAGED_LABEL } from '../../nodefeature/index.js';
 import {
   INSTANCE_TYPE_KEY,
@@ -82,6 +83,13 @@ export function syncSchedulingChain(
   const observedTypes = sortObjects<InstanceType>(Object.values(children[INSTANCE_TYPE_KEY] ?? {}));
   const observedByName = new Map(observedTypes.map((t) => [t.metadata.name, t]));
   const livePools = new Set(plan.pools.map((p) => p.name));
+  // A sticky pool (an observed InstanceType without nodes) keeps its model's classes: claims and
+  // templates that name them stay valid until an admin deletes the InstanceType.
+  const productKeys = [
+    ...plan.pools.flatMap((pool) => (pool.manufacturer !== undefined ? [pool.key] : [])),
+    ...observedTypes.flatMap((t) => (t.spec.acceleratable && t.spec.acceleratorGroup ? [t.spec.acceleratorGroup] : [])),
+  ];
+  const manufacturers = enabledManufacturers(settings);
   const desired = [
     ...plan.flavors.map((flavor) => buildResourceFlavor(flavor, settings)),
     ...plan.pools
@@ -90,6 +98,7 @@ export function syncSchedulingChain(
     ...observedTypes.filter((t) => !livePools.has(t.metadata.name)).map(buildStickyInstanceType),
     ...(settings.admissionCheck === 'Enabled' ? [buildAdmissionCheck()] : []),
     buildChainSettings(settings),
+    ...buildDeviceClasses(manufacturers, productKeys),
   ];
   const status = computeChainStatus(plan, observedTypes, previous, context.now);
   return { ok: true, response: { status, children: sortObjects(desired) } };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEVICES_ANNOTATION } from '../../../src/dra/index.js';
 import { customizeInstanceType } from '../../../src/sync/index.js';
 import { makeInstanceType, makeSchedulingChain } from '../../builders/gpustack.js';
 import {
@@ -26,12 +27,15 @@ const T4 = 'gpustack-nvidia-tesla-t4-linux-amd64';
 const T4_ENTRANCE = 'gpustack-fnv64-199cb01104a7efc8';
 const GENERIC = 'gpustack-generic-linux-amd64';
 const CREDITS = 'credits.gpustack.ai/nvidia';
+const CARDS = 'cards.gpustack.ai/nvidia';
 
-/** The single resource group of a ClusterQueue as `[flavor, resource, quota]` rows. */
-function quotas(response: Parameters<typeof clusterQueuesOf>[0]): [string, string, string][] {
+/** The single resource group of a ClusterQueue as `[flavor, resource, quota]` rows; whole DRA cards only when asked. */
+function quotas(response: Parameters<typeof clusterQueuesOf>[0], withCards = false): [string, string, string][] {
   const [queue] = clusterQueuesOf(response);
   return (queue?.spec.resourceGroups?.[0]?.flavors ?? []).flatMap((f) =>
-    f.resources.map((r): [string, string, string] => [f.name, r.name, r.nominalQuota]),
+    f.resources
+      .filter((r) => withCards || !r.name.startsWith('cards.'))
+      .map((r): [string, string, string] => [f.name, r.name, r.nominalQuota]),
   );
 }
 
@@ -42,10 +46,13 @@ describe('syncInstanceType scenarios', () => {
     );
     const [queue] = clusterQueuesOf(response);
     expect(queue?.metadata.name).toBe(T4);
-    expect(queue?.spec.resourceGroups?.[0]?.coveredResources).toEqual([CREDITS]);
-    expect(quotas(response)).toEqual([
+    // Credits for everything Kueue folds into credits; whole DRA cards for Kueue 0.17 (DESIGN §8).
+    expect(queue?.spec.resourceGroups?.[0]?.coveredResources).toEqual([CREDITS, CARDS]);
+    expect(quotas(response, true)).toEqual([
       [`${T4}-1d`, CREDITS, '1600k'],
+      [`${T4}-1d`, CARDS, '1'],
       [`${T4}-4d`, CREDITS, '6400k'],
+      [`${T4}-4d`, CARDS, '4'],
     ]);
     expect(queue?.spec.stopPolicy).toBe('None');
     expect(queue?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: 'gpustack-node-devices' }] });
@@ -83,6 +90,7 @@ describe('syncInstanceType scenarios', () => {
     const response = expectOk(await runScenario(C, 'holds-the-queue-of-an-inactive-instance-type'));
     expect(clusterQueuesOf(response)[0]?.spec.stopPolicy).toBe('Hold');
     expect(quotas(response)).toHaveLength(2);
+    expect(quotas(response, true)).toHaveLength(4);
     expect(instanceTypeStatusOf(response).phase).toBe('Inactive');
   });
 
@@ -204,7 +212,10 @@ describe('syncInstanceType with builders', () => {
     const response = expectOk(
       sync({ parent: t4().obj(), flavors: [makeResourceFlavor().device('nvidia-tesla-t4', 1).nodes(capacity).obj()] }),
     );
-    expect(quotas(response)).toEqual([[`${T4}-1d`, CREDITS, quota]]);
+    expect(quotas(response, true)).toEqual([
+      [`${T4}-1d`, CREDITS, quota],
+      [`${T4}-1d`, CARDS, String(capacity)],
+    ]);
   });
 
   it.each([
@@ -488,5 +499,38 @@ describe('syncInstanceType with builders', () => {
       'namespaces',
       'admissionchecks',
     ]);
+  });
+});
+
+describe('syncInstanceType: the ledger count the admission checker annotated', () => {
+  const defaults: Omit<InstanceTypeRequestInput, 'parent'> = {
+    chain: makeSchedulingChain().obj(),
+    flavors: [makeResourceFlavor().device('nvidia-tesla-t4', 4).obj()],
+    namespaces: [makeNamespace('default').obj()],
+    checks: [makeAdmissionCheck().active().obj()],
+  };
+  const annotated = (parent: Observed, text: string): Observed => ({
+    ...parent,
+    metadata: { ...parent.metadata, annotations: { [DEVICES_ANNOTATION]: text } },
+  });
+  const statusWith = (parent: Observed) =>
+    instanceTypeStatusOf(expectOk(runHook(C, instanceTypeRequest({ ...defaults, parent }))));
+
+  it('copies the count into status.devices', () => {
+    const parent = annotated(
+      makeInstanceType(T4).device('nvidia-tesla-t4').obj(),
+      '{"published":4,"allocated":1,"shared":1,"free":2}',
+    );
+    expect(statusWith(parent).devices).toEqual({ published: 4, allocated: 1, shared: 1, free: 2 });
+  });
+
+  it('leaves status.devices out without the annotation, for one that does not read, and for a CPU pool', () => {
+    expect(statusWith(makeInstanceType(T4).device('nvidia-tesla-t4').obj())).not.toHaveProperty('devices');
+    for (const text of ['{"published":-1,"allocated":0,"shared":0,"free":0}', 'not json', '{"published":4}'])
+      expect(statusWith(annotated(makeInstanceType(T4).device('nvidia-tesla-t4').obj(), text))).not.toHaveProperty(
+        'devices',
+      );
+    const cpu = annotated(makeInstanceType(GENERIC).obj(), '{"published":4,"allocated":1,"shared":1,"free":2}');
+    expect(statusWith(cpu)).not.toHaveProperty('devices');
   });
 });

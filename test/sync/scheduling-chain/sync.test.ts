@@ -4,6 +4,7 @@ import {
   customizeSchedulingChain,
   syncSchedulingChain,
 } from '../../../src/sync/index.js';
+import type { DeviceClass } from '../../../src/dra/index.js';
 import { makeInstanceType, makeSchedulingChain } from '../../builders/gpustack.js';
 import { makeNode } from '../../builders/node.js';
 import { chainRequest } from '../../builders/request.js';
@@ -29,6 +30,25 @@ const CPU_ONLY = 'feature.gpustack.ai/cpu-only';
 const GENERIC = 'gpustack-generic-linux-amd64';
 const A10G = 'gpustack-nvidia-a10g-linux-amd64';
 const T4 = 'gpustack-nvidia-tesla-t4-linux-amd64';
+const MANUFACTURER_CLASSES = [
+  'amd',
+  'ascend',
+  'cambricon',
+  'hygon',
+  'iluvatar',
+  'metax',
+  'mthreads',
+  'nvidia',
+  'thead',
+];
+/** Every manufacturer's classes plus the reference cluster's two models (a10g, tesla-t4), sorted by name. */
+const REFERENCE_CLASSES = [
+  ...MANUFACTURER_CLASSES.flatMap((m) => [`gpustack-${m}`, `gpustack-${m}-shared`]),
+  'gpustack-nvidia-a10g',
+  'gpustack-nvidia-a10g-shared',
+  'gpustack-nvidia-tesla-t4',
+  'gpustack-nvidia-tesla-t4-shared',
+].sort();
 const REFERENCE_FLAVORS = [`${GENERIC}-16c`, `${GENERIC}-48c`, `${GENERIC}-4c`, `${A10G}-1d`, `${T4}-1d`, `${T4}-4d`];
 
 /** The observed children of a fixture as `Kind/name`, to compare with what is re-sent. */
@@ -49,6 +69,8 @@ describe('syncSchedulingChain scenarios', () => {
     expect(namesOfKind(response, 'ResourceFlavor')).toEqual(REFERENCE_FLAVORS);
     expect(namesOfKind(response, 'InstanceType')).toEqual([GENERIC, A10G, T4]);
     expect(namesOfKind(response, 'AdmissionCheck')).toEqual(['gpustack-node-devices']);
+    // Both models of the cluster get their whole and shared classes beside the nine manufacturers'.
+    expect(namesOfKind(response, 'DeviceClass')).toEqual(REFERENCE_CLASSES);
     const capacity = Object.fromEntries(
       flavorsOf(response).map((f) => {
         const labels = f.metadata.labels ?? {};
@@ -126,6 +148,8 @@ describe('syncSchedulingChain scenarios', () => {
     expect(types[T4]?.inactive).toBeUndefined();
     const pools = chainStatusOf(response).pools;
     expect(pools.find((p) => p.name === A10G)).toEqual({ name: A10G, acceleratable: true, nodes: 0, flavors: [] });
+    // The sticky pool keeps its model's classes: templates naming them stay valid.
+    expect(namesOfKind(response, 'DeviceClass')).toEqual(REFERENCE_CLASSES);
   });
 
   it('derives no new instance types when derivation is off, but keeps the observed ones', async () => {
@@ -519,6 +543,54 @@ describe('syncSchedulingChain with builders', () => {
     expect(labels['feature.gpustack.ai/acceleratable']).toBe('true');
   });
 
+  it("emits the DeviceClasses of every enabled manufacturer and every model in a pool, keeping sticky pools' classes", () => {
+    const live = makeNode('gpu-1').h100(8).profiled().obj();
+    const sticky = makeInstanceType('gpustack-nvidia-h200-linux-amd64').device('nvidia-h200').obj();
+    const response = sync(
+      chainRequest({
+        parent: makeSchedulingChain()
+          .spec({ manufacturers: [{ name: 'nvidia' }, { name: 'amd' }] })
+          .obj(),
+        nodes: [live],
+        children: [sticky],
+      }),
+    );
+    expect(namesOfKind(response, 'DeviceClass')).toEqual([
+      'gpustack-amd',
+      'gpustack-amd-shared',
+      'gpustack-nvidia',
+      'gpustack-nvidia-h100-80gb-hbm3',
+      'gpustack-nvidia-h100-80gb-hbm3-shared',
+      'gpustack-nvidia-h200',
+      'gpustack-nvidia-h200-shared',
+      'gpustack-nvidia-shared',
+    ]);
+    const classes = response.children.filter((c) => c.kind === 'DeviceClass') as DeviceClass[];
+    const byName = new Map(classes.map((c) => [c.metadata.name, c]));
+    expect(byName.get('gpustack-nvidia-h200')?.spec.selectors[0]?.cel.expression).toBe(
+      'device.driver == "nvidia.gpustack.ai" && device.attributes["nvidia.gpustack.ai"].productKey == "nvidia-h200"' +
+        ' && device.attributes["nvidia.gpustack.ai"].mode == "whole"',
+    );
+    // Only the manufacturer's shared class serves <base>.shared.
+    expect(classes.filter((c) => c.spec.extendedResourceName !== undefined).map((c) => c.metadata.name)).toEqual([
+      'gpustack-amd-shared',
+      'gpustack-nvidia-shared',
+    ]);
+    expect(byName.get('gpustack-nvidia-shared')?.spec.extendedResourceName).toBe('nvidia.com/gpu.shared');
+
+    // Once the admin deletes the sticky InstanceType, its model's classes go too.
+    const after = sync(
+      chainRequest({
+        parent: makeSchedulingChain()
+          .spec({ manufacturers: [{ name: 'nvidia' }, { name: 'amd' }] })
+          .obj(),
+        nodes: [live],
+      }),
+    );
+    expect(namesOfKind(after, 'DeviceClass')).not.toContain('gpustack-nvidia-h200');
+    expect(namesOfKind(after, 'DeviceClass')).toContain('gpustack-nvidia-h100-80gb-hbm3');
+  });
+
   it('leaves out devices of manufacturers that are not enabled', () => {
     const response = sync(
       chainRequest({
@@ -529,6 +601,12 @@ describe('syncSchedulingChain with builders', () => {
       }),
     );
     expect(namesOfKind(response, 'ResourceFlavor')).toEqual(['gpustack-ascend-910b2-linux-amd64-8d', `${GENERIC}-16c`]);
+    expect(namesOfKind(response, 'DeviceClass')).toEqual([
+      'gpustack-ascend',
+      'gpustack-ascend-910b2',
+      'gpustack-ascend-910b2-shared',
+      'gpustack-ascend-shared',
+    ]);
   });
 
   it('tolerates the overridden device resource, and uses flavorTolerations when given', () => {

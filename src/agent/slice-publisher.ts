@@ -1,0 +1,204 @@
+/**
+ * @module Publishes the node's ResourceSlices (DESIGN §8) through the API server: one pool per
+ * manufacturer, written only when the desired slices differ from the published ones, then all
+ * of them with the pool generation one above the highest seen. Every write carries a
+ * resourceVersion precondition, so two agents of one node (a rolling update) cannot overwrite
+ * each other unnoticed: a 409 re-reads the pool and tries again, and the generation only grows.
+ */
+import {
+  RESOURCE_API_VERSION,
+  ReceivedResourceSliceSchema,
+  desiredSlices,
+  withGeneration,
+  type ReceivedResourceSlice,
+  type ResourceSlice,
+  type SliceCard,
+} from '../dra/index.js';
+import { ApiError, withQuery, type KubeApi } from '../kube/index.js';
+import { canonicalize, parseQuantityExact, type ManufacturerName } from '../k8s/index.js';
+import { SYSTEM_DOMAIN, isManufacturer } from '../nodefeature/index.js';
+
+export type SlicePublishResult = 'published' | 'unchanged';
+
+export interface SlicePublishOutcome {
+  readonly result: SlicePublishResult;
+  /** Slices created or replaced, and deleted, in this call. */
+  readonly written: number;
+  readonly deleted: number;
+  /** Cards left out or published without a figure (the builder's report). */
+  readonly problems: readonly string[];
+}
+
+export interface SlicePublisher {
+  /**
+   * Brings the node's pools to the slices of `cards`. A manufacturer in `keep` (its detection
+   * failed) keeps whatever it has published; any other manufacturer without cards loses its slices.
+   */
+  publish(cards: readonly SliceCard[], keep: ReadonlySet<string>): Promise<SlicePublishOutcome>;
+}
+
+const COLLECTION = `/apis/${RESOURCE_API_VERSION}/resourceslices`;
+/** Conflicts re-read and retried within one call; beyond that the agent's backoff takes over. */
+const CONFLICT_ATTEMPTS = 4;
+const DRIVER_SUFFIX = `.${SYSTEM_DOMAIN}`;
+
+/** Fields whose values are quantities: compared by value, since the API server rewrites `81920Mi` as `80Gi`. */
+const QUANTITY_KEYS = new Set(['value', 'default', 'min', 'max', 'step']);
+
+function normalize(value: unknown, key?: string): unknown {
+  if (typeof value === 'string' && key !== undefined && QUANTITY_KEYS.has(key)) {
+    const exact = parseQuantityExact(value);
+    return exact ? `${exact.numerator}/${exact.denominator}` : value;
+  }
+  if (Array.isArray(value)) return value.map((v) => normalize(v));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v, k)]));
+  return value;
+}
+
+/** What must match for a published slice to count as the desired one: owner, spec but the generation. */
+function comparable(slice: ResourceSlice | ReceivedResourceSlice): string {
+  const spec = slice.spec as Record<string, unknown> & { pool: Record<string, unknown> };
+  const owners = (slice.metadata as { ownerReferences?: { uid?: string }[] }).ownerReferences ?? [];
+  return JSON.stringify(
+    canonicalize({
+      name: slice.metadata.name,
+      owners: owners.map((o) => o.uid),
+      spec: normalize({ ...spec, pool: { ...spec.pool, generation: 0 } }),
+    }),
+  );
+}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 409;
+}
+
+export interface SlicePublisherOptions {
+  /**
+   * Calls with the cards of the last verified call are answered from memory, without a request,
+   * except every this many: then the pool is listed and compared again, so a slice deleted or
+   * changed by someone else (or a Node recreated under the same name) is repaired within that
+   * many cycles. At the 60 s default interval, 10 is ten minutes. @default 10
+   */
+  readonly resyncEvery?: number;
+}
+
+export function resourceSlicePublisher(
+  api: KubeApi,
+  node: string,
+  options: SlicePublisherOptions = {},
+): SlicePublisher {
+  const nodePath = `/api/v1/nodes/${encodeURIComponent(node)}`;
+  const resyncEvery = Math.max(1, options.resyncEvery ?? 10);
+  /** The last call that ended with the API matching its cards, and the calls answered since. */
+  let verified: { key: string; problems: readonly string[]; calls: number } | undefined;
+
+  async function nodeUid(): Promise<string> {
+    const object = (await api.get(nodePath)) as { metadata?: { uid?: string } } | undefined;
+    const uid = object?.metadata?.uid;
+    if (uid === undefined) throw new Error(`node ${node} not found: its ResourceSlices need it as their owner`);
+    return uid;
+  }
+
+  /** Our slices on this node, by manufacturer (drivers `<mfr>.gpustack.ai`). */
+  async function published(): Promise<Map<string, ReceivedResourceSlice[]>> {
+    const byMfr = new Map<string, ReceivedResourceSlice[]>();
+    await api.listEach(withQuery(COLLECTION, { fieldSelector: `spec.nodeName=${node}` }), (item) => {
+      const parsed = ReceivedResourceSliceSchema.safeParse(item);
+      if (!parsed.success) return;
+      const driver = parsed.data.spec.driver;
+      if (!driver.endsWith(DRIVER_SUFFIX)) return;
+      const mfr = driver.slice(0, -DRIVER_SUFFIX.length);
+      // Another driver of our domain is not one of ours to delete.
+      if (!isManufacturer(mfr)) return;
+      byMfr.set(mfr, [...(byMfr.get(mfr) ?? []), parsed.data]);
+    });
+    return byMfr;
+  }
+
+  function slicePath(name: string): string {
+    return `${COLLECTION}/${encodeURIComponent(name)}`;
+  }
+
+  /** Writes one pool (or deletes it: `desired` empty); a 409 on the way rejects. */
+  async function writePool(
+    desired: readonly ResourceSlice[],
+    existing: readonly ReceivedResourceSlice[],
+  ): Promise<{ written: number; deleted: number }> {
+    let written = 0;
+    let deleted = 0;
+    // A slice of our driver on this node in another pool cannot be updated into ours (the pool
+    // name is immutable: 422): it goes first, so its name is free.
+    for (const slice of existing.filter((s) => s.spec.pool.name !== node)) {
+      await api.remove(slicePath(slice.metadata.name), slice.metadata.resourceVersion);
+      deleted++;
+    }
+    const ours = existing.filter((s) => s.spec.pool.name === node);
+    const byName = new Map(ours.map((s) => [s.metadata.name, s]));
+    const generation = Math.max(-1, ...ours.map((s) => s.spec.pool.generation)) + 1;
+    // One order for every writer: a second agent of this node conflicts on the first slice.
+    for (const slice of withGeneration(desired, generation)) {
+      const current = byName.get(slice.metadata.name);
+      if (current === undefined) await api.create(COLLECTION, slice);
+      else
+        await api.replace(slicePath(slice.metadata.name), {
+          ...slice,
+          metadata: { ...slice.metadata, resourceVersion: current.metadata.resourceVersion },
+        });
+      written++;
+    }
+    const keep = new Set(desired.map((s) => s.metadata.name));
+    for (const slice of ours) {
+      if (keep.has(slice.metadata.name)) continue;
+      await api.remove(slicePath(slice.metadata.name), slice.metadata.resourceVersion);
+      deleted++;
+    }
+    return { written, deleted };
+  }
+
+  function samePool(desired: readonly ResourceSlice[], existing: readonly ReceivedResourceSlice[]): boolean {
+    if (desired.length !== existing.length) return false;
+    if (new Set(existing.map((s) => s.spec.pool.generation)).size > 1) return false;
+    const have = new Set(existing.map(comparable));
+    return desired.every((s) => have.has(comparable(s)));
+  }
+
+  return {
+    async publish(cards, keep) {
+      const key = JSON.stringify([cards, [...keep].sort()]);
+      if (verified?.key === key && verified.calls < resyncEvery) {
+        verified.calls++;
+        return { result: 'unchanged', written: 0, deleted: 0, problems: verified.problems };
+      }
+      verified = undefined;
+      let uid: string | undefined;
+      let written = 0;
+      let deleted = 0;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const current = await published();
+          // The owner's uid is read only when something may be written, and once per call.
+          uid ??= cards.length > 0 ? await nodeUid() : undefined;
+          const desired = desiredSlices({ name: node, uid }, cards);
+          const pools = new Map<string, readonly ResourceSlice[]>(
+            desired.pools.map((p) => [p.manufacturer as string, p.slices]),
+          );
+          for (const mfr of [...new Set([...pools.keys(), ...current.keys()])].sort()) {
+            const want = pools.get(mfr as ManufacturerName) ?? [];
+            const have = current.get(mfr) ?? [];
+            if (want.length === 0 && keep.has(mfr)) continue;
+            if (samePool(want, have)) continue;
+            const done = await writePool(want, have);
+            written += done.written;
+            deleted += done.deleted;
+          }
+          const result = written + deleted > 0 ? 'published' : 'unchanged';
+          verified = { key, problems: desired.problems, calls: 1 };
+          return { result, written, deleted, problems: desired.problems };
+        } catch (error) {
+          if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,511 @@
+// The agent's ResourceSlices on a real kube-apiserver v1.36 (etcd + kube-apiserver only): the API
+// server's validation is the judge of every slice, and its resourceVersions tell whether a cycle
+// wrote anything. The last case runs the built agent against the fake NVML library.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import {
+  createAgentState,
+  resourceSlicePublisher,
+  runCycle,
+  type Publisher,
+  type SlicePublisher,
+} from '../../src/agent/index.js';
+import type { SliceCard } from '../../src/dra/index.js';
+import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/kube/index.js';
+import type { DetectResult, Device } from '../../native/index.js';
+import { recordingLogger } from '../agent/support.js';
+import { FAKE_LIBRARIES } from '../native/fake-machine.js';
+import { waitFor, type KubeClient } from './support/apply.js';
+import { createNode } from './support/chain.js';
+import { startControlPlane, type ControlPlane } from './support/control-plane.js';
+import { CLI } from './support/hook-server.js';
+import { freePorts, startProcess } from './support/processes.js';
+
+const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
+
+interface LiveSlice {
+  metadata: { name: string; resourceVersion: string };
+  spec: {
+    driver: string;
+    nodeName: string;
+    pool: { name: string; generation: number; resourceSliceCount: number };
+    devices?: { name: string; attributes?: Record<string, unknown>; capacity?: Record<string, { value: string }> }[];
+    sharedCounters?: { name: string }[];
+  };
+}
+
+let plane: ControlPlane;
+let client: KubeClient;
+let api: KubeApi;
+
+async function slicesOf(node: string, driver?: string): Promise<LiveSlice[]> {
+  const selector = `spec.nodeName=${node}${driver ? `,spec.driver=${driver}` : ''}`;
+  const list = await client.request<{ items: LiveSlice[] }>(
+    'GET',
+    `${SLICES}?fieldSelector=${encodeURIComponent(selector)}`,
+  );
+  return list.items.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+}
+
+function deviceNames(slices: readonly LiveSlice[]): string[] {
+  return slices.flatMap((s) => (s.spec.devices ?? []).map((d) => d.name)).sort();
+}
+
+async function node(name: string): Promise<void> {
+  await createNode(client, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } },
+    status: { capacity: { cpu: '32', memory: '256Gi', pods: '110' } },
+  } as never);
+}
+
+function card(manufacturer: string, index: number, memoryMiB = 143771): SliceCard {
+  return {
+    manufacturer,
+    index,
+    uuid: `${manufacturer.toUpperCase()}-e2e-${index}`,
+    product: manufacturer === 'nvidia' ? 'NVIDIA H200' : 'AMD Instinct MI300X',
+    memoryMiB,
+    family: manufacturer === 'nvidia' ? 'Hopper' : 'CDNA3',
+    computeCapability: manufacturer === 'nvidia' ? '9.0' : 'gfx942',
+    driverVersion: '570.124.06',
+    pciBusId: `0000:${(0x18 + index).toString(16).padStart(2, '0')}:00.0`,
+    numaNode: index % 2,
+  };
+}
+
+const cards = (manufacturer: string, n: number) => Array.from({ length: n }, (_, i) => card(manufacturer, i));
+const NONE = new Set<string>();
+
+beforeAll(async () => {
+  plane = await startControlPlane({ controllerManager: false });
+  client = plane.client;
+  api = createKubeApi(loadKubeConfig(plane.kubeconfig));
+});
+
+afterAll(async () => {
+  await plane?.stop({ failed: false });
+});
+
+describe('agent ResourceSlices on a real kube-apiserver', () => {
+  it('accepts the slices of a 100-card node, and a second cycle writes nothing', async () => {
+    await node('big');
+    const publisher = resourceSlicePublisher(api, 'big');
+    const started = performance.now();
+    const first = await publisher.publish(cards('nvidia', 100), NONE);
+    const firstMs = performance.now() - started;
+    expect(first).toMatchObject({ result: 'published', written: 17, deleted: 0, problems: [] });
+    const slices = await slicesOf('big', 'nvidia.gpustack.ai');
+    expect(slices).toHaveLength(17);
+    expect(new Set(slices.map((s) => JSON.stringify(s.spec.pool)))).toEqual(
+      new Set([JSON.stringify({ name: 'big', generation: 0, resourceSliceCount: 17 })]),
+    );
+    expect(deviceNames(slices)).toHaveLength(200);
+    const versions = slices.map((s) => s.metadata.resourceVersion);
+    const second = await publisher.publish(cards('nvidia', 100), NONE);
+    expect(second).toMatchObject({ result: 'unchanged', written: 0, deleted: 0 });
+    expect((await slicesOf('big', 'nvidia.gpustack.ai')).map((s) => s.metadata.resourceVersion)).toEqual(versions);
+    // A fresh publisher (an agent restarted) compares with what is there too.
+    expect((await resourceSlicePublisher(api, 'big').publish(cards('nvidia', 100), NONE)).result).toBe('unchanged');
+    process.stderr.write(`[e2e] 100-card node: 17 slices written in ${Math.round(firstMs)} ms\n`);
+  });
+
+  it('a card going removes its devices and counter set; every slice moves to the next generation', async () => {
+    await node('shrink');
+    const publisher = resourceSlicePublisher(api, 'shrink');
+    await publisher.publish(cards('nvidia', 4), NONE);
+    expect(deviceNames(await slicesOf('shrink'))).toEqual([
+      'card-0',
+      'card-0-shared',
+      'card-1',
+      'card-1-shared',
+      'card-2',
+      'card-2-shared',
+      'card-3',
+      'card-3-shared',
+    ]);
+    const outcome = await publisher.publish(cards('nvidia', 3), NONE);
+    expect(outcome).toMatchObject({ result: 'published', written: 2, deleted: 0 });
+    const slices = await slicesOf('shrink');
+    expect(deviceNames(slices)).not.toContain('card-3');
+    expect(deviceNames(slices)).toHaveLength(6);
+    expect(slices.flatMap((s) => s.spec.sharedCounters ?? []).map((c) => c.name)).toEqual([
+      'card-0-counters',
+      'card-1-counters',
+      'card-2-counters',
+    ]);
+    expect(slices.map((s) => s.spec.pool.generation)).toEqual([1, 1]);
+    // The server's canonical quantities (80Gi for 81920Mi) compare equal to ours: no rewrite.
+    await publisher.publish([card('nvidia', 0, 81920)], NONE);
+    const versions = (await slicesOf('shrink')).map((s) => s.metadata.resourceVersion);
+    expect((await publisher.publish([card('nvidia', 0, 81920)], NONE)).result).toBe('unchanged');
+    expect((await slicesOf('shrink')).map((s) => s.metadata.resourceVersion)).toEqual(versions);
+  });
+
+  it('a vendor going deletes its slices; a vendor whose detection failed keeps them', async () => {
+    await node('two-vendors');
+    const publisher = resourceSlicePublisher(api, 'two-vendors');
+    await publisher.publish([...cards('nvidia', 2), ...cards('amd', 2)], NONE);
+    expect((await slicesOf('two-vendors')).map((s) => s.spec.driver).sort()).toEqual([
+      'amd.gpustack.ai',
+      'amd.gpustack.ai',
+      'nvidia.gpustack.ai',
+      'nvidia.gpustack.ai',
+    ]);
+    // AMD's library failed: its slices stay as they are.
+    expect((await publisher.publish(cards('nvidia', 2), new Set(['amd']))).result).toBe('unchanged');
+    expect(await slicesOf('two-vendors', 'amd.gpustack.ai')).toHaveLength(2);
+    // AMD's cards are gone: its slices go.
+    expect(await publisher.publish(cards('nvidia', 2), NONE)).toMatchObject({ result: 'published', deleted: 2 });
+    expect(await slicesOf('two-vendors', 'amd.gpustack.ai')).toEqual([]);
+    expect(await slicesOf('two-vendors', 'nvidia.gpustack.ai')).toHaveLength(2);
+    // Another driver of our domain on this node is not ours: it stays.
+    await client.request(
+      'POST',
+      SLICES,
+      JSON.stringify({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceSlice',
+        metadata: { name: 'two-vendors-cdi' },
+        spec: {
+          driver: 'cdi.gpustack.ai',
+          nodeName: 'two-vendors',
+          pool: { name: 'two-vendors', generation: 0, resourceSliceCount: 1 },
+          devices: [{ name: 'x' }],
+        },
+      }),
+    );
+    // No cards at all: nothing of ours is left on the node.
+    await publisher.publish([], NONE);
+    expect((await slicesOf('two-vendors')).map((s) => s.spec.driver)).toEqual(['cdi.gpustack.ai']);
+  });
+
+  it('a rejected write is logged with the API reason and retried with backoff; the labels are published regardless', async () => {
+    await node('squatted');
+    // Someone else's slice holds the name our first slice needs: the create is refused (409 AlreadyExists).
+    await client.request(
+      'POST',
+      SLICES,
+      JSON.stringify({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceSlice',
+        metadata: { name: 'squatted-nvidia-counters-0' },
+        spec: {
+          driver: 'other.example.com',
+          allNodes: true,
+          pool: { name: 'p', generation: 0, resourceSliceCount: 1 },
+        },
+      }),
+    );
+    const labels: Publisher & { writes: number } = {
+      mode: 'node-labels',
+      writes: 0,
+      read: () => Promise.resolve(undefined),
+      write() {
+        this.writes++;
+        return Promise.resolve();
+      },
+    };
+    const detection: DetectResult = { devices: [device(0), device(1)], errors: [] };
+    const logger = recordingLogger();
+    const state = createAgentState();
+    const options = {
+      detect: () => Promise.resolve(detection),
+      publisher: labels,
+      slicePublisher: resourceSlicePublisher(api, 'squatted'),
+      intervalMs: 60_000,
+      logger,
+    };
+    expect(await runCycle(state, options)).toBe('published');
+    expect(labels.writes).toBe(1);
+    expect(state.sliceFailures).toBe(1);
+    const failure = logger.entries.find((e) => e.message === 'publishing resource slices failed; will retry');
+    expect((failure?.fields as { err?: string }).err).toMatch(/HTTP 409.*AlreadyExists/);
+    const { nextDelayMs } = await import('../../src/agent/index.js');
+    expect(nextDelayMs(state, 60_000, { jitter: 0 })).toBe(1000);
+    await runCycle(state, options);
+    expect(state.sliceFailures).toBe(2);
+    expect(nextDelayMs(state, 60_000, { jitter: 0 })).toBe(2000);
+    // The squatter goes: the next cycle publishes and the backoff ends.
+    await client.request('DELETE', `${SLICES}/squatted-nvidia-counters-0`);
+    await runCycle(state, options);
+    expect(state.sliceFailures).toBe(0);
+    expect(state.lastSliceError).toBeUndefined();
+    expect(deviceNames(await slicesOf('squatted'))).toHaveLength(4);
+  });
+
+  it('a write the API server refuses with 422 (a ValidatingAdmissionPolicy) is logged with its reason and retried', async () => {
+    await node('refused');
+    const admission = '/apis/admissionregistration.k8s.io/v1';
+    await client.request(
+      'POST',
+      `${admission}/validatingadmissionpolicies`,
+      JSON.stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'no-slices-for-refused' },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: ['resource.k8s.io'],
+                apiVersions: ['v1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['resourceslices'],
+              },
+            ],
+          },
+          validations: [
+            {
+              expression: "object.spec.nodeName != 'refused'",
+              message: 'no slices for node refused',
+              reason: 'Invalid',
+            },
+          ],
+        },
+      }),
+    );
+    await client.request(
+      'POST',
+      `${admission}/validatingadmissionpolicybindings`,
+      JSON.stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'no-slices-for-refused' },
+        spec: { policyName: 'no-slices-for-refused', validationActions: ['Deny'] },
+      }),
+    );
+    const logger = recordingLogger();
+    const state = createAgentState();
+    const labels: Publisher = {
+      mode: 'node-labels',
+      read: () => Promise.resolve(undefined),
+      write: () => Promise.resolve(),
+    };
+    const options = {
+      detect: () => Promise.resolve({ devices: [device(0)], errors: [] }),
+      publisher: labels,
+      slicePublisher: resourceSlicePublisher(api, 'refused'),
+      intervalMs: 60_000,
+      logger,
+    };
+    // The policy takes effect within a second or two; until then the first slice may get through.
+    await waitFor(
+      async () => {
+        await client.raw('DELETE', `${SLICES}?fieldSelector=${encodeURIComponent('spec.nodeName=refused')}`);
+        // The labels go out whatever happens to the slices.
+        expect(await runCycle(state, options)).not.toBe('failed');
+        return state.lastSliceError?.includes('HTTP 422');
+      },
+      30_000,
+      'the policy refuses the slices',
+      500,
+    );
+    const failure = logger.entries.filter((e) => e.message === 'publishing resource slices failed; will retry').at(-1);
+    expect((failure?.fields as { err: string }).err).toMatch(/HTTP 422.*no slices for node refused/);
+    expect(state.sliceFailures).toBeGreaterThan(0);
+    await client.request('DELETE', `${admission}/validatingadmissionpolicybindings/no-slices-for-refused`);
+    await waitFor(
+      async () => {
+        await runCycle(state, options);
+        return state.sliceFailures === 0;
+      },
+      30_000,
+      'the slices are published once the policy is gone',
+      500,
+    );
+    expect(deviceNames(await slicesOf('refused'))).toEqual(['card-0', 'card-0-shared']);
+  });
+
+  it('a slice of our driver on the node in another pool is replaced, not updated (the pool name is immutable)', async () => {
+    await node('moved');
+    await client.request(
+      'POST',
+      SLICES,
+      JSON.stringify({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceSlice',
+        metadata: { name: 'moved-nvidia-counters-0' },
+        spec: {
+          driver: 'nvidia.gpustack.ai',
+          nodeName: 'moved',
+          pool: { name: 'elsewhere', generation: 5, resourceSliceCount: 1 },
+          sharedCounters: [{ name: 'x', counters: { units: { value: '1' } } }],
+        },
+      }),
+    );
+    const publisher = resourceSlicePublisher(api, 'moved');
+    expect(await publisher.publish(cards('nvidia', 1), NONE)).toMatchObject({
+      result: 'published',
+      written: 2,
+      deleted: 1,
+    });
+    const slices = await slicesOf('moved');
+    expect(slices.map((s) => [s.metadata.name, s.spec.pool.name, s.spec.pool.generation])).toEqual([
+      ['moved-nvidia-counters-0', 'moved', 0],
+      ['moved-nvidia-devices-0', 'moved', 0],
+    ]);
+    expect((await publisher.publish(cards('nvidia', 1), NONE)).result).toBe('unchanged');
+  });
+
+  it('two publishers for one node (a rolling update) converge on one generation, which only grows', async () => {
+    await node('rolling');
+    const a = resourceSlicePublisher(api, 'rolling');
+    const b = resourceSlicePublisher(api, 'rolling');
+    const seen: number[] = [];
+    const observe = async () => {
+      for (const s of await slicesOf('rolling')) seen.push(s.spec.pool.generation);
+    };
+    // 40 cards: 5 counter slices and 2 device slices, so the two interleave on several writes. A
+    // call that still conflicts after its own re-reads rejects; the agent retries it next cycle.
+    let conflicts = 0;
+    const publish = async (publisher: SlicePublisher, n: number) => {
+      try {
+        return (await publisher.publish(cards('nvidia', n), NONE)).result;
+      } catch (error) {
+        expect((error as Error).message).toMatch(/HTTP 409/);
+        conflicts++;
+        return 'failed';
+      }
+    };
+    const run = async (publisher: SlicePublisher) => {
+      for (let i = 0; i < 4; i++) {
+        await publish(publisher, 40 - (i % 2));
+        await observe();
+      }
+    };
+    await Promise.all([run(a), run(b)]);
+    // Both now want 40 cards: within a few cycles each finds the pool as it wants it.
+    await waitFor(
+      async () => (await publish(a, 40)) === 'unchanged' && (await publish(b, 40)) === 'unchanged',
+      30_000,
+      'both publishers find the pool unchanged',
+    );
+    const slices = await slicesOf('rolling');
+    expect(slices).toHaveLength(7);
+    const generations = new Set(slices.map((s) => s.spec.pool.generation));
+    expect(generations.size).toBe(1);
+    expect(deviceNames(slices)).toHaveLength(80);
+    expect(Math.max(...seen)).toBeLessThanOrEqual([...generations][0] as number);
+    process.stderr.write(
+      `[e2e] rolling: final generation ${[...generations][0]}, ${conflicts} calls ended in 409 and were retried\n`,
+    );
+  });
+
+  it('the real agent (fake NVML) publishes slices beside its labels and follows a card going', async () => {
+    const name = 'e2e-agent-slices';
+    await node(name);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-slices-'));
+    const devices = path.join(dir, 'devices.txt');
+    const writeCards = (count: number) =>
+      writeFileSync(
+        devices,
+        [
+          'lib:nvidia\tdriver=570.124.06\truntime=12080',
+          ...Array.from(
+            { length: count },
+            (_, i) =>
+              `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-${i}\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`,
+          ),
+        ].join('\n') + '\n',
+      );
+    writeCards(4);
+    const [healthPort] = (await freePorts(1)) as [number];
+    const agent = startProcess(
+      'agent-slices',
+      process.execPath,
+      [
+        CLI,
+        'agent',
+        '--node',
+        name,
+        '--publish',
+        'node-labels',
+        '--interval',
+        '1s',
+        '--health-port',
+        String(healthPort),
+        '--kubeconfig',
+        plane.kubeconfig,
+        '--manufacturers',
+        'nvidia',
+      ],
+      plane.logsDir,
+      {
+        env: {
+          ...process.env,
+          GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+          GPUSTACK_FAKE_DEVICES: devices,
+          GPUSTACK_SYSFS_ROOT: dir,
+        },
+      },
+    );
+    try {
+      const started = Date.now();
+      await waitFor(
+        async () => deviceNames(await slicesOf(name)).length === 8,
+        60_000,
+        'the agent publishes 4 cards as 8 devices',
+      );
+      const publishedMs = Date.now() - started;
+      const live = await slicesOf(name);
+      const whole = live.flatMap((s) => s.spec.devices ?? []).find((d) => d.name === 'card-2') as {
+        attributes: Record<string, unknown>;
+      };
+      expect(whole.attributes).toMatchObject({
+        productKey: { string: 'nvidia-h200' },
+        uuid: { string: 'GPU-e2e-2' },
+        index: { int: 2 },
+        computeCapability: { version: '9.0.0' },
+        mode: { string: 'whole' },
+      });
+      const labels = (await client.get('v1', 'Node', name))?.metadata.labels ?? {};
+      expect(labels['acceleratable.feature.gpustack.ai/nvidia-h200.count']).toBe('4');
+      const owner = (live[0]?.metadata as { ownerReferences?: { kind: string; name: string }[] }).ownerReferences;
+      expect(owner).toMatchObject([{ kind: 'Node', name }]);
+      writeCards(3);
+      const gone = Date.now();
+      await waitFor(
+        async () => {
+          const names = deviceNames(await slicesOf(name));
+          return names.length === 6 && !names.includes('card-3');
+        },
+        60_000,
+        'card-3 leaves the slices',
+      );
+      const goneMs = Date.now() - gone;
+      process.stderr.write(
+        `[e2e] real agent: 4 cards published in ${publishedMs} ms, card-3 removed in ${goneMs} ms\n`,
+      );
+      const health = (await (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).json()) as {
+        sliceWrites: number;
+        lastSliceError: string | null;
+      };
+      expect(health.lastSliceError).toBeNull();
+      expect(health.sliceWrites).toBeGreaterThanOrEqual(2);
+      const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+      expect(metrics).toMatch(/gpustack_agent_slice_publishes_total\{result="published"\} [2-9]/);
+    } finally {
+      await agent.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function device(index: number): Device {
+  return {
+    manufacturer: 'nvidia',
+    index,
+    uuid: `GPU-squat-${index}`,
+    product: 'NVIDIA H200',
+    memoryMiB: 143771,
+    cores: 132,
+    computeCapability: '9.0',
+  };
+}
