@@ -136,7 +136,7 @@ export default tseslint.config(
       ...restrict(
         ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        "src/placement (the checker's per-card decision) may import only src/nodefeature and src/k8s and is pure",
+        "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature and src/k8s and is pure",
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -233,7 +233,7 @@ export default tseslint.config(
     rules: restrict(
       ['render', 'server', 'agent', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/admission imports src/sync, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
+      'src/admission imports src/sync, src/placement, src/dra, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
     ),
   },
   {

@@ -9,9 +9,10 @@
  */
 import { writeFileSync } from 'node:fs';
 
-import { NODES, PODS, type WatchedResource } from '../src/admission/index.js';
+import { NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, type WatchedResource } from '../src/admission/index.js';
 import type { KubeObject } from '../src/k8s/index.js';
 import { generateAdmissionCluster } from './admission-cluster.js';
+import { aKeyOfFlavor, generateDra } from './admission-dra.js';
 
 export interface StoreMemory {
   readonly mode: 'slim' | 'whole';
@@ -24,6 +25,13 @@ export interface StoreMemory {
   readonly rssBytes: number;
   readonly rssBaselineBytes: number;
   readonly peakRssBytes: number;
+  /** The ledger's stores on top (every node's slices, claims on 30 % of the nodes): JSON received and heap held. */
+  readonly ledger: {
+    readonly slices: number;
+    readonly claims: number;
+    readonly receivedBytes: number;
+    readonly heapBytes: number;
+  };
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -50,6 +58,7 @@ function main(): void {
     return mode === 'slim' ? resource.slim(parsed) : parsed;
   };
   const cluster = generateAdmissionCluster(size);
+  const names = cluster.nodes.map((n) => n.metadata.name);
   const nodes = new Map<string, KubeObject>();
   for (let i = 0; i < cluster.nodes.length; i++) {
     const node = receive(NODES, cluster.nodes[i], 'nodes');
@@ -63,23 +72,48 @@ function main(): void {
     // By uid: generated DaemonSet pod names (5 hex digits, as the API server makes them) may repeat across 5,000 nodes.
     pods.set(pod.metadata.uid ?? `${pod.metadata.namespace}/${pod.metadata.name}`, pod);
   }, podTotal);
+  const withoutLedger = settle();
+  const ledgerReceived = { bytes: 0 };
+  const slices = new Map<string, KubeObject>();
+  const claims = new Map<string, KubeObject>();
+  {
+    const dra = generateDra(names, aKeyOfFlavor(cluster.flavor), 0.3);
+    for (const [resource, raws, store] of [
+      [RESOURCE_SLICES, dra.slices, slices],
+      [RESOURCE_CLAIMS, dra.claims, claims],
+    ] as const) {
+      for (const raw of raws) {
+        const text = JSON.stringify(raw);
+        ledgerReceived.bytes += Buffer.byteLength(text);
+        const parsed = (resource as WatchedResource<KubeObject>).schema.parse(JSON.parse(text));
+        const kept = mode === 'slim' ? (resource as WatchedResource<KubeObject>).slim(parsed) : parsed;
+        store.set(`${kept.metadata.namespace ?? ''}/${kept.metadata.name}`, kept);
+      }
+    }
+  }
   const after = settle();
   const result: StoreMemory = {
     mode,
     nodes: nodes.size,
     pods: pods.size,
     receivedBytes: received,
-    storeHeapBytes: after.heapUsed - before.heapUsed,
+    storeHeapBytes: withoutLedger.heapUsed - before.heapUsed,
     rssBytes: after.rss,
     rssBaselineBytes: before.rss,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    ledger: {
+      slices: slices.size,
+      claims: claims.size,
+      receivedBytes: ledgerReceived.bytes,
+      heapBytes: after.heapUsed - withoutLedger.heapUsed,
+    },
   };
   writeFileSync(out, JSON.stringify(result, null, 2));
   process.stderr.write(
-    `[admission-memory] ${mode}: ${nodes.size} nodes, ${pods.size} pods: store heap ${(result.storeHeapBytes / 1048576).toFixed(0)} MB, RSS ${(after.rss / 1048576).toFixed(0)} MB (peak ${(result.peakRssBytes / 1048576).toFixed(0)} MB)\n`,
+    `[admission-memory] ${mode}: ${nodes.size} nodes, ${pods.size} pods: store heap ${(result.storeHeapBytes / 1048576).toFixed(0)} MB (+ ${(result.ledger.heapBytes / 1048576).toFixed(0)} MB for ${slices.size} slices and ${claims.size} claims), RSS ${(after.rss / 1048576).toFixed(0)} MB (peak ${(result.peakRssBytes / 1048576).toFixed(0)} MB)\n`,
   );
   // Keep the stores alive until measured.
-  if (nodes.size + pods.size < 0) process.stdout.write('');
+  if (nodes.size + pods.size + slices.size + claims.size < 0) process.stdout.write('');
 }
 
 main();

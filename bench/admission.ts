@@ -4,8 +4,10 @@
  * Pods each and 2,000 Workloads of which 1 % and 5 % await a verdict; (b) the heap and RSS of the
  * Node and Pod stores holding 5,000 realistic Nodes and 50,000 Pods, slim (as kept now) and whole.
  * One child process per size and per mode. Results in `bench/results/admission-<date>.json`.
+ * DRA: every node publishes its ResourceSlices; 30 % of the nodes hold cards by ResourceClaims
+ * and 30 % of the Workloads ask through a ResourceClaimTemplate (`--claim-share`).
  * Options: `--sizes=1000,5000`, `--shares=0.01,0.05`, `--workloads=2000`, `--memory-nodes=5000`,
- * `--memory-pods=50000`, `--no-write`.
+ * `--memory-pods=50000`, `--claim-share=0.3`, `--no-write`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,18 +51,18 @@ const MB = (bytes: number) => round(bytes / 1048576);
 
 function table(passes: readonly PassTiming[], memory: readonly StoreMemory[]): string {
   const lines = [
-    '| nodes | pods | Workloads awaiting / all | pass ms (median) | CPU ms | ms per awaiting Workload | CV | samples |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| nodes | pods | slices / claims | Workloads awaiting (with claims) / all | pass ms (median) | CPU ms | ms per awaiting Workload | CV | samples |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...passes.map(
       (p) =>
-        `| ${p.nodes.toLocaleString('en-US')} | ${p.pods.toLocaleString('en-US')} | ${p.awaiting} / ${p.workloads} | ${round(p.passMs.median)} | ${round(p.cpuMs.median)} | ${round(p.msPerAwaiting)} | ${Math.round(p.passMs.cv * 100)} % | ${p.passMs.n} |`,
+        `| ${p.nodes.toLocaleString('en-US')} | ${p.pods.toLocaleString('en-US')} | ${p.dra.slices.toLocaleString('en-US')} / ${p.dra.claims.toLocaleString('en-US')} | ${p.awaiting} (${p.dra.awaitingWithClaims}) / ${p.workloads} | ${round(p.passMs.median)} | ${round(p.cpuMs.median)} | ${round(p.msPerAwaiting)} | ${Math.round(p.passMs.cv * 100)} % | ${p.passMs.n} |`,
     ),
     '',
-    '| stores | nodes | pods | received JSON MB (nodes + pods) | store heap MB | RSS MB after GC (baseline) | peak RSS MB |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| stores | nodes | pods | received JSON MB (nodes + pods) | store heap MB | ledger stores: slices / claims, JSON MB, heap MB | RSS MB after GC (baseline) | peak RSS MB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...memory.map(
       (m) =>
-        `| ${m.mode} | ${m.nodes.toLocaleString('en-US')} | ${m.pods.toLocaleString('en-US')} | ${MB(m.receivedBytes.nodes)} + ${MB(m.receivedBytes.pods)} | ${MB(m.storeHeapBytes)} | ${MB(m.rssBytes)} (${MB(m.rssBaselineBytes)}) | ${MB(m.peakRssBytes)} |`,
+        `| ${m.mode} | ${m.nodes.toLocaleString('en-US')} | ${m.pods.toLocaleString('en-US')} | ${MB(m.receivedBytes.nodes)} + ${MB(m.receivedBytes.pods)} | ${MB(m.storeHeapBytes)} | ${m.ledger.slices.toLocaleString('en-US')} / ${m.ledger.claims.toLocaleString('en-US')}, ${MB(m.ledger.receivedBytes)}, ${MB(m.ledger.heapBytes)} | ${MB(m.rssBytes)} (${MB(m.rssBaselineBytes)}) | ${MB(m.peakRssBytes)} |`,
     ),
   ];
   return lines.join('\n');
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
   const workloads = option('workloads', '2000');
   const memoryNodes = option('memory-nodes', '5000');
   const memoryPods = option('memory-pods', '50000');
+  const claimShare = option('claim-share', '0.3');
   const write = !process.argv.includes('--no-write');
   const loadAverageStart = os.loadavg();
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gpustack-bench-admission-'));
@@ -85,7 +88,7 @@ async function main(): Promise<void> {
       await finished(
         spawnScript(
           'admission-pass.ts',
-          [String(nodes), workloads, shares, String(SAMPLES[nodes] ?? 5), out],
+          [String(nodes), workloads, shares, String(SAMPLES[nodes] ?? 5), out, claimShare],
           ['--expose-gc', '--max-old-space-size=8192'],
         ),
         `bench/admission-pass.ts ${nodes}`,

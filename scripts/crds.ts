@@ -148,6 +148,7 @@ export function buildCrds(): JsonSchema[] {
         { name: 'Unit-CPU', type: 'string', jsonPath: '.spec.unitResources.cpu' },
         { name: 'Unit-RAM', type: 'string', jsonPath: '.spec.unitResources.ram' },
         { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },
+        { name: 'Free-Cards', type: 'integer', jsonPath: '.status.devices.free', priority: 1 },
         { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],

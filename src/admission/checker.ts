@@ -1,10 +1,13 @@
 /**
  * @module The checker process: five informers feed the stores (the fifth, the SchedulingChain
- * `default`, for its resource names); any change schedules a reconcile pass a little later
+ * `default`, for its resource names), three more the card ledger (ResourceSlices, ResourceClaims,
+ * ResourceClaimTemplates); any change schedules a reconcile pass a little later
  * (events coalesce), a periodic resync re-decides even without events (a `Retry` whose blocking
  * pods went away while Kueue backed off), and failed writes are retried with a backoff. Nothing
  * is decided until every store has listed once: a Workload decided before the Pods are known
- * would see every node empty, one decided before the chain would count the wrong resource.
+ * would see every node empty, one decided before the chain would count the wrong resource. The
+ * ledger's three stores get their first list before the first pass, but one that fails (no
+ * resource.k8s.io/v1, no RBAC for it) holds nothing back: only Workloads using claims wait for it.
  */
 import type { KubeApi } from '../kube/index.js';
 import { healthReport, type HealthReport } from './health.js';
@@ -12,7 +15,17 @@ import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js
 import { DEFAULT_BACKOFF, Informer } from './informer.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import { Reconciler, type PassResult } from './reconcile.js';
-import { NODES, PODS, RESOURCE_FLAVORS, SCHEDULING_CHAINS, WORKLOADS } from './resources.js';
+import {
+  INSTANCE_TYPES,
+  NODES,
+  PODS,
+  RESOURCE_CLAIMS,
+  RESOURCE_CLAIM_TEMPLATES,
+  RESOURCE_FLAVORS,
+  RESOURCE_SLICES,
+  SCHEDULING_CHAINS,
+  WORKLOADS,
+} from './resources.js';
 import { ChainSettings } from './settings.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
 
@@ -76,6 +89,15 @@ export function startChecker(options: CheckerOptions): Checker {
   const pods = new Informer(options.api, PODS, informerOptions);
   const chains = new Informer(options.api, SCHEDULING_CHAINS, informerOptions);
   const informers = [workloads, flavors, nodes, pods, chains];
+  // The card ledger (and the InstanceTypes it annotates with their pool's count). Not required
+  // for a pass and not part of /healthz: a cluster without resource.k8s.io/v1 (or RBAC for it)
+  // still gets verdicts for device-plugin Workloads, and a Workload whose pods use claims is
+  // answered Retry until the three have listed.
+  const slices = new Informer(options.api, RESOURCE_SLICES, informerOptions);
+  const claims = new Informer(options.api, RESOURCE_CLAIMS, informerOptions);
+  const templates = new Informer(options.api, RESOURCE_CLAIM_TEMPLATES, informerOptions);
+  const instanceTypes = new Informer(options.api, INSTANCE_TYPES, informerOptions);
+  const draInformers = [slices, claims, templates, instanceTypes];
   const settings = new ChainSettings(options.logger);
   const reconciler = new Reconciler({
     writer: options.writer ?? kubeCheckWriter(options.api, checkName),
@@ -104,6 +126,9 @@ export function startChecker(options: CheckerOptions): Checker {
 
   async function runPass(): Promise<void> {
     if (!informers.every((i) => i.status.synced)) return;
+    // The ledger's lists get their first try before the first pass (no Retry written only to be
+    // replaced a moment later); one that fails does not hold the device-plugin verdicts back.
+    if (!draInformers.every((i) => i.status.synced || i.status.failures > 0)) return;
     // One pass at a time; changes during a pass get one more pass after it.
     if (running) {
       pending = true;
@@ -135,6 +160,10 @@ export function startChecker(options: CheckerOptions): Checker {
       nodes: [...nodes.store.values()],
       pods: [...pods.store.values()],
       settings: current,
+      ...([slices, claims, templates].every((i) => i.status.synced)
+        ? { dra: { slices: slices.store, claims: claims.store, templates: templates.store } }
+        : {}),
+      ...(instanceTypes.status.synced ? { instanceTypes: instanceTypes.store.values() } : {}),
     });
     recorder.pass((performance.now() - started) / 1000);
     firstPassDone();
@@ -145,7 +174,7 @@ export function startChecker(options: CheckerOptions): Checker {
   }
 
   const resync = setInterval(() => schedule(0), options.resyncMs ?? DEFAULT_RESYNC_MS);
-  const runs = informers.map((i) => i.run(stop.signal));
+  const runs = [...informers, ...draInformers].map((i) => i.run(stop.signal));
   return {
     health: () =>
       healthReport(

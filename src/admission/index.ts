@@ -1,6 +1,7 @@
 /**
  * @module src/admission: the `gpustack-node-devices` checker process (DESIGN §4.3) — watches
- * Workloads, ResourceFlavors, Nodes, Pods and the SchedulingChain (its resource names), decides with the pure `decideNodeDevices`, and
+ * Workloads, ResourceFlavors, Nodes, Pods, the SchedulingChain (its resource names) and the card
+ * ledger's ResourceSlices, ResourceClaims and ResourceClaimTemplates, decides with the pure `decideNodeDevices`, and
  * server-side applies only its own entry of `Workload.status.admissionChecks`.
  */
 export { DEFAULT_CHECK_NAME, startChecker, type Checker, type CheckerOptions } from './checker.js';
@@ -23,19 +24,27 @@ export {
   type Snapshot,
 } from './reconcile.js';
 export {
+  INSTANCE_TYPES,
   KUEUE_API,
   NODES,
   PODS,
+  RESOURCE_API,
+  RESOURCE_CLAIMS,
+  RESOURCE_CLAIM_TEMPLATES,
   RESOURCE_FLAVORS,
+  RESOURCE_SLICES,
   SCHEDULING_CHAINS,
   WORKLOADS,
   objectKey,
   type WatchedChain,
+  type WatchedInstanceType,
   type WatchedResource,
 } from './resources.js';
 export { ChainSettings } from './settings.js';
 export {
   admissionCheckPatch,
+  devicesAnnotationPatch,
+  instanceTypePath,
   kubeCheckWriter,
   workloadStatusPath,
   type AdmissionCheckEntry,

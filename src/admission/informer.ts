@@ -111,6 +111,8 @@ export class Informer<T extends KubeObject> {
     const stream = new AbortController();
     const stopStream = () => stream.abort();
     signal.addEventListener('abort', stopStream, { once: true });
+    // Stopped while the list was in flight: the 'abort' event has fired already and would never end this stream.
+    if (signal.aborted) stream.abort();
     const state = { resourceVersion: from, gone: false, error: undefined as Error | undefined, events: 0 };
     const opened = this.clock();
     try {

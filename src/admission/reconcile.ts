@@ -4,11 +4,23 @@
  * differ from the observed one, so our own write, coming back through the watch, causes no
  * further write. The transition time is stamped here, not in the decision (it reads no clock).
  */
+import {
+  DEVICES_ANNOTATION,
+  SliceCache,
+  buildDeviceLedger,
+  formatPoolDevices,
+  poolDevices,
+  type DeviceLedger,
+  type ReceivedResourceClaim,
+  type ReceivedResourceClaimTemplate,
+  type ObservedResourceSlice,
+} from '../dra/index.js';
 import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from '../k8s/index.js';
 import { ApiError } from '../kube/index.js';
 import {
   decideNodeDevices,
   indexNodeDevices,
+  type ClaimsInput,
   type AdmissionCheckState,
   type NodeDevicesIndex,
   type NodeDevicesVerdict,
@@ -19,7 +31,8 @@ import {
 import { deviceResourceOf } from '../sync/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
-import { objectKey, resourceVersionOf } from './resources.js';
+import { objectKey, resourceVersionOf, type WatchedInstanceType } from './resources.js';
+import { MANAGED_LABEL } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
 /** What the stores hold at the start of a pass. */
@@ -36,6 +49,45 @@ export interface Snapshot {
    * only a Workload left in an old queue of it reaches the decision.
    */
   readonly settings: Settings;
+  /**
+   * The card ledger's stores, once all three have listed; absent, a Workload whose pods use
+   * claims is answered Retry. Templates keyed `namespace/name`, as the informer keeps them.
+   */
+  readonly dra?: {
+    readonly slices: ReadonlyMap<string, ObservedResourceSlice>;
+    readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
+    readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
+  };
+  /** InstanceTypes, to annotate each device pool with the ledger's count (with `dra` only). */
+  readonly instanceTypes?: Iterable<WatchedInstanceType>;
+}
+
+/** Managed nodes by `<os>/<arch>`: the nodes an InstanceType's pool can have (its model is checked per card). */
+function managedNodesByPlatform(nodes: readonly Node[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const node of nodes) {
+    const labels = node.metadata.labels ?? {};
+    if (labels[MANAGED_LABEL] !== 'true') continue;
+    const key = `${labels['kubernetes.io/os'] ?? ''}/${labels['kubernetes.io/arch'] ?? ''}`;
+    const list = out.get(key);
+    if (list === undefined) out.set(key, [node.metadata.name]);
+    else list.push(node.metadata.name);
+  }
+  return out;
+}
+
+/**
+ * The ledger of a pass, built on first use: a pass whose Workloads use no claims never builds it.
+ * `cache` outlives the pass: pools whose slices did not change are not turned into cards again.
+ */
+function claimsInput(dra: NonNullable<Snapshot['dra']>, cache: SliceCache): ClaimsInput {
+  let ledger: DeviceLedger | undefined;
+  return {
+    get ledger() {
+      return (ledger ??= buildDeviceLedger(dra.slices.values(), dra.claims.values(), cache));
+    },
+    templates: (namespace, name) => dra.templates.get(objectKey({ namespace, name })),
+  };
 }
 
 export interface ReconcilerOptions {
@@ -91,6 +143,14 @@ export class Reconciler {
     { readonly resourceVersion: string | undefined; readonly entry: AdmissionCheckEntry }
   >();
 
+  /** The devices annotation written per InstanceType version, so a pass before the watch echo does not repeat it. */
+  private readonly annotated = new Map<
+    string,
+    { readonly resourceVersion: string | undefined; readonly text: string }
+  >();
+  /** Our pools' cards, reused across passes while their slices are unchanged. */
+  private readonly slices = new SliceCache();
+
   constructor(private readonly options: ReconcilerOptions) {}
 
   async pass(snapshot: Snapshot): Promise<PassResult> {
@@ -98,24 +158,73 @@ export class Reconciler {
     const resourceOf = (mfr: ManufacturerName) => deviceResourceOf(snapshot.settings, mfr);
     // Card usage and pools depend on the Nodes and Pods only: built once, shared by every decision of the pass.
     const index = indexNodeDevices(snapshot.nodes, snapshot.pods);
+    const claims = snapshot.dra === undefined ? undefined : claimsInput(snapshot.dra, this.slices);
     let written = 0;
     let failed = 0;
     for (const workload of snapshot.workloads) {
       const key = objectKey(workload.metadata);
       seen.add(key);
-      const outcome = await this.reconcileOne(workload, key, snapshot, index, resourceOf);
+      const outcome = await this.reconcileOne(workload, key, snapshot, { index, claims }, resourceOf);
       if (outcome === 'written') written++;
       else if (outcome === 'failed') failed++;
     }
     for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
+    if (claims !== undefined && snapshot.instanceTypes !== undefined) {
+      const annotated = await this.annotatePools(snapshot.instanceTypes, snapshot.nodes, claims.ledger);
+      failed += annotated.failed;
+    }
     return { written, failed };
+  }
+
+  /**
+   * Writes each device InstanceType's ledger count (`worker.gpustack.ai/devices`) where it differs
+   * from the observed one; the instance-type hook copies it into `status.devices`.
+   */
+  private async annotatePools(
+    instanceTypes: Iterable<WatchedInstanceType>,
+    nodes: readonly Node[],
+    ledger: DeviceLedger,
+  ): Promise<{ failed: number }> {
+    const writeDevices = this.options.writer.writeDevices?.bind(this.options.writer);
+    if (writeDevices === undefined) return { failed: 0 };
+    const byPlatform = managedNodesByPlatform(nodes);
+    let failed = 0;
+    const seen = new Set<string>();
+    for (const type of instanceTypes) {
+      const { spec, metadata } = type;
+      if (spec?.acceleratable !== true || !spec.acceleratorGroup) continue;
+      seen.add(metadata.name);
+      const pool = byPlatform.get(`${spec.os ?? ''}/${spec.arch ?? ''}`) ?? [];
+      const devices = poolDevices(ledger, pool, spec.acceleratorGroup);
+      const observed = metadata.annotations?.[DEVICES_ANNOTATION];
+      // A pool that publishes no slices (no DRA, or not yet) is left alone, unless we counted it before.
+      if (devices.published === 0 && observed === undefined) continue;
+      const text = formatPoolDevices(devices);
+      const resourceVersion = resourceVersionOf(type);
+      const previous = this.annotated.get(metadata.name);
+      if (observed === text) continue;
+      if (previous !== undefined && previous.resourceVersion === resourceVersion && previous.text === text) continue;
+      try {
+        await writeDevices(metadata.name, text);
+        this.annotated.set(metadata.name, { resourceVersion, text });
+      } catch (error) {
+        // Gone or changed under us: the next pass decides again; anything else is retried with a backoff.
+        if (!(error instanceof ApiError && (error.status === 404 || error.status === 409))) failed++;
+        this.options.logger.warn(
+          { instanceType: metadata.name, err: (error as Error).message },
+          'InstanceType devices annotation not written; will try again',
+        );
+      }
+    }
+    for (const name of [...this.annotated.keys()]) if (!seen.has(name)) this.annotated.delete(name);
+    return { failed };
   }
 
   private async reconcileOne(
     workload: Workload,
     key: string,
     snapshot: Snapshot,
-    index: NodeDevicesIndex,
+    shared: { readonly index: NodeDevicesIndex; readonly claims: ClaimsInput | undefined },
     resourceOf: (mfr: ManufacturerName) => string,
   ): Promise<'written' | 'unchanged' | 'skipped' | 'failed'> {
     const { checkName } = this.options;
@@ -125,7 +234,8 @@ export class Reconciler {
       flavors: snapshot.flavors,
       nodes: snapshot.nodes,
       pods: snapshot.pods,
-      index,
+      index: shared.index,
+      ...(shared.claims === undefined ? {} : { claims: shared.claims }),
       deviceResourceOf: resourceOf,
       checkName,
     });

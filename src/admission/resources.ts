@@ -1,6 +1,7 @@
 /**
- * @module What the checker watches: Kueue v1beta2 Workloads and ResourceFlavors, Nodes, Pods and
- * the SchedulingChain `default`, each parsed once at the boundary with the loose schemas the
+ * @module What the checker watches: Kueue v1beta2 Workloads and ResourceFlavors, Nodes, Pods, the
+ * SchedulingChain `default`, and resource.k8s.io/v1 ResourceSlices, ResourceClaims and
+ * ResourceClaimTemplates (the card ledger), each parsed once at the boundary with the loose schemas the
  * decision reads.
  */
 import { z } from 'zod';
@@ -12,7 +13,24 @@ import {
   type KubeObject,
   type Node,
 } from '../k8s/index.js';
-import { slimNode, slimPod, slimResourceFlavor, slimWorkload } from './slim.js';
+import {
+  ReceivedResourceClaimSchema,
+  ReceivedResourceClaimTemplateSchema,
+  ObservedResourceSliceSchema,
+  type ReceivedResourceClaim,
+  type ReceivedResourceClaimTemplate,
+  type ObservedResourceSlice,
+} from '../dra/index.js';
+import {
+  slimNode,
+  slimPod,
+  slimResourceClaim,
+  slimInstanceType,
+  slimResourceClaimTemplate,
+  slimResourceFlavor,
+  slimResourceSlice,
+  slimWorkload,
+} from './slim.js';
 import {
   ObservedResourceFlavorSchema,
   PodSchema,
@@ -59,6 +77,47 @@ export const PODS: WatchedResource<Pod> = {
   path: `/api/v1/pods?fieldSelector=${encodeURIComponent('status.phase!=Succeeded,status.phase!=Failed')}`,
   schema: PodSchema,
   slim: slimPod,
+};
+
+export const RESOURCE_API = '/apis/resource.k8s.io/v1';
+
+/** Every driver's slices (a field selector takes one driver, we have nine): others are slimmed to their pool. */
+export const RESOURCE_SLICES: WatchedResource<ObservedResourceSlice> = {
+  name: 'resourceslices',
+  path: `${RESOURCE_API}/resourceslices`,
+  schema: ObservedResourceSliceSchema,
+  slim: slimResourceSlice,
+};
+export const RESOURCE_CLAIMS: WatchedResource<ReceivedResourceClaim> = {
+  name: 'resourceclaims',
+  path: `${RESOURCE_API}/resourceclaims`,
+  schema: ReceivedResourceClaimSchema,
+  slim: slimResourceClaim,
+};
+export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemplate> = {
+  name: 'resourceclaimtemplates',
+  path: `${RESOURCE_API}/resourceclaimtemplates`,
+  schema: ReceivedResourceClaimTemplateSchema,
+  slim: slimResourceClaimTemplate,
+};
+
+/** An InstanceType: its pool (accelerator key, os, arch) and the ledger count we last annotated. */
+const WatchedInstanceTypeSchema = KubeObjectSchema.extend({
+  spec: z
+    .looseObject({
+      acceleratable: z.boolean().optional(),
+      acceleratorGroup: z.string().optional(),
+      os: z.string().optional(),
+      arch: z.string().optional(),
+    })
+    .optional(),
+});
+export type WatchedInstanceType = z.infer<typeof WatchedInstanceTypeSchema>;
+export const INSTANCE_TYPES: WatchedResource<WatchedInstanceType> = {
+  name: 'instancetypes',
+  path: `/apis/${GPUSTACK_API_VERSION}/instancetypes`,
+  schema: WatchedInstanceTypeSchema,
+  slim: slimInstanceType,
 };
 
 /**

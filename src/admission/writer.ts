@@ -4,6 +4,8 @@
  * owns our entry's fields and leaves Kueue's entries and the rest of the status alone (a
  * DecoratorController would replace the whole status and race Kueue's own writes).
  */
+import { DEVICES_ANNOTATION } from '../dra/index.js';
+import { GPUSTACK_API_VERSION } from '../k8s/index.js';
 import type { KubeApi } from '../kube/index.js';
 import { KUEUE_API } from './resources.js';
 
@@ -21,9 +23,25 @@ export interface WorkloadRef {
   readonly name: string;
 }
 
-/** The one write the checker makes; a fake in tests, {@link kubeCheckWriter} in the process. */
+/** The checker's writes; a fake in tests, {@link kubeCheckWriter} in the process. */
 export interface CheckWriter {
   write(workload: WorkloadRef, entry: AdmissionCheckEntry): Promise<void>;
+  /** The ledger's count of an InstanceType's pool as its `worker.gpustack.ai/devices` annotation; absent: not written. */
+  writeDevices?(instanceType: string, text: string): Promise<void>;
+}
+
+/** `/apis/worker.gpustack.ai/v1alpha1/instancetypes/<name>?fieldManager=…&force=true`. */
+export function instanceTypePath(name: string, fieldManager: string): string {
+  return `/apis/${GPUSTACK_API_VERSION}/instancetypes/${encodeURIComponent(name)}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
+}
+
+/** The apply body: identity plus our one annotation (Metacontroller owns the status, the user the spec). */
+export function devicesAnnotationPatch(name: string, text: string): object {
+  return {
+    apiVersion: GPUSTACK_API_VERSION,
+    kind: 'InstanceType',
+    metadata: { name, annotations: { [DEVICES_ANNOTATION]: text } },
+  };
 }
 
 /** `/apis/kueue.x-k8s.io/v1beta2/namespaces/<ns>/workloads/<name>/status?fieldManager=…&force=true`. */
@@ -53,6 +71,13 @@ export function kubeCheckWriter(api: KubeApi, fieldManager: string): CheckWriter
       await api.patch(
         workloadStatusPath(workload, fieldManager),
         admissionCheckPatch(workload, entry),
+        'application/apply-patch+yaml',
+      );
+    },
+    async writeDevices(instanceType, text) {
+      await api.patch(
+        instanceTypePath(instanceType, fieldManager),
+        devicesAnnotationPatch(instanceType, text),
         'application/apply-patch+yaml',
       );
     },

@@ -1,6 +1,10 @@
 /** @module Device allocation through DRA (DESIGN §8): pure, imports src/nodefeature and src/k8s. */
 export * from './constants.js';
 export * from './device-classes.js';
+export * from './ledger.js';
+export * from './pool-devices.js';
+export * from './received.js';
+export * from './requests.js';
 export * from './resource-slice.js';
 export * from './slices.js';
 export * from './claim-allocation.js';

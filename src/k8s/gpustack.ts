@@ -234,12 +234,25 @@ export const InstanceTypeOutputSchema = z.strictObject({
 });
 export type InstanceTypeOutput = z.infer<typeof InstanceTypeOutputSchema>;
 
+/**
+ * The pool's cards from the DRA ledger (ResourceSlices minus ResourceClaims), as the admission
+ * checker last counted them: published, allocated whole, in use by shares, free whole.
+ */
+export const InstanceTypeDevicesSchema = z.strictObject({
+  published: z.number().int().nonnegative(),
+  allocated: z.number().int().nonnegative(),
+  shared: z.number().int().nonnegative(),
+  free: z.number().int().nonnegative(),
+});
+export type InstanceTypeDevices = z.infer<typeof InstanceTypeDevicesSchema>;
+
 export const InstanceTypeStatusSchema = z.strictObject({
   phase: z.enum(['Active', 'Inactive', 'Pending', 'Terminating']),
   entrance: z.string(),
   flavors: z.array(z.string()),
   capacity: z.string(),
   conditions: z.array(OutputConditionSchema),
+  devices: InstanceTypeDevicesSchema.optional(),
 });
 export type InstanceTypeStatus = z.infer<typeof InstanceTypeStatusSchema>;
 

@@ -4,7 +4,9 @@
  * places every pod of every PodSet on the assigned flavor's nodes, card by card, before the
  * Workload is let through. Pure: the caller lists the objects and stamps `lastTransitionTime`.
  */
+import type { DeviceLedger } from '../dra/index.js';
 import type { ManufacturerName, Node } from '../k8s/index.js';
+import { ClaimPlacement, placeClaimDemand } from './claims.js';
 import { indexNodeDevices, type NodeDevicesIndex } from './pass-index.js';
 import { CardLedger, type Pool, type PoolNode } from './pool.js';
 import {
@@ -14,7 +16,14 @@ import {
   type Pod,
   type Workload,
 } from './schema.js';
-import { awaitsVerdict, podSetDemand, type PodSetDemand } from './workload.js';
+import { awaitsVerdict, podSetDemand, type ClaimDemand, type PodSetDemand, type TemplateLookup } from './workload.js';
+
+/** The DRA side of a decision: the ledger of the pass and the ResourceClaimTemplates by namespace and name. */
+export interface ClaimsInput {
+  /** Read only when a PodSet uses claims, so a getter may build it on first use. */
+  readonly ledger: DeviceLedger;
+  readonly templates: TemplateLookup;
+}
 
 export interface NodeDevicesInput {
   readonly workload: Workload;
@@ -33,10 +42,17 @@ export interface NodeDevicesInput {
    * Workloads are decided against the same objects.
    */
   readonly index?: NodeDevicesIndex;
+  /**
+   * For PodSets whose pods use claims: free cards come from this ledger, not from Pod requests.
+   * Without it such a PodSet is answered `Retry` (the checker cannot see the cards it asks for).
+   */
+  readonly claims?: ClaimsInput;
 }
 
 const READY_MESSAGE = 'the assigned flavor pool has enough free cards to place every pod';
 const NO_DEMAND_MESSAGE = 'no pod set asks for whole accelerator cards; nothing to place';
+const CLAIMS_READY_MESSAGE =
+  'the assigned flavor pool has enough free cards (ResourceSlices minus ResourceClaims) to place every pod';
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -98,7 +114,7 @@ function checkDemand(
   ledger: CardLedger,
 ): string | undefined {
   // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
-  const flavor = Object.hasOwn(input.flavors, demand.flavor) ? input.flavors[demand.flavor] : undefined;
+  const flavor = flavorOf(input, demand.flavor);
   if (flavor === undefined) {
     return (
       `podset "${demand.podSet}": the assigned ResourceFlavor "${demand.flavor}" ` +
@@ -108,6 +124,37 @@ function checkDemand(
   const resolution = index.pool(flavor, demand.mfr, demand.tolerations);
   if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
   return placePodSet(demand, resolution.pool, ledger);
+}
+
+function flavorOf(input: NodeDevicesInput, name: string) {
+  // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
+  return Object.hasOwn(input.flavors, name) ? input.flavors[name] : undefined;
+}
+
+/** Places one PodSet's claim demand on the first of its flavors whose nodes carry the manufacturer's cards. */
+function checkClaims(
+  demand: ClaimDemand,
+  input: NodeDevicesInput,
+  index: NodeDevicesIndex,
+  placement: ClaimPlacement,
+): string | undefined {
+  let problem: string | undefined;
+  for (const name of demand.flavors) {
+    const flavor = flavorOf(input, name);
+    if (flavor === undefined) {
+      problem ??= `podset "${demand.podSet}": the assigned ResourceFlavor "${name}" is not known to the checker; will retry once it is observed`;
+      continue;
+    }
+    const resolution = index.pool(flavor, demand.mfr, demand.tolerations);
+    if (!resolution.ok) {
+      problem ??= `podset "${demand.podSet}": ${resolution.message}`;
+      continue;
+    }
+    return placeClaimDemand(demand, resolution.pool, placement);
+  }
+  return (
+    problem ?? `podset "${demand.podSet}" uses claims on ${demand.mfr} cards but has no flavor assigned; will retry`
+  );
 }
 
 /**
@@ -128,18 +175,32 @@ export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict |
   const assignments = workload.status?.admission?.podSetAssignments ?? [];
   const index = input.index ?? indexNodeDevices(input.nodes, input.pods);
   const ledger = new CardLedger((resource) => index.taken(resource));
+  const claims = input.claims;
+  // Created on the first claim demand: a pass whose Workloads use no claims never builds the ledger.
+  let placement: ClaimPlacement | undefined;
+  const templates =
+    claims === undefined ? undefined : { namespace: workload.metadata.namespace ?? '', lookup: claims.templates };
   let placed = 0;
+  let placedClaims = 0;
   for (const podSet of workload.spec.podSets) {
     const resolution = podSetDemand(
       podSet,
       assignments.find((a) => a.name === podSet.name),
       input.deviceResourceOf,
+      templates,
     );
     if (!resolution.ok) return retry(checkName, resolution.message);
+    if (resolution.claims !== undefined && claims !== undefined) {
+      placement ??= new ClaimPlacement(claims.ledger);
+      const problem = checkClaims(resolution.claims, input, index, placement);
+      if (problem !== undefined) return retry(checkName, problem);
+      placedClaims++;
+    }
     if (resolution.demand === undefined) continue;
     const problem = checkDemand(resolution.demand, input, index, ledger);
     if (problem !== undefined) return retry(checkName, problem);
     placed++;
   }
-  return { name: checkName, state: 'Ready', message: placed > 0 ? READY_MESSAGE : NO_DEMAND_MESSAGE };
+  const message = placedClaims > 0 ? CLAIMS_READY_MESSAGE : placed > 0 ? READY_MESSAGE : NO_DEMAND_MESSAGE;
+  return { name: checkName, state: 'Ready', message };
 }

@@ -1,3 +1,5 @@
-export { decideNodeDevices, type NodeDevicesInput } from './decide.js';
+export { decideNodeDevices, type ClaimsInput, type NodeDevicesInput } from './decide.js';
+export { describeAsks } from './claims.js';
+export type { ClaimDemand, TemplateLookup } from './workload.js';
 export { NodeDevicesIndex, indexNodeDevices } from './pass-index.js';
 export * from './schema.js';

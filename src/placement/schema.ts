@@ -31,9 +31,18 @@ export const PodSpecSchema = z.looseObject({
 });
 export type PodSpec = z.infer<typeof PodSpecSchema>;
 
-/** A PodSet's pod spec: what each pod asks for, and the taints it tolerates. */
+/** A pod's claim (DRA): by template (one claim per pod) or by name (one claim for all). */
+export const PodResourceClaimSchema = z.looseObject({
+  name: z.string(),
+  resourceClaimName: z.string().nullish(),
+  resourceClaimTemplateName: z.string().nullish(),
+});
+export type PodResourceClaim = z.infer<typeof PodResourceClaimSchema>;
+
+/** A PodSet's pod spec: what each pod asks for (resources and claims), and the taints it tolerates. */
 export const PodSetPodSpecSchema = PodSpecSchema.extend({
   tolerations: z.array(ReceivedTolerationSchema).optional(),
+  resourceClaims: z.array(PodResourceClaimSchema).optional(),
 });
 export type PodSetPodSpec = z.infer<typeof PodSetPodSpecSchema>;
 

@@ -17,6 +17,7 @@ import {
 } from '../../src/admission/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
+import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
@@ -329,9 +330,19 @@ describe('checker: /healthz', () => {
     checker = undefined;
     await eventually(
       () =>
-        (['workloads', 'resourceflavors', 'nodes', 'pods', 'schedulingchains'] as const).every(
-          (c) => api.openWatches(c) === 0,
-        ),
+        (
+          [
+            'workloads',
+            'resourceflavors',
+            'nodes',
+            'pods',
+            'schedulingchains',
+            'resourceslices',
+            'resourceclaims',
+            'resourceclaimtemplates',
+            'instancetypes',
+          ] as const
+        ).every((c) => api.openWatches(c) === 0),
       'watches closed',
     );
     expect(running.health().watches.map((w) => [w.resource, w.streaming])).toEqual([
@@ -341,5 +352,113 @@ describe('checker: /healthz', () => {
       ['pods', false],
       ['schedulingchains', false],
     ]);
+  });
+});
+
+describe('checker: claims read the card ledger', () => {
+  /** Two 8-card nodes publishing their pools, 4 cards of each held by claims, a Workload whose pod claims 8. */
+  function seedClaims(): void {
+    api.upsert('resourceflavors', json(deviceFlavor()));
+    for (const node of ['gpu-a', 'gpu-b']) {
+      api.upsert('nodes', json(gpuNode(node, 8)));
+      for (const slice of nodePool(node, 8)) api.upsert('resourceslices', json(slice));
+      for (let i = 0; i < 4; i++)
+        api.upsert('resourceclaims', json(allocatedClaim(`${node}-held-${i}`, [{ node, device: `card-${i}` }])));
+    }
+    api.upsert(
+      'resourceclaimtemplates',
+      json(claimTemplate('eight', [{ deviceClassName: 'gpustack-nvidia', count: 8 }])),
+    );
+    api.upsert(
+      'workloads',
+      json(
+        makeWorkload('train')
+          .podSet('workers', 1, [{ name: 'main', resources: { requests: { cpu: '1' } } }], {
+            claimTemplates: { gpus: 'eight' },
+          })
+          .obj(),
+      ),
+    );
+  }
+
+  it('answers Retry for 8 claimed cards over 4 + 4 free, and Ready once the claims on one node go', async () => {
+    seedClaims();
+    start();
+    await eventually(() => api.patches().length === 1, 'the Retry write');
+    // The first pass waited for the ledger: its first write is the ledger's verdict.
+    expect(ourEntry()).toMatchObject({
+      state: 'Retry',
+      message: expect.stringContaining(
+        '1 pod × 8 cards by resource claims do not fit in flavor gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d; ' +
+          'the largest free block is 4 cards (node gpu-a, from ResourceSlices and ResourceClaims)',
+      ),
+    });
+    for (let i = 0; i < 4; i++) api.remove('resourceclaims', `team-a/gpu-b-held-${i}`);
+    await eventually(() => ourEntry()?.['state'] === 'Ready', 'the Ready write');
+  });
+
+  it("annotates a device InstanceType with its pool's ledger count, once per change", async () => {
+    seedClaims();
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64' },
+        spec: { acceleratable: true, acceleratorGroup: 'nvidia-h100-80gb-hbm3', os: 'linux', arch: 'amd64' },
+      }),
+    );
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-generic-linux-amd64' },
+        spec: { acceleratable: false, os: 'linux', arch: 'amd64' },
+      }),
+    );
+    // A device pool without slices (no DRA there): never annotated.
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-nvidia-a10g-linux-amd64' },
+        spec: { acceleratable: true, acceleratorGroup: 'nvidia-a10g', os: 'linux', arch: 'amd64' },
+      }),
+    );
+    start();
+    const annotation = () =>
+      (api.get('instancetypes', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64')?.['metadata'] as Json)['annotations'];
+    const typePatches = () => api.patches().filter((p) => p.path.includes('/instancetypes/'));
+    await eventually(() => typePatches().length === 1, 'the annotation');
+    expect(typePatches().map((p) => p.path.split('?')[0]?.split('/').pop())).toEqual([
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64',
+    ]);
+    expect(typePatches()[0]?.path).toBe(
+      '/apis/worker.gpustack.ai/v1alpha1/instancetypes/gpustack-nvidia-h100-80gb-hbm3-linux-amd64' +
+        '?fieldManager=gpustack-node-devices&force=true',
+    );
+    expect(annotation()).toEqual({
+      'worker.gpustack.ai/devices': '{"published":16,"allocated":8,"shared":0,"free":8}',
+    });
+    // The echo and an unrelated change: no second write of the same count.
+    api.upsert('nodes', json(gpuNode('gpu-c-cpu', 0)));
+    await nextPass('a pass after the echo');
+    expect(typePatches()).toHaveLength(1);
+    for (let i = 0; i < 4; i++) api.remove('resourceclaims', `team-a/gpu-b-held-${i}`);
+    await eventually(() => typePatches().length === 2, 'the new count');
+    expect(annotation()).toEqual({
+      'worker.gpustack.ai/devices': '{"published":16,"allocated":4,"shared":0,"free":12}',
+    });
+  });
+
+  it('decides device-plugin Workloads while the DRA collections fail to list, and keeps /healthz out of it', async () => {
+    seedFragmentedPool();
+    api.failLists('resourceslices', 1000);
+    start();
+    await eventually(() => api.patches().length === 1, 'the Retry write without the ledger');
+    expect(ourEntry()?.['message']).toBe(RETRY_MESSAGE);
+    await eventually(() => checker?.health().healthy === true, 'healthy without resourceslices');
   });
 });

@@ -257,3 +257,18 @@ describe('liveness and backoff arithmetic', () => {
     });
   });
 });
+
+describe('Informer: stopped while listing', () => {
+  it('ends without opening a watch that nothing would close (stop arrives between the list and the watch)', async () => {
+    api.upsert('nodes', node('gpu-a'));
+    const informer = new Informer(createKubeApi(kubeConfigFor(api.url)), NODES, {
+      logger: recordingLogger(),
+      // Called by the list as it swaps the store in: the stop lands before the watch starts.
+      onChange: () => stop.abort(),
+    });
+    running = informer.run(stop.signal);
+    await running;
+    expect(informer.status).toMatchObject({ synced: true, streaming: false });
+    await eventually(() => api.openWatches('nodes') === 0, 'no watch left open');
+  });
+});

@@ -6,7 +6,19 @@
  * slim projections gives the same verdict for every Workload.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Informer, NODES, PODS, RESOURCE_FLAVORS, WORKLOADS, type WatchedResource } from '../../src/admission/index.js';
+import {
+  Informer,
+  NODES,
+  PODS,
+  RESOURCE_CLAIMS,
+  RESOURCE_CLAIM_TEMPLATES,
+  RESOURCE_FLAVORS,
+  RESOURCE_SLICES,
+  WORKLOADS,
+  type WatchedResource,
+} from '../../src/admission/index.js';
+import { buildDeviceLedger, podDeviceAsks } from '../../src/dra/index.js';
+import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
 import type { KubeObject, Node } from '../../src/k8s/index.js';
 import { createKubeApi } from '../../src/kube/index.js';
 import {
@@ -512,5 +524,37 @@ describe('slim projections: in the informer', () => {
     }
     stop.abort();
     await running;
+  });
+});
+
+describe('the ledger stores: slim slices, claims and templates give the same ledger and asks', () => {
+  const fat = (object: object) => ({
+    ...object,
+    metadata: { ...(object as { metadata: object }).metadata, managedFields: MANAGED_FIELDS, uid: 'u' },
+  });
+
+  it('keeps what the ledger reads of our slices, the pool alone of another driver, and passes the schema again', () => {
+    const ours = nodePool('gpu-a', 2).map((s) => RESOURCE_SLICES.slim(RESOURCE_SLICES.schema.parse(fat(s))));
+    const theirs = nodePool('gpu-a', 2, { driver: 'gpu.nvidia.com' }).map((s) =>
+      RESOURCE_SLICES.slim(RESOURCE_SLICES.schema.parse(fat(s))),
+    );
+    for (const slice of [...ours, ...theirs]) expect(RESOURCE_SLICES.schema.parse(slice)).toEqual(slice);
+    expect(theirs.every((s) => s.spec.devices === undefined)).toBe(true);
+    const claims = [allocatedClaim('c', [{ node: 'gpu-a', device: 'card-1-shared', consumed: { memory: '10Gi' } }])];
+    const slimClaims = claims.map((c) => RESOURCE_CLAIMS.slim(RESOURCE_CLAIMS.schema.parse(fat(c))));
+    expect(JSON.stringify(slimClaims)).not.toContain('reservedFor');
+    expect(buildDeviceLedger([...ours, ...theirs], slimClaims).summary()).toEqual(
+      buildDeviceLedger(nodePool('gpu-a', 2), claims).summary(),
+    );
+    expect(JSON.stringify(ours)).not.toContain('managedFields');
+  });
+
+  it('keeps the exactly part of each template request', () => {
+    const template = claimTemplate('t', [{ deviceClassName: 'gpustack-nvidia-shared', capacity: { memory: '20Gi' } }]);
+    const slim = RESOURCE_CLAIM_TEMPLATES.slim(RESOURCE_CLAIM_TEMPLATES.schema.parse(fat(template)));
+    expect(RESOURCE_CLAIM_TEMPLATES.schema.parse(slim)).toEqual(slim);
+    expect(podDeviceAsks([{ name: 'a', resourceClaimTemplateName: 't' }], () => slim)).toEqual(
+      podDeviceAsks([{ name: 'a', resourceClaimTemplateName: 't' }], () => template),
+    );
   });
 });

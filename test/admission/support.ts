@@ -1,6 +1,6 @@
 /**
  * Test support for the admission checker: a small `node:http` API server on 127.0.0.1 that lists
- * and watches (newline-delimited JSON) the five collections the checker reads, applies our
+ * and watches (newline-delimited JSON) the nine collections the checker reads, applies our
  * status patch and echoes it as a MODIFIED event, and can answer `410 Gone`, drop its watch
  * connections or fail its lists on demand. Plus a recording logger and a kubeconfig for it.
  */
@@ -19,6 +19,10 @@ export const COLLECTIONS = {
   pods: '/api/v1/pods',
   // Listed whole: the checker's field selector (name `default`) is not applied here.
   schedulingchains: '/apis/worker.gpustack.ai/v1alpha1/schedulingchains',
+  resourceslices: '/apis/resource.k8s.io/v1/resourceslices',
+  resourceclaims: '/apis/resource.k8s.io/v1/resourceclaims',
+  resourceclaimtemplates: '/apis/resource.k8s.io/v1/resourceclaimtemplates',
+  instancetypes: '/apis/worker.gpustack.ai/v1alpha1/instancetypes',
 } as const;
 export type Collection = keyof typeof COLLECTIONS;
 
@@ -72,6 +76,7 @@ function collectionOf(pathname: string): Collection | undefined {
   return (Object.keys(COLLECTIONS) as Collection[]).find((c) => COLLECTIONS[c] === pathname);
 }
 
+const INSTANCE_TYPE_PATH = /^\/apis\/worker\.gpustack\.ai\/v1alpha1\/instancetypes\/([^/]+)$/;
 const STATUS_PATH = /^\/apis\/kueue\.x-k8s\.io\/v1beta2\/namespaces\/([^/]+)\/workloads\/([^/]+)\/status$/;
 
 export async function startFakeKube(): Promise<FakeKube> {
@@ -169,6 +174,20 @@ export async function startFakeKube(): Promise<FakeKube> {
     json(res, 200, store('workloads').get(key));
   }
 
+  /** Server-side apply of metadata.annotations on an InstanceType: merged, echoed as MODIFIED. */
+  function patchInstanceType(name: string, req: IncomingMessage, body: unknown, res: ServerResponse): void {
+    if (req.headers['content-type'] !== 'application/apply-patch+yaml')
+      return failure(res, 415, 'unsupported media type');
+    const current = store('instancetypes').get(name);
+    if (!current) return failure(res, 404, `instancetypes "${name}" not found`);
+    const next = structuredClone(current);
+    const metadata = next['metadata'] as Meta & { annotations?: Record<string, string> };
+    const applied = (body as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations ?? {};
+    metadata.annotations = { ...metadata.annotations, ...applied };
+    put('instancetypes', next, true);
+    json(res, 200, store('instancetypes').get(name));
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = await readBody(req);
     let body: unknown;
@@ -190,6 +209,11 @@ export async function startFakeKube(): Promise<FakeKube> {
         body,
         res,
       );
+    }
+    const instanceType = INSTANCE_TYPE_PATH.exec(pathname);
+    if (instanceType && req.method === 'PATCH') {
+      if (!searchParams.get('fieldManager')) return failure(res, 422, 'fieldManager is required for apply patch');
+      return patchInstanceType(decodeURIComponent(instanceType[1] as string), req, body, res);
     }
     const collection = collectionOf(pathname);
     if (!collection || req.method !== 'GET') return failure(res, 404, `no route for ${req.method} ${pathname}`);

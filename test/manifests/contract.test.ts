@@ -7,7 +7,12 @@ import {
   PODS,
   RESOURCE_FLAVORS,
   SCHEDULING_CHAINS,
+  RESOURCE_SLICES,
+  RESOURCE_CLAIMS,
+  RESOURCE_CLAIM_TEMPLATES,
+  INSTANCE_TYPES,
   WORKLOADS,
+  instanceTypePath,
   workloadStatusPath,
 } from '../../src/admission/index.js';
 import { ADMISSION_FLAGS } from '../../src/cli/admission-flags.js';
@@ -151,14 +156,23 @@ describe('admission checker manifests ↔ the checker', () => {
     return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
   }
 
-  it.each([WORKLOADS, RESOURCE_FLAVORS, NODES, PODS, SCHEDULING_CHAINS].map((r) => [r.name, r.path] as const))(
-    'RBAC lets it list and watch %s (%s)',
-    (_name, path) => {
-      const [group, resource] = groupResource(path);
-      for (const verb of ['get', 'list', 'watch'])
-        expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
-    },
-  );
+  it.each(
+    [
+      WORKLOADS,
+      RESOURCE_FLAVORS,
+      NODES,
+      PODS,
+      SCHEDULING_CHAINS,
+      RESOURCE_SLICES,
+      RESOURCE_CLAIMS,
+      RESOURCE_CLAIM_TEMPLATES,
+      INSTANCE_TYPES,
+    ].map((r) => [r.name, r.path] as const),
+  )('RBAC lets it list and watch %s (%s)', (_name, path) => {
+    const [group, resource] = groupResource(path);
+    for (const verb of ['get', 'list', 'watch'])
+      expect(allows(group, resource, verb), `${verb} ${group}/${resource}`).toBe(true);
+  });
 
   it('RBAC lets it patch the Workload status subresource it writes, and nothing else of the Workload', () => {
     // apis / <group> / <version> / namespaces / ns / <resource> / w / <subresource>
@@ -175,7 +189,19 @@ describe('admission checker manifests ↔ the checker', () => {
         .flatMap((r) => r.verbs)
         .filter((v) => !['get', 'list', 'watch'].includes(v))
         .sort(),
-    ).toEqual(['patch', 'update']);
+    ).toEqual(['patch', 'patch', 'update']);
+  });
+
+  it('RBAC lets it patch InstanceTypes, where it applies the ledger count annotation, and nothing else', () => {
+    const parts =
+      instanceTypePath('gpustack-nvidia-h100-linux-amd64', 'gpustack-node-devices')
+        .split('?')[0]
+        ?.split('/')
+        .filter(Boolean) ?? [];
+    expect([parts[1], parts[3]]).toEqual(['worker.gpustack.ai', 'instancetypes']);
+    expect(allows('worker.gpustack.ai', 'instancetypes', 'patch')).toBe(true);
+    const writers = rules.filter((r) => r.verbs.some((v) => !['get', 'list', 'watch'].includes(v)));
+    expect(writers.flatMap((r) => r.resources).sort()).toEqual(['instancetypes', 'workloads/status']);
   });
 
   it('the ServiceAccount the Deployment runs as is the one the ClusterRoleBinding binds', () => {

@@ -43,6 +43,8 @@ export interface PodSetOptions {
   readonly unassigned?: boolean;
   /** The pod template's `spec.tolerations`. */
   readonly tolerations?: readonly ReceivedToleration[];
+  /** The pod template's `spec.resourceClaims` (DRA): claim name → ResourceClaimTemplate name. */
+  readonly claimTemplates?: Readonly<Record<string, string>>;
 }
 
 interface PodSetEntry {
@@ -124,6 +126,14 @@ export class WorkloadWrapper {
               containers: p.containers,
               ...(p.options.initContainers ? { initContainers: p.options.initContainers } : {}),
               ...(p.options.tolerations ? { tolerations: p.options.tolerations } : {}),
+              ...(p.options.claimTemplates
+                ? {
+                    resourceClaims: Object.entries(p.options.claimTemplates).map(([name, template]) => ({
+                      name,
+                      resourceClaimTemplateName: template,
+                    })),
+                  }
+                : {}),
               restartPolicy: 'Never',
             },
           },

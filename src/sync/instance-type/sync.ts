@@ -37,6 +37,7 @@ import {
 import { buildClusterQueue, buildLocalQueue, type QueuePlan } from './children.js';
 import { poolKeyLabel, selectFlavors, type FlavorSelection } from './flavors.js';
 import type { InstanceTypeCustomizeRequest, InstanceTypeSyncRequest, ObservedObject } from './schema.js';
+import { DEVICES_ANNOTATION, readPoolDevices } from '../../dra/index.js';
 import { computeInstanceTypeStatus, type StatusInput } from './status.js';
 
 /** Seconds between finalize calls while Kueue still holds the ClusterQueue. */
@@ -186,7 +187,12 @@ export function syncInstanceType(
     parent.status?.conditions,
     context.now,
   );
-  return { ok: true, response: { status, children: sortObjects(desired) } };
+  // The ledger's count, as the admission checker annotated it (absent: no checker, no DRA, a CPU pool).
+  const devices = spec.acceleratable ? readPoolDevices(parent.metadata.annotations?.[DEVICES_ANNOTATION]) : undefined;
+  return {
+    ok: true,
+    response: { status: devices ? { ...status, devices } : status, children: sortObjects(desired) },
+  };
 }
 
 function readyProblem(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEVICES_ANNOTATION } from '../../../src/dra/index.js';
 import { customizeInstanceType } from '../../../src/sync/index.js';
 import { makeInstanceType, makeSchedulingChain } from '../../builders/gpustack.js';
 import {
@@ -498,5 +499,38 @@ describe('syncInstanceType with builders', () => {
       'namespaces',
       'admissionchecks',
     ]);
+  });
+});
+
+describe('syncInstanceType: the ledger count the admission checker annotated', () => {
+  const defaults: Omit<InstanceTypeRequestInput, 'parent'> = {
+    chain: makeSchedulingChain().obj(),
+    flavors: [makeResourceFlavor().device('nvidia-tesla-t4', 4).obj()],
+    namespaces: [makeNamespace('default').obj()],
+    checks: [makeAdmissionCheck().active().obj()],
+  };
+  const annotated = (parent: Observed, text: string): Observed => ({
+    ...parent,
+    metadata: { ...parent.metadata, annotations: { [DEVICES_ANNOTATION]: text } },
+  });
+  const statusWith = (parent: Observed) =>
+    instanceTypeStatusOf(expectOk(runHook(C, instanceTypeRequest({ ...defaults, parent }))));
+
+  it('copies the count into status.devices', () => {
+    const parent = annotated(
+      makeInstanceType(T4).device('nvidia-tesla-t4').obj(),
+      '{"published":4,"allocated":1,"shared":1,"free":2}',
+    );
+    expect(statusWith(parent).devices).toEqual({ published: 4, allocated: 1, shared: 1, free: 2 });
+  });
+
+  it('leaves status.devices out without the annotation, for one that does not read, and for a CPU pool', () => {
+    expect(statusWith(makeInstanceType(T4).device('nvidia-tesla-t4').obj())).not.toHaveProperty('devices');
+    for (const text of ['{"published":-1,"allocated":0,"shared":0,"free":0}', 'not json', '{"published":4}'])
+      expect(statusWith(annotated(makeInstanceType(T4).device('nvidia-tesla-t4').obj(), text))).not.toHaveProperty(
+        'devices',
+      );
+    const cpu = annotated(makeInstanceType(GENERIC).obj(), '{"published":4,"allocated":1,"shared":1,"free":2}');
+    expect(statusWith(cpu)).not.toHaveProperty('devices');
   });
 });
