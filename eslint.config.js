@@ -191,6 +191,15 @@ export default tseslint.config(
     ),
   },
   {
+    // The kubelet DRA plugin: I/O code like the agent, beside it (the CLI wires the two).
+    files: ['src/kubelet-plugin/**/*.ts'],
+    rules: restrict(
+      ['placement', 'render', 'sync', 'server', 'admission', 'agent', 'cli'],
+      ['hono', 'hono/*', '@hono/*'],
+      'src/kubelet-plugin imports src/dra, src/kube, native/ (types), src/k8s and src/runtime, never the agent, sync or server',
+    ),
+  },
+  {
     files: ['src/runtime/**/*.ts'],
     rules: restrict(
       [

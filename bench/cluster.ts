@@ -577,7 +577,7 @@ function managedFields(
   ];
 }
 
-function buildNode(index: number, kind: Kind, images: readonly ImageEntry[], random: Random): Node {
+function buildNode(index: number, kind: Kind, images: readonly ImageEntry[], random: Random, profiled = true): Node {
   const name = `${kind.name}-${String(index).padStart(5, '0')}`;
   const cards = kind.card ? kind.cards - (random.chance(kind.degraded) ? 1 : 0) : 0;
   const cores = random.pick(kind.cpu.cores);
@@ -640,7 +640,8 @@ function buildNode(index: number, kind: Kind, images: readonly ImageEntry[], ran
       deviceLabelSources: DEVICE_LABEL_SOURCES,
     },
   );
-  for (const [key, value] of Object.entries(profile)) if (value !== null) labels[key] = value;
+  // A Node fresh from its kubelet has no profile labels yet: node-profile adds them on a live cluster.
+  if (profiled) for (const [key, value] of Object.entries(profile)) if (value !== null) labels[key] = value;
   // A few nodes carry a label the chain cannot read, so skippedNodes is exercised as in real fleets.
   if (kind.card && random.chance(0.002))
     labels[Object.keys(agent).find((k) => k.endsWith('.count')) as string] = 'eight';
@@ -751,6 +752,37 @@ export function generateNodesOfKind(
     .filter((c) => c['kind'] === 'ResourceFlavor')
     .map((c) => observed(c as Json, chain, random));
   return { nodes, flavors };
+}
+
+/**
+ * The Nodes {@link generateCluster} builds for `size` (same seed, same kinds), as a kubelet, NFD and
+ * our agent leave them: without node-profile's labels unless `profiled`. For a live control plane.
+ */
+export function generateNodes(size: number, seed = 20260201, profiled = false): Node[] {
+  const random = createRandom(seed ^ size);
+  const images = imagePool(createRandom(seed));
+  return Array.from({ length: size }, (_, i) => buildNode(i, pickKind(random), images, random, profiled));
+}
+
+/**
+ * The label patch (null = remove) that turns `node`'s card labels (our agent's and, for NVIDIA,
+ * GPU feature discovery's) into those of `cards` cards of its kind: a card failing or coming back.
+ * Undefined for a CPU-only kind.
+ */
+export function cardLabelPatch(node: Node, cards: number): Record<string, string | null> | undefined {
+  const kind = KINDS.find((k) => node.metadata.name.startsWith(`${k.name}-`));
+  const card = kind?.card;
+  if (card === undefined) return undefined;
+  const next: Record<string, string> = {
+    ...constructDeviceLabels(Array.from({ length: cards }, () => cardFacts(card))),
+    ...(card.manufacturer === 'nvidia' ? { 'nvidia.com/gpu.count': String(cards) } : {}),
+  };
+  const labels = node.metadata.labels ?? {};
+  const patch: Record<string, string | null> = {};
+  for (const key of Object.keys(constructDeviceLabels([cardFacts(card)])))
+    if (key in labels && !(key in next)) patch[key] = null;
+  for (const [key, value] of Object.entries(next)) if (labels[key] !== value) patch[key] = value;
+  return patch;
 }
 
 /** The hooks whose requests carry cluster data; the others (customize, node-devices-check) are constant and tiny. */

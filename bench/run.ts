@@ -6,12 +6,13 @@
  * Options: `--sizes=10,100` (default all), `--load-seconds=5`, `--rounds=2`, `--no-write`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS, finished, spawnScript } from './child.js';
 import { generateCluster } from './cluster.js';
+import { clusterSectionOf } from './control-plane-report.js';
 import { benchDetect } from './detect-run.js';
 import { measureLoad } from './load.js';
 import type { SizeResult } from './measure-size.js';
@@ -142,9 +143,13 @@ async function main(): Promise<void> {
     mkdirSync(resultsDir, { recursive: true });
     writeFileSync(path.join(resultsDir, `${date}.json`), `${JSON.stringify(bench, null, 2)}\n`);
     writeFileSync(path.join(resultsDir, 'cost-per-node.svg'), costPerNodeSvg(results));
+    // bench:cluster's section (a separate, longer run) stays as it was.
+    const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
+    const cluster = existsSync(resultsFile) ? clusterSectionOf(readFileSync(resultsFile, 'utf8')) : undefined;
     writeFileSync(
-      path.join(BENCH_DIR, 'RESULTS.md'),
-      resultsMarkdown(bench).replace('](cost-per-node.svg)', '](results/cost-per-node.svg)'),
+      resultsFile,
+      resultsMarkdown(bench).replace('](cost-per-node.svg)', '](results/cost-per-node.svg)') +
+        (cluster ? `\n${cluster}\n` : ''),
     );
     writeFileSync(path.join(BENCH_DIR, 'README-section.md'), readmeSection(bench));
     log(

@@ -6,7 +6,7 @@
 #
 # --cached-only builds nothing: components not cached are reported as failed.
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler metacontroller kueue helm
-# (default: all). Each lands in
+# (default: all of these), and kubelet and containerd (only when named: the node-side DRA scenario). Each lands in
 #   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
 # with the binary in bin/, build.log, build-seconds and component.json. A component
 # whose binary is already cached is skipped without touching the network, so a second
@@ -20,6 +20,7 @@
 #   E2E_METACONTROLLER_VERSION  github.com/metacontroller/metacontroller (replaces the bare
 #                               module path `metacontroller`; a pseudo-version or v1 tag)
 #   E2E_KUEUE_VERSION           sigs.k8s.io/kueue
+#   E2E_CONTAINERD_VERSION      github.com/containerd/containerd/v2 (containerd, its runc shim, ctr)
 #   E2E_HELM_VERSION            helm.sh/helm/v4 (command helm.sh/helm/v4/cmd/helm; the e2e
 #                               suite lints, renders and installs charts/gpustack-operator)
 #
@@ -59,6 +60,8 @@ KUBERNETES_VERSION=${E2E_KUBERNETES_VERSION:-v1.36.3}
 METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v1.5.20}
 KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.17.0}
 HELM_VERSION=${E2E_HELM_VERSION:-v4.3.2}
+# Debian 12's containerd (1.6) cannot inject CDI devices (1.7+ can); the node-side DRA scenario runs this one.
+CONTAINERD_VERSION=${E2E_CONTAINERD_VERSION:-v2.4.2}
 
 CACHE=${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}
 WORK="$CACHE/.work"
@@ -71,7 +74,7 @@ for arg in "$@"; do
     --json) json=1 ;;
     --cached-only) cached_only=1 ;;
     -h|--help) sed -n '2,/^set -euo pipefail/{/^#/p}' "$0"; exit 0 ;;
-    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|metacontroller|kueue|helm) want+=("$arg") ;;
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|containerd|metacontroller|kueue|helm) want+=("$arg") ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -84,10 +87,11 @@ log() { echo "[build-components] $*" >&2; }
 version_of() {
   case "$1" in
     etcd) echo "$ETCD_VERSION" ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler) echo "$KUBERNETES_VERSION" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) echo "$KUBERNETES_VERSION" ;;
     metacontroller) echo "$METACONTROLLER_VERSION" ;;
     kueue) echo "$KUEUE_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
+    containerd) echo "$CONTAINERD_VERSION" ;;
   esac
 }
 
@@ -292,6 +296,29 @@ EOF
   echo "helm.sh/helm/v4@$v"
 }
 
+# containerd with its runc shim and ctr beside it (bin/containerd-shim-runc-v2, bin/ctr): the shim is
+# found on PATH, so the scenario puts bin/ first. no_btrfs: no btrfs headers needed.
+build_containerd() {
+  local v=$CONTAINERD_VERSION d
+  d=$(scratch "containerd-$v" <<EOF
+module gpustack-operator.e2e/containerd
+
+go 1.26.0
+
+require github.com/containerd/containerd/v2 $v
+EOF
+)
+  local bin
+  bin=$(dirname "$1")
+  (cd "$d" && go build -trimpath -tags no_btrfs \
+    -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$v" \
+    -o "$1" github.com/containerd/containerd/v2/cmd/containerd \
+    && go build -trimpath -tags no_btrfs -ldflags "-s -w" -o "$bin/containerd-shim-runc-v2" \
+      github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+    && go build -trimpath -tags no_btrfs -ldflags "-s -w" -o "$bin/ctr" github.com/containerd/containerd/v2/cmd/ctr)
+  echo "github.com/containerd/containerd/v2@$v"
+}
+
 # Kueue's own Helm chart (the e2e suite merges our configuration into its values and renders it).
 copy_kueue_chart() { # module dir
   local dest
@@ -341,10 +368,11 @@ build_one() {
   set +e
   case "$c" in
     etcd) module=$(set -e; build_etcd "$tmp" 2>"$d/build.log") ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
     metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
     kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
     helm) module=$(set -e; build_helm "$tmp" 2>"$d/build.log") ;;
+    containerd) module=$(set -e; build_containerd "$tmp" 2>"$d/build.log") ;;
   esac
   rc=$?
   set -e
@@ -374,7 +402,7 @@ main() {
   local kube=() pids=()
   for c in "${want[@]}"; do
     case "$c" in
-      kube-apiserver|kube-controller-manager|kube-scheduler) kube+=("$c") ;;
+      kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) kube+=("$c") ;;
       *)
         if [[ ${E2E_BUILD_PARALLEL:-1} == 0 ]]; then build_one "$c" || true
         else build_one "$c" & pids+=($!); fi ;;

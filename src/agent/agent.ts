@@ -180,6 +180,8 @@ export interface HealthServerOptions {
   readonly clock?: () => Date;
   /** Served on `GET /metrics` (Prometheus text) when given. */
   readonly metrics?: Registry;
+  /** More of the process to report (the kubelet plugins' sockets): its fields join the body, and it must be healthy too. */
+  readonly extra?: () => { readonly healthy: boolean; readonly fields: Readonly<Record<string, unknown>> };
 }
 
 /**
@@ -188,7 +190,7 @@ export interface HealthServerOptions {
  * registry, when one is given.
  */
 export function startHealthServer(state: AgentState, options: HealthServerOptions): Promise<Server> {
-  const { intervalMs, port, host = '0.0.0.0', clock = () => new Date(), metrics } = options;
+  const { intervalMs, port, host = '0.0.0.0', clock = () => new Date(), metrics, extra } = options;
   const started = clock().getTime();
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/metrics' && metrics) {
@@ -200,7 +202,8 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
       return;
     }
     const last = state.lastDetection ? Date.parse(state.lastDetection) : started;
-    const healthy = clock().getTime() - last <= 3 * intervalMs + 30_000;
+    const more = extra?.();
+    const healthy = clock().getTime() - last <= 3 * intervalMs + 30_000 && (more?.healthy ?? true);
     const body = {
       healthy,
       lastDetection: state.lastDetection ?? null,
@@ -209,6 +212,7 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
       writes: state.writes,
       lastSliceError: state.lastSliceError ?? null,
       sliceWrites: state.sliceWrites,
+      ...more?.fields,
     };
     res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });

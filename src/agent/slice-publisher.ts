@@ -32,7 +32,11 @@ export interface SlicePublishOutcome {
 export interface SlicePublisher {
   /**
    * Brings the node's pools to the slices of `cards`. A manufacturer in `keep` (its detection
-   * failed) keeps whatever it has published; any other manufacturer without cards loses its slices.
+   * failed) keeps the cards this publisher last published for it, each device tainted
+   * `gpustack.ai/unhealthy=detection-failed:NoSchedule` so no new claim lands on them while the
+   * claims already allocated keep theirs (after a restart, with nothing published by this process
+   * yet, its slices stay as they are); any other manufacturer without cards loses its slices, and a
+   * card that is gone from a detection that worked leaves its slice.
    */
   publish(cards: readonly SliceCard[], keep: ReadonlySet<string>): Promise<SlicePublishOutcome>;
 }
@@ -51,8 +55,13 @@ function normalize(value: unknown, key?: string): unknown {
     return exact ? `${exact.numerator}/${exact.denominator}` : value;
   }
   if (Array.isArray(value)) return value.map((v) => normalize(v));
+  // A device taint's `timeAdded` is the API server's: ours never carries one.
   if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v, k)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => k !== 'timeAdded')
+        .map(([k, v]) => [k, normalize(v, k)]),
+    );
   return value;
 }
 
@@ -92,6 +101,26 @@ export function resourceSlicePublisher(
   const resyncEvery = Math.max(1, options.resyncEvery ?? 10);
   /** The last call that ended with the API matching its cards, and the calls answered since. */
   let verified: { key: string; problems: readonly string[]; calls: number } | undefined;
+  /** The healthy cards last published, by manufacturer: what a failed detection taints. */
+  const lastHealthy = new Map<string, readonly SliceCard[]>();
+
+  /** `cards`, plus the last healthy cards of every kept manufacturer that reports none, tainted. */
+  function withUnhealthy(cards: readonly SliceCard[], keep: ReadonlySet<string>): SliceCard[] {
+    const reported = new Set(cards.map((c) => c.manufacturer as string));
+    const unhealthy = [...keep]
+      .filter((mfr) => !reported.has(mfr))
+      .flatMap((mfr) =>
+        (lastHealthy.get(mfr) ?? []).map((card) => ({ ...card, problem: 'detection-failed' as const })),
+      );
+    return [...cards, ...unhealthy];
+  }
+
+  function remember(cards: readonly SliceCard[], keep: ReadonlySet<string>): void {
+    const byMfr = new Map<string, SliceCard[]>();
+    for (const card of cards) byMfr.set(card.manufacturer, [...(byMfr.get(card.manufacturer) ?? []), card]);
+    for (const mfr of [...lastHealthy.keys()]) if (!byMfr.has(mfr) && !keep.has(mfr)) lastHealthy.delete(mfr);
+    for (const [mfr, list] of byMfr) lastHealthy.set(mfr, list);
+  }
 
   async function nodeUid(): Promise<string> {
     const object = (await api.get(nodePath)) as { metadata?: { uid?: string } } | undefined;
@@ -165,7 +194,8 @@ export function resourceSlicePublisher(
 
   return {
     async publish(cards, keep) {
-      const key = JSON.stringify([cards, [...keep].sort()]);
+      const all = withUnhealthy(cards, keep);
+      const key = JSON.stringify([all, [...keep].sort()]);
       if (verified?.key === key && verified.calls < resyncEvery) {
         verified.calls++;
         return { result: 'unchanged', written: 0, deleted: 0, problems: verified.problems };
@@ -178,8 +208,8 @@ export function resourceSlicePublisher(
         try {
           const current = await published();
           // The owner's uid is read only when something may be written, and once per call.
-          uid ??= cards.length > 0 ? await nodeUid() : undefined;
-          const desired = desiredSlices({ name: node, uid }, cards);
+          uid ??= all.length > 0 ? await nodeUid() : undefined;
+          const desired = desiredSlices({ name: node, uid }, all);
           const pools = new Map<string, readonly ResourceSlice[]>(
             desired.pools.map((p) => [p.manufacturer as string, p.slices]),
           );
@@ -194,6 +224,7 @@ export function resourceSlicePublisher(
           }
           const result = written + deleted > 0 ? 'published' : 'unchanged';
           verified = { key, problems: desired.problems, calls: 1 };
+          remember(cards, keep);
           return { result, written, deleted, problems: desired.problems };
         } catch (error) {
           if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;

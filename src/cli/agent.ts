@@ -28,6 +28,7 @@ import { parseDuration, parseLogLevel, parsePort } from './flags.js';
 import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/index.js';
+import { KubeletPlugins, resourceClaimPath } from '../kubelet-plugin/index.js';
 
 /** `60s`, `5m`, `1h` or plain seconds. */
 function parseManufacturers(text: string | undefined): ManufacturerName[] | undefined {
@@ -62,6 +63,43 @@ function detectFor(values: { manufacturers?: string | undefined; 'host-root': st
   return () => detect({ manufacturers, hostRoot });
 }
 
+function kubeletPlugins(
+  values: {
+    'kubelet-registry-dir': string;
+    'kubelet-plugins-dir': string;
+    'cdi-dir': string;
+    kubeconfig?: string | undefined;
+  },
+  node: string,
+  intervalMs: number,
+  logger: Logger,
+  agentApi: KubeApi | undefined,
+): KubeletPlugins {
+  const api = agentApi ?? createKubeApi(loadKubeConfig(values.kubeconfig));
+  return new KubeletPlugins({
+    node,
+    registryDir: path.resolve(values['kubelet-registry-dir']),
+    pluginsDir: path.resolve(values['kubelet-plugins-dir']),
+    cdiDir: path.resolve(values['cdi-dir']),
+    // Device nodes and sysfs in the agent's own filesystem, not under --host-root (the libraries'
+    // mount): the DaemonSet mounts the host's /dev at /dev, and a container's /sys is the host's.
+    hostRoot: '',
+    readClaim: (namespace, name) => api.get(resourceClaimPath(namespace, name)),
+    // Health is sent after every detection; three missed ones (as /healthz) make it unknown.
+    healthTimeoutSeconds: Math.ceil((3 * intervalMs + 30_000) / 1000),
+    logger,
+  });
+}
+
+/** Each detection also tells the kubelet plugins which cards the node has (and starts new manufacturers' plugins). */
+function servingPlugins(detectNow: () => Promise<DetectResult>, plugins: KubeletPlugins): () => Promise<DetectResult> {
+  return async () => {
+    const result = await detectNow();
+    await plugins.update(screenDetection(result));
+    return result;
+  };
+}
+
 /**
  * ResourceSlices are published whenever the agent knows its node and reaches an API server. Only
  * `--publish feature-file` runs without one; there a missing node name or kubeconfig is reported
@@ -94,11 +132,16 @@ export async function agentCommand(args: string[]): Promise<void> {
   if (!PUBLISH_MODES.includes(mode))
     throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
   if (mode !== 'feature-file' && !node) throw new UsageError('agent: --node (or $NODE_NAME) is required');
+  if (values['kubelet-plugin'] && !node)
+    throw new UsageError('agent: --kubelet-plugin needs --node (or $NODE_NAME): the node is the pool of its devices');
   const intervalMs = parseDuration(values.interval, '--interval', { minMs: 1000 });
-  const detectNow = detectFor(values);
   const healthPort = parsePort(values['health-port'], '--health-port');
   const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
   const api = mode === 'feature-file' ? undefined : createKubeApi(loadKubeConfig(values.kubeconfig));
+  const plugins = values['kubelet-plugin']
+    ? kubeletPlugins(values, node as string, intervalMs, logger, api)
+    : undefined;
+  const detectNow = plugins ? servingPlugins(detectFor(values), plugins) : detectFor(values);
   const publisher: Publisher =
     api === undefined
       ? featureFilePublisher(values['features-dir'])
@@ -108,7 +151,12 @@ export async function agentCommand(args: string[]): Promise<void> {
   const slicePublisher = sliceApi(api, node, values.kubeconfig, logger);
   const state = createAgentState();
   const metrics = createAgentMetrics({ defaultMetrics: true });
-  const health = await startHealthServer(state, { intervalMs, port: healthPort, metrics: metrics.registry });
+  const health = await startHealthServer(state, {
+    intervalMs,
+    port: healthPort,
+    metrics: metrics.registry,
+    ...(plugins ? { extra: () => ({ healthy: plugins.healthy(), fields: { kubeletPlugins: plugins.status() } }) } : {}),
+  });
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
@@ -124,6 +172,7 @@ export async function agentCommand(args: string[]): Promise<void> {
     { detect: detectNow, publisher, slicePublisher, intervalMs, logger, recorder: metrics },
     stop.signal,
   );
+  await plugins?.close();
   await new Promise((resolve) => health.close(resolve));
 }
 

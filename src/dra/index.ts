@@ -7,3 +7,6 @@ export * from './received.js';
 export * from './requests.js';
 export * from './resource-slice.js';
 export * from './slices.js';
+export * from './claim-allocation.js';
+export * from './cdi.js';
+export * from './device-health.js';

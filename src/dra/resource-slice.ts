@@ -43,6 +43,13 @@ export type DeviceCapacity = z.infer<typeof DeviceCapacitySchema>;
 
 const CountersSchema = z.record(DnsLabelSchema, z.strictObject({ value: QuantitySchema }));
 
+/** resource.k8s.io/v1 DeviceTaint as we send it: the API server adds `timeAdded`. */
+export const SliceDeviceTaintSchema = z.strictObject({
+  key: z.string().min(1),
+  value: z.string().max(63),
+  effect: z.literal('NoSchedule'),
+});
+
 export const SliceDeviceSchema = z
   .strictObject({
     name: DnsLabelSchema,
@@ -52,6 +59,7 @@ export const SliceDeviceSchema = z
     consumesCounters: z
       .array(z.strictObject({ counterSet: DnsLabelSchema, counters: CountersSchema }))
       .max(LIMITS.consumesCountersPerDevice),
+    taints: z.array(SliceDeviceTaintSchema).min(1).max(4).optional(),
   })
   .refine(
     (d) => Object.keys(d.attributes).length + Object.keys(d.capacity).length <= LIMITS.attributesAndCapacitiesPerDevice,

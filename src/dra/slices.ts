@@ -40,6 +40,7 @@ import {
   type ResourceSlice,
   type SliceDevice,
 } from './resource-slice.js';
+import { UNHEALTHY_TAINT_KEY, type CardProblem } from './device-health.js';
 
 /** One detected card as the agent hands it over (the addon's `Device`, strings already cut at NUL). */
 export interface SliceCard extends Omit<DeviceFacts, 'memoryMiB'> {
@@ -51,6 +52,8 @@ export interface SliceCard extends Omit<DeviceFacts, 'memoryMiB'> {
   readonly pciBusId?: string | undefined;
   /** Negative: unknown. */
   readonly numaNode?: number | undefined;
+  /** Why the card is unhealthy: both of its devices are published with a `NoSchedule` taint. */
+  readonly problem?: CardProblem | undefined;
 }
 
 /** The Node the slices belong to: the owner reference needs its uid, so they go with it. */
@@ -204,12 +207,17 @@ function devicesOf(placed: PlacedCard, mfr: ManufacturerName): SliceDevice[] {
   const { card, productKey, figures } = placed;
   const attributes = attributesOf(card, mfr, productKey);
   const consumesCounters = [{ counterSet: counterSetName(card.index), counters: counters(figures) }];
+  const taints =
+    card.problem !== undefined
+      ? { taints: [{ key: UNHEALTHY_TAINT_KEY, value: card.problem, effect: 'NoSchedule' as const }] }
+      : {};
   return [
     {
       name: wholeDeviceName(card.index),
       attributes: { ...attributes, [ATTRIBUTE.mode]: { string: MODE_WHOLE } },
       capacity: wholeCapacity(figures),
       consumesCounters,
+      ...taints,
     },
     {
       name: sharedDeviceName(card.index),
@@ -217,6 +225,7 @@ function devicesOf(placed: PlacedCard, mfr: ManufacturerName): SliceDevice[] {
       capacity: sharedCapacity(figures),
       allowMultipleAllocations: true,
       consumesCounters,
+      ...taints,
     },
   ];
 }

@@ -786,6 +786,18 @@ describe.concurrent('CLI conventions', () => {
   );
 
   it(
+    'agent --kubelet-plugin without a node name is a usage error (exit 2): the node is the pool',
+    async () => {
+      const run = await cli('agent', '--publish', 'feature-file', '--features-dir', '/tmp', '--kubelet-plugin');
+      expect(run.code).toBe(2);
+      expect(run.stderr.split('\n')[0]).toBe(
+        'error: agent: --kubelet-plugin needs --node (or $NODE_NAME): the node is the pool of its devices',
+      );
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
     'a busy port: one line naming it, exit 1',
     async () => {
       const blocker = createServer();

@@ -129,6 +129,20 @@ describe('desiredSlices', () => {
     ]);
   });
 
+  it('an unhealthy card: both of its devices carry the NoSchedule taint naming the problem, the others none', () => {
+    const { pools } = desiredSlices(NODE, [h200(0), h200(1, { problem: 'detection-failed' })]);
+    const slices = pools[0]?.slices ?? [];
+    const taint = { key: 'gpustack.ai/unhealthy', value: 'detection-failed', effect: 'NoSchedule' };
+    expect(device(slices, 'card-1').taints).toEqual([taint]);
+    expect(device(slices, 'card-1-shared').taints).toEqual([taint]);
+    expect(device(slices, 'card-0')).not.toHaveProperty('taints');
+    expect(device(slices, 'card-0-shared')).not.toHaveProperty('taints');
+    // The card is still offered whole and shared in shape: only the taint keeps new claims off it.
+    expect(device(slices, 'card-1').consumesCounters).toEqual([
+      { counterSet: 'card-1-counters', counters: device(slices, 'card-0').consumesCounters[0]?.counters },
+    ]);
+  });
+
   it('8 cards: one device slice of 16 devices and one counter slice of 8 counter sets', () => {
     const { pools } = desiredSlices(
       NODE,

@@ -147,7 +147,7 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     expect((await slicesOf('shrink')).map((s) => s.metadata.resourceVersion)).toEqual(versions);
   });
 
-  it('a vendor going deletes its slices; a vendor whose detection failed keeps them', async () => {
+  it('a vendor going deletes its slices; a vendor whose detection failed keeps its cards, tainted NoSchedule', async () => {
     await node('two-vendors');
     const publisher = resourceSlicePublisher(api, 'two-vendors');
     await publisher.publish([...cards('nvidia', 2), ...cards('amd', 2)], NONE);
@@ -157,9 +157,45 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
       'nvidia.gpustack.ai',
       'nvidia.gpustack.ai',
     ]);
-    // AMD's library failed: its slices stay as they are.
-    expect((await publisher.publish(cards('nvidia', 2), new Set(['amd']))).result).toBe('unchanged');
-    expect(await slicesOf('two-vendors', 'amd.gpustack.ai')).toHaveLength(2);
+    const taintsOf = async (driver: string) =>
+      (await slicesOf('two-vendors', driver)).flatMap((s) =>
+        (s.spec.devices ?? []).map(
+          (d) => [d.name, (d as { taints?: Record<string, unknown>[] }).taints ?? []] as const,
+        ),
+      );
+    // AMD's library failed: its cards stay published, every device tainted, so no new claim lands on them.
+    expect(await publisher.publish(cards('nvidia', 2), new Set(['amd']))).toMatchObject({ result: 'published' });
+    const tainted = await taintsOf('amd.gpustack.ai');
+    expect(tainted.map(([name]) => name)).toEqual(['card-0', 'card-0-shared', 'card-1', 'card-1-shared']);
+    for (const [name, taints] of tainted) {
+      expect(taints, name).toHaveLength(1);
+      // The API server keeps the taint (DRADeviceTaints is on in 1.36) and stamps timeAdded itself.
+      expect(taints[0], name).toMatchObject({
+        key: 'gpustack.ai/unhealthy',
+        value: 'detection-failed',
+        effect: 'NoSchedule',
+        timeAdded: expect.any(String),
+      });
+    }
+    expect((await taintsOf('nvidia.gpustack.ai')).every(([, taints]) => taints.length === 0)).toBe(true);
+    // Still failing: nothing to write (the server's timeAdded is no difference).
+    const before = (await slicesOf('two-vendors', 'amd.gpustack.ai')).map((s) => s.metadata.resourceVersion);
+    const again = resourceSlicePublisher(api, 'two-vendors', { resyncEvery: 1 });
+    await again.publish([...cards('nvidia', 2), ...cards('amd', 2)], NONE); // the same cards, healthy: untaints
+    expect((await taintsOf('amd.gpustack.ai')).every(([, taints]) => taints.length === 0)).toBe(true);
+    await again.publish(cards('nvidia', 2), new Set(['amd']));
+    const retainted = (await slicesOf('two-vendors', 'amd.gpustack.ai')).map((s) => s.metadata.resourceVersion);
+    expect(retainted).not.toEqual(before);
+    expect((await again.publish(cards('nvidia', 2), new Set(['amd']))).result).toBe('unchanged');
+    expect((await slicesOf('two-vendors', 'amd.gpustack.ai')).map((s) => s.metadata.resourceVersion)).toEqual(
+      retainted,
+    );
+    // A publisher that never saw AMD healthy (a restart while the library fails) leaves its slices alone.
+    const restarted = resourceSlicePublisher(api, 'two-vendors');
+    expect((await restarted.publish(cards('nvidia', 2), new Set(['amd']))).result).toBe('unchanged');
+    expect((await slicesOf('two-vendors', 'amd.gpustack.ai')).map((s) => s.metadata.resourceVersion)).toEqual(
+      retainted,
+    );
     // AMD's cards are gone: its slices go.
     expect(await publisher.publish(cards('nvidia', 2), NONE)).toMatchObject({ result: 'published', deleted: 2 });
     expect(await slicesOf('two-vendors', 'amd.gpustack.ai')).toEqual([]);

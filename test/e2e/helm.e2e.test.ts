@@ -239,6 +239,7 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
       '/etc/kubernetes/node-feature-discovery/features.d',
       '--log-level',
       'debug',
+      '--kubelet-plugin',
     ]);
     const pod = (agent['spec'] as { template: { spec: Record<string, unknown> } }).template.spec;
     expect(pod['nodeSelector']).toEqual({ gpu: 'yes' });
@@ -252,6 +253,46 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     ])
       expect(firstContainer(rendered[id] as KubeObject).args.slice(-2)).toEqual(['--log-level', 'debug']);
     expect(rendered[`apps/v1 Deployment ${NAMESPACE}/gpustack-operator`]?.['spec']).toMatchObject({ replicas: 3 });
+  });
+
+  it('agent.kubeletPlugin: other folders become flags and mounts; switched off, no plugin, mounts or root', () => {
+    const moved = byId(
+      helm.template({
+        set: {
+          'agent.kubeletPlugin.registryDir': '/data/kubelet/plugins_registry',
+          'agent.kubeletPlugin.pluginsDir': '/data/kubelet/plugins',
+          'agent.kubeletPlugin.cdiDir': '/etc/cdi',
+        },
+      }),
+    );
+    const agent = moved[`apps/v1 DaemonSet ${NAMESPACE}/gpustack-agent`] as KubeObject;
+    expect(firstContainer(agent).args.slice(-7)).toEqual([
+      '--kubelet-plugin',
+      '--kubelet-registry-dir',
+      '/data/kubelet/plugins_registry',
+      '--kubelet-plugins-dir',
+      '/data/kubelet/plugins',
+      '--cdi-dir',
+      '/etc/cdi',
+    ]);
+    const mounts = (firstContainer(agent) as unknown as { volumeMounts: { mountPath: string }[] }).volumeMounts;
+    expect(mounts.map((m) => m.mountPath)).toEqual(
+      expect.arrayContaining(['/data/kubelet/plugins_registry', '/data/kubelet/plugins', '/etc/cdi']),
+    );
+
+    const off = byId(helm.template({ set: { 'agent.kubeletPlugin.enabled': 'false' } }));
+    const plain = firstContainer(off[`apps/v1 DaemonSet ${NAMESPACE}/gpustack-agent`] as KubeObject) as unknown as {
+      args: string[];
+      volumeMounts: { mountPath: string }[];
+      securityContext: Record<string, unknown>;
+    };
+    expect(plain.args).not.toContain('--kubelet-plugin');
+    expect(plain.volumeMounts.map((m) => m.mountPath)).not.toContain('/var/lib/kubelet/plugins');
+    expect(plain.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+    const role = off['rbac.authorization.k8s.io/v1 ClusterRole gpustack-agent'] as KubeObject & {
+      rules: { resources: string[] }[];
+    };
+    expect(role.rules.flatMap((r) => r.resources)).not.toContain('resourceclaims');
   });
 
   it.each([

@@ -132,6 +132,12 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     rule: 'no-restricted-imports',
   },
   {
+    name: 'the kubelet plugin importing the agent',
+    path: 'src/kubelet-plugin/probe.ts',
+    code: "import { runAgent } from '../agent/index.js';\nexport const r = runAgent;",
+    rule: 'no-restricted-imports',
+  },
+  {
     name: "sync importing the processes' plumbing",
     path: 'src/sync/probe.ts',
     code: "import { sleep } from '../runtime/index.js';\nexport const s = sleep;",

@@ -263,6 +263,7 @@ interface AgentDaemonSet {
           args: string[];
           env?: { name: string; value?: string }[];
           volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+          securityContext?: Record<string, unknown>;
         }[];
         volumes: { name: string; hostPath?: { path: string } }[];
       };
@@ -294,8 +295,31 @@ describe('agent DaemonSet ↔ the agent', () => {
       expect(mount.mountPath).toBe(`${hostRoot}${hostPathOf(mount.name)}`);
       expect(mount.readOnly).toBe(true);
     }
-    // Every other host folder is the device nodes, which the vendor libraries open at /dev.
+    // Every other host folder is mounted at its own path: the device nodes, which the vendor libraries
+    // open at /dev, and the kubelet plugin's folders (sockets, checkpoint, CDI specs: written).
     const elsewhere = container.volumeMounts.filter((m) => !underRoot.includes(m));
-    expect(elsewhere.map((m) => [m.mountPath, hostPathOf(m.name), m.readOnly])).toEqual([['/dev', '/dev', true]]);
+    expect(elsewhere.map((m) => [m.mountPath, hostPathOf(m.name), m.readOnly])).toEqual([
+      ['/dev', '/dev', true],
+      ['/var/lib/kubelet/plugins_registry', '/var/lib/kubelet/plugins_registry', undefined],
+      ['/var/lib/kubelet/plugins', '/var/lib/kubelet/plugins', undefined],
+      ['/var/run/cdi', '/var/run/cdi', undefined],
+    ]);
+  });
+
+  it('serves the kubelet plugin on the folders it mounts, as root without capabilities', () => {
+    expect(container.args).toContain('--kubelet-plugin');
+    // No folder flag: the defaults are the kubelet's, and the mounts above are those paths.
+    const mounted = container.volumeMounts.map((m) => m.mountPath);
+    for (const flag of ['kubelet-registry-dir', 'kubelet-plugins-dir', 'cdi-dir'] as const) {
+      expect(container.args).not.toContain(`--${flag}`);
+      expect(mounted).toContain(AGENT_FLAGS[flag].default);
+    }
+    expect(container.securityContext).toEqual({
+      runAsUser: 0,
+      runAsGroup: 0,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
   });
 });

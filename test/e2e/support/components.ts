@@ -2,9 +2,9 @@
 // repository by scripts/e2e/build-components.sh), building what is missing.
 //
 // Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
-// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, METACONTROLLER, KUEUE, HELM) and the CRD folders
-// with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1 never builds: a
-// component that is not cached is then reported as missing.
+// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, METACONTROLLER, KUEUE, HELM, KUBELET,
+// CONTAINERD) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1
+// never builds: a component that is not cached is then reported as missing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,10 +17,13 @@ export const COMPONENT_NAMES = [
   'etcd',
   'kube-apiserver',
   'kube-controller-manager',
-  'kube-scheduler',
   'metacontroller',
   'kueue',
   'helm',
+  'kube-scheduler',
+  // Only the node-side DRA scenario asks for these (build-components.sh kubelet containerd).
+  'kubelet',
+  'containerd',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 

@@ -1,0 +1,216 @@
+/**
+ * @module NodePrepareResources / NodeUnprepareResources of one driver: per claim, read the claim
+ * from the API, take the devices allocated to our driver in this node's pool, write the claim's CDI
+ * spec and answer its CDI device ids. A checkpoint file records every prepared claim (its answer
+ * and its spec) before the spec is written, so a repeated prepare answers the same ids, a spec lost
+ * in a crash is rewritten, and an unprepare after a restart still removes the spec.
+ * Errors are per claim, in the answer (the kubelet retries those claims); nothing here throws to the caller.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Device } from '../../native/index.js';
+import {
+  buildClaimSpec,
+  cdiSpecFileName,
+  claimAllocationOnNode,
+  driverName,
+  type CardFacts,
+  type ClaimCard,
+  type ClaimReference,
+} from '../dra/index.js';
+import type { ManufacturerName } from '../k8s/index.js';
+import { SILENT_LOGGER, type Logger } from '../runtime/index.js';
+import { removeFile, writeFileAtomic } from './files.js';
+import type { PrepareResultWire, PreparedDeviceWire } from './protos.js';
+
+export interface PreparerOptions {
+  readonly manufacturer: ManufacturerName;
+  /** This node's name: our pool. */
+  readonly node: string;
+  /** Where CDI specs go (`/var/run/cdi`). */
+  readonly cdiDir: string;
+  /** The checkpoint file (in the driver's plugin folder, which survives restarts of the agent). */
+  readonly checkpointFile: string;
+  /** GET the ResourceClaim; `undefined` when it does not exist. */
+  readonly readClaim: (namespace: string, name: string) => Promise<unknown>;
+  /** The cards of this manufacturer the latest detection found. */
+  readonly cards: () => readonly Device[];
+  /** A card's facts beyond the detection (its DRM nodes). */
+  readonly cardFacts: (device: Device) => CardFacts;
+  /** Whether the host has a device node (paths as the container sees them, `/dev/...`). */
+  readonly nodeExists: (devicePath: string) => boolean;
+  readonly logger?: Logger;
+}
+
+const PreparedDeviceSchema = z.object({
+  request_names: z.array(z.string()),
+  pool_name: z.string(),
+  device_name: z.string(),
+  cdi_device_ids: z.array(z.string()),
+  share_id: z.string().optional(),
+});
+
+const CheckpointSchema = z.object({
+  version: z.literal(1),
+  claims: z.record(
+    z.string(),
+    z.object({
+      namespace: z.string(),
+      name: z.string(),
+      specFile: z.string(),
+      spec: z.unknown(),
+      devices: z.array(PreparedDeviceSchema),
+    }),
+  ),
+});
+type Checkpoint = z.infer<typeof CheckpointSchema>;
+type CheckpointEntry = Checkpoint['claims'][string];
+
+export class ClaimPreparer {
+  readonly driver: string;
+  private checkpoint: Checkpoint | undefined;
+  /** One batch at a time: the checkpoint is read-modify-written. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: PreparerOptions) {
+    this.driver = driverName(options.manufacturer);
+  }
+
+  /** Claim uids the checkpoint holds (health and tests). */
+  async preparedClaims(): Promise<string[]> {
+    return Object.keys((await this.load()).claims).sort();
+  }
+
+  prepare(claims: readonly ClaimReference[]): Promise<Record<string, PrepareResultWire>> {
+    return this.serial(async () => {
+      const out: Record<string, PrepareResultWire> = {};
+      for (const claim of claims) out[claim.uid] = await this.prepareOne(claim);
+      return out;
+    });
+  }
+
+  unprepare(claims: readonly ClaimReference[]): Promise<Record<string, { error: string }>> {
+    return this.serial(async () => {
+      const out: Record<string, { error: string }> = {};
+      for (const claim of claims) out[claim.uid] = { error: await this.unprepareOne(claim) };
+      return out;
+    });
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private async load(): Promise<Checkpoint> {
+    if (this.checkpoint) return this.checkpoint;
+    let text: string | undefined;
+    try {
+      text = await readFile(this.options.checkpointFile, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (text === undefined) {
+      this.checkpoint = { version: 1, claims: {} };
+      return this.checkpoint;
+    }
+    const parsed = CheckpointSchema.safeParse(JSON.parse(text));
+    if (!parsed.success)
+      throw new Error(`checkpoint ${this.options.checkpointFile} is not one this agent wrote: ${parsed.error.message}`);
+    this.checkpoint = parsed.data;
+    return this.checkpoint;
+  }
+
+  private async save(checkpoint: Checkpoint): Promise<void> {
+    await writeFileAtomic(this.options.checkpointFile, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  }
+
+  private specPath(uid: string): string {
+    return path.join(this.options.cdiDir, cdiSpecFileName(this.options.manufacturer, uid));
+  }
+
+  private async prepareOne(ref: ClaimReference): Promise<PrepareResultWire> {
+    const logger = this.options.logger ?? SILENT_LOGGER;
+    try {
+      const checkpoint = await this.load();
+      const known = checkpoint.claims[ref.uid];
+      if (known) {
+        // Prepared before (a retry, or after a restart): same answer; the spec is rewritten in case it was lost.
+        await writeFileAtomic(known.specFile, `${JSON.stringify(known.spec, null, 2)}\n`);
+        return { devices: known.devices, error: '' };
+      }
+      const raw = await this.options.readClaim(ref.namespace, ref.name);
+      if (raw === undefined) return fail(`ResourceClaim ${ref.namespace}/${ref.name} not found`);
+      const allocation = claimAllocationOnNode(raw, ref, this.driver, this.options.node);
+      if (!allocation.ok) return fail(allocation.error);
+      const cards = new Map(this.options.cards().map((d) => [d.index, d]));
+      const claimCards: ClaimCard[] = [];
+      for (const allocated of allocation.devices) {
+        const device = cards.get(allocated.index);
+        if (!device)
+          return fail(`${allocated.device}: card ${allocated.index} of ${this.driver} is not on this node any more`);
+        claimCards.push({ allocated, card: this.options.cardFacts(device) });
+      }
+      const { spec, cdiDeviceIds } = buildClaimSpec(
+        this.options.manufacturer,
+        ref.uid,
+        claimCards,
+        this.options.nodeExists,
+      );
+      const devices: PreparedDeviceWire[] = claimCards.map(({ allocated }, i) => ({
+        request_names: [allocated.request],
+        pool_name: allocated.pool,
+        device_name: allocated.device,
+        cdi_device_ids: [cdiDeviceIds[i] as string],
+        ...(allocated.shareID !== undefined ? { share_id: allocated.shareID } : {}),
+      }));
+      const entry: CheckpointEntry = {
+        namespace: ref.namespace,
+        name: ref.name,
+        specFile: this.specPath(ref.uid),
+        spec,
+        devices,
+      };
+      // Checkpoint first: a crash before the spec is written leaves an entry that the next prepare completes
+      // and the next unprepare cleans up.
+      await this.save({ ...checkpoint, claims: { ...checkpoint.claims, [ref.uid]: entry } });
+      this.checkpoint = { ...checkpoint, claims: { ...checkpoint.claims, [ref.uid]: entry } };
+      await writeFileAtomic(entry.specFile, `${JSON.stringify(spec, null, 2)}\n`);
+      logger.info(
+        { driver: this.driver, claim: `${ref.namespace}/${ref.name}`, uid: ref.uid, cdiDeviceIds },
+        'prepared claim',
+      );
+      return { devices, error: '' };
+    } catch (error) {
+      logger.error({ driver: this.driver, uid: ref.uid, err: (error as Error).message }, 'prepare failed');
+      return fail(`prepare ${ref.namespace}/${ref.name}: ${(error as Error).message}`);
+    }
+  }
+
+  private async unprepareOne(ref: ClaimReference): Promise<string> {
+    const logger = this.options.logger ?? SILENT_LOGGER;
+    try {
+      const checkpoint = await this.load();
+      const known = checkpoint.claims[ref.uid];
+      // Not in the checkpoint: never prepared here, or the checkpoint was lost after the spec was written.
+      await removeFile(known?.specFile ?? this.specPath(ref.uid));
+      if (known) {
+        const claims = { ...checkpoint.claims };
+        delete claims[ref.uid];
+        await this.save({ ...checkpoint, claims });
+        this.checkpoint = { ...checkpoint, claims };
+        logger.info({ driver: this.driver, claim: `${ref.namespace}/${ref.name}`, uid: ref.uid }, 'unprepared claim');
+      }
+      return '';
+    } catch (error) {
+      logger.error({ driver: this.driver, uid: ref.uid, err: (error as Error).message }, 'unprepare failed');
+      return `unprepare ${ref.namespace}/${ref.name}: ${(error as Error).message}`;
+    }
+  }
+}
+
+function fail(error: string): PrepareResultWire {
+  return { devices: [], error };
+}

@@ -1,0 +1,418 @@
+// Node side of DRA with a REAL kubelet (DESIGN §8 last bullet): kubelet v1.36.3 built from
+// k8s.io/kubernetes and containerd on loopback, joined to the e2e control plane; our agent (fake
+// NVML, --kubelet-plugin) registers its plugin through the kubelet's plugin watcher, and the
+// kubelet prepares a claim for a real Pod, then unprepares it when the Pod goes.
+//
+// The claim is allocated by this test (status.allocation + reservedFor written through the API, the
+// scheduler's part): what is under test is the kubelet ↔ plugin contract, not allocation, which the
+// scheduler scenarios cover. Needs root (the kubelet and containerd), runc (Debian's package), gcc
+// and go; without them the scenario is skipped with the reason. containerd 2.x is built like the
+// other components (Debian 12's 1.6 cannot inject CDI devices).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { buildDeviceClasses } from '../../src/dra/index.js';
+import { FAKE_LIBRARIES } from '../native/fake-machine.js';
+import { cdiSpecProblems } from '../support/cdi-spec.js';
+import { waitFor, type KubeObject } from './support/apply.js';
+import { ensureComponents } from './support/components.js';
+import { startControlPlane, type ControlPlane } from './support/control-plane.js';
+import { CLI } from './support/hook-server.js';
+import {
+  buildPauseImage,
+  PAUSE_IMAGE,
+  startContainerd,
+  startKubelet,
+  unmountUnder,
+  type Containerd,
+  type Kubelet,
+} from './support/node.js';
+import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
+
+const NODE = 'e2e-kubelet';
+/** One H200 for the fake NVML. */
+const CARD_FILE =
+  [
+    'lib:nvidia\tdriver=570.124.06\truntime=12080',
+    `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-0\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:18:00.0`,
+  ].join('\n') + '\n';
+const NAMESPACE = 'dra-node';
+
+function missingPrerequisite(): string | undefined {
+  if (process.getuid?.() !== 0) return 'not root: the kubelet and containerd need root';
+  for (const tool of ['runc', 'gcc', 'go', 'tar']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed`;
+  }
+  return undefined;
+}
+
+const missing = missingPrerequisite();
+if (missing) process.stderr.write(`[e2e] kubelet-plugin scenario skipped: ${missing}\n`);
+
+describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', () => {
+  let plane: ControlPlane;
+  let containerd: Containerd;
+  let kubelet: Kubelet;
+  let agent: ManagedProcess;
+  let agentHealth: string;
+  let dir: string;
+  let cdiDir: string;
+
+  let devicesFile: string;
+
+  /** Starts the agent with the kubelet plugin (again: a restart keeps the same folders and checkpoint). */
+  async function startAgent(name: string): Promise<void> {
+    const devices = devicesFile;
+    const [healthPort] = (await freePorts(1)) as [number];
+    agentHealth = `http://127.0.0.1:${healthPort}/healthz`;
+    agent = startProcess(
+      name,
+      process.execPath,
+      [
+        CLI,
+        'agent',
+        '--node',
+        NODE,
+        '--publish',
+        'feature-file',
+        '--features-dir',
+        path.join(dir, 'features.d'),
+        '--interval',
+        '5s',
+        '--health-port',
+        String(healthPort),
+        '--kubeconfig',
+        plane.kubeconfig,
+        '--manufacturers',
+        'nvidia',
+        '--kubelet-plugin',
+        '--kubelet-registry-dir',
+        kubelet.registryDir,
+        '--kubelet-plugins-dir',
+        kubelet.pluginsDir,
+        '--cdi-dir',
+        cdiDir,
+      ],
+      plane.logsDir,
+      {
+        env: {
+          ...process.env,
+          GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+          GPUSTACK_FAKE_DEVICES: devices,
+          GPUSTACK_SYSFS_ROOT: dir,
+        },
+      },
+    );
+  }
+
+  /** Waits until the kubelet has told the (new) agent that its plugin is registered. */
+  async function registered(): Promise<{ driver: string; registered?: boolean; serving: boolean }[]> {
+    const health = await waitFor(
+      async () => {
+        const response = await fetch(agentHealth).catch(() => undefined);
+        const body = (await response?.json().catch(() => undefined)) as
+          { kubeletPlugins?: { driver: string; registered?: boolean; serving: boolean }[] } | undefined;
+        return body?.kubeletPlugins?.find((p) => p.registered === true) ? body : undefined;
+      },
+      120_000,
+      `the kubelet never told the plugin it registered; see ${kubelet.process.logFile} and ${agent.logFile}`,
+      1000,
+    );
+    return health.kubeletPlugins ?? [];
+  }
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ controllerManager: false });
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
+    cdiDir = path.join(dir, 'cdi');
+    containerd = await startContainerd(dir, plane.logsDir, cdiDir);
+    plane.adopt({
+      name: 'containerd',
+      stop: async () => {
+        containerd.killTasks();
+        await containerd.process.stop(20_000);
+      },
+    });
+    const image = buildPauseImage(dir, 'v1.36.3');
+    containerd.ctr(['images', 'import', '--all-platforms', image]);
+    kubelet = await startKubelet({
+      dir,
+      logsDir: plane.logsDir,
+      kubeconfig: plane.kubeconfig,
+      nodeName: NODE,
+      containerdSocket: containerd.socket,
+    });
+    plane.adopt({ name: 'kubelet', stop: () => kubelet.process.stop(20_000) });
+    await waitFor(
+      async () => (await plane.client.get('v1', 'Node', NODE)) !== undefined,
+      120_000,
+      `the kubelet did not register node ${NODE}; see ${kubelet.process.logFile}`,
+      1000,
+    );
+
+    const devices = path.join(dir, 'devices.txt');
+    writeFileSync(devices, CARD_FILE);
+    devicesFile = devices;
+    await startAgent('agent');
+    plane.adopt({ name: 'agent', stop: () => agent.stop() });
+  }, 900_000);
+
+  let failed = false;
+  afterEach((context) => {
+    if (context.task.result?.state === 'fail') failed = true;
+  });
+
+  afterAll(async () => {
+    await plane?.stop({ failed });
+    // The kubelet bind-mounts its root dir onto itself (mount propagation) and containerd mounts each
+    // sandbox's shm and rootfs: unmount them all, then remove the folder.
+    if (dir) {
+      unmountUnder(dir);
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+
+  it('the kubelet registers the plugin through its plugin watcher (GetInfo, then NotifyRegistrationStatus)', async () => {
+    expect(await registered()).toEqual([
+      expect.objectContaining({ driver: 'nvidia.gpustack.ai', serving: true, registered: true }),
+    ]);
+    expect(readFileSync(kubelet.process.logFile, 'utf8')).toMatch(/Registered DRA plugin.*nvidia\.gpustack\.ai/);
+  });
+
+  it('prepares the claim of a real Pod (CDI spec applied by containerd) and, after an agent restart, unprepares it when the Pod goes', async () => {
+    const client = plane.client;
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    await client.applyObject({
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaim',
+      metadata: { name: 'one-gpu', namespace: NAMESPACE },
+      spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpustack-nvidia' } }] } },
+    } as KubeObject);
+    const pod = await client.applyObject<KubeObject & { metadata: { uid: string } }>({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'uses-gpu', namespace: NAMESPACE },
+      spec: {
+        nodeName: NODE,
+        hostNetwork: true,
+        terminationGracePeriodSeconds: 1,
+        resourceClaims: [{ name: 'gpu', resourceClaimName: 'one-gpu' }],
+        containers: [
+          {
+            name: 'main',
+            image: PAUSE_IMAGE,
+            imagePullPolicy: 'Never',
+            resources: { claims: [{ name: 'gpu' }] },
+          },
+        ],
+      },
+    } as KubeObject);
+    // The scheduler's part: allocate card-0 of this node's pool and reserve the claim for the Pod.
+    await client.applyObject(
+      {
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceClaim',
+        metadata: { name: 'one-gpu', namespace: NAMESPACE },
+        status: {
+          allocation: {
+            devices: { results: [{ request: 'gpu', driver: 'nvidia.gpustack.ai', pool: NODE, device: 'card-0' }] },
+            nodeSelector: {
+              nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [NODE] }] }],
+            },
+          },
+          reservedFor: [{ resource: 'pods', name: 'uses-gpu', uid: pod.metadata.uid }],
+        },
+      } as KubeObject,
+      { subresource: 'status' },
+    );
+    const claim = await client.get<KubeObject & { metadata: { uid: string } }>(
+      'resource.k8s.io/v1',
+      'ResourceClaim',
+      'one-gpu',
+      NAMESPACE,
+    );
+    const specFile = path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`);
+    await waitFor(
+      async () => {
+        const p = await client.get<KubeObject & { status?: { phase?: string } }>('v1', 'Pod', 'uses-gpu', NAMESPACE);
+        return p?.status?.phase === 'Running' ? p : undefined;
+      },
+      180_000,
+      `Pod uses-gpu did not run; see ${kubelet.process.logFile} and ${agent.logFile}`,
+      1000,
+    );
+    expect(existsSync(specFile), `${specFile} after the kubelet's NodePrepareResources`).toBe(true);
+    const spec = JSON.parse(readFileSync(specFile, 'utf8'));
+    expect(cdiSpecProblems(spec)).toEqual([]);
+    expect(spec.devices[0].containerEdits.env).toContain('NVIDIA_VISIBLE_DEVICES=GPU-e2e-0');
+    const kubeletLog = readFileSync(kubelet.process.logFile, 'utf8');
+    expect(kubeletLog).toContain(`nvidia.gpustack.ai/card=${claim?.metadata.uid}-card-0`);
+    // The runtime applied the CDI spec: the container (not the sandbox) has the plugin's variables.
+    const ids = containerd.ctr(['containers', 'list', '-q']).split('\n').filter(Boolean);
+    const withVariables = ids.filter((id) =>
+      containerd.ctr(['containers', 'info', id]).includes('NVIDIA_VISIBLE_DEVICES=GPU-e2e-0'),
+    );
+    expect(ids).toHaveLength(2);
+    expect(withVariables).toHaveLength(1);
+
+    // The plugin's health stream reaches the Pod's status (ResourceHealthStatus): healthy, then
+    // unhealthy once the card vanishes from the fake library, healthy again when it is back.
+    const podHealth = async () => {
+      const p = await client.get<KubeObject & { status?: { containerStatuses?: unknown[] } }>(
+        'v1',
+        'Pod',
+        'uses-gpu',
+        NAMESPACE,
+      );
+      return JSON.stringify(p?.status?.containerStatuses ?? []);
+    };
+    const healthOf = (text: string) => /"resourceID":"[^"]*card-0[^"]*","health":"(\w+)"/.exec(text)?.[1];
+    await waitFor(
+      async () => healthOf(await podHealth()) === 'Healthy',
+      60_000,
+      'the Pod never showed card-0 Healthy',
+      1000,
+    );
+    writeFileSync(devicesFile, 'lib:nvidia\tdriver=570.124.06\truntime=12080\n');
+    await waitFor(
+      async () => healthOf(await podHealth()) === 'Unhealthy',
+      60_000,
+      'the Pod never showed card-0 Unhealthy',
+      1000,
+    );
+    writeFileSync(devicesFile, CARD_FILE);
+    await waitFor(
+      async () => healthOf(await podHealth()) === 'Healthy',
+      60_000,
+      'card-0 did not turn Healthy again',
+      1000,
+    );
+
+    // The agent restarts while the Pod runs: the kubelet registers the new plugin, and the unprepare
+    // below is answered from the checkpoint the first one wrote.
+    await agent.stop();
+    expect(existsSync(specFile)).toBe(true);
+    await startAgent('agent-restarted');
+    await registered();
+
+    await client.delete('v1', 'Pod', 'uses-gpu', NAMESPACE, { gracePeriodSeconds: 0 });
+    await waitFor(
+      async () => !existsSync(specFile),
+      120_000,
+      `the kubelet did not unprepare the claim; see ${kubelet.process.logFile}`,
+      1000,
+    );
+    const checkpoint = JSON.parse(
+      readFileSync(path.join(kubelet.pluginsDir, 'nvidia.gpustack.ai', 'checkpoint.json'), 'utf8'),
+    );
+    expect(checkpoint.claims).toEqual({});
+    expect(readdirSync(cdiDir)).toEqual([]);
+    // The claim still holds card-0 (this test allocated it; no controller clears reservedFor): free the card.
+    await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'one-gpu', NAMESPACE);
+  });
+  it("two shares of one card, allocated by the real kube-scheduler from the agent's slices, reach one container with their summed limits", async () => {
+    const client = plane.client;
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    const scheduler = ensureComponents(['kube-scheduler'] as const)['kube-scheduler'];
+    const proc = startProcess(
+      'kube-scheduler',
+      scheduler.binary,
+      [`--kubeconfig=${plane.kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--v=4'],
+      plane.logsDir,
+    );
+    plane.adopt({ name: 'kube-scheduler', stop: () => proc.stop() });
+    for (const deviceClass of buildDeviceClasses(new Set(['nvidia']), []))
+      await client.applyObject(deviceClass as KubeObject);
+    // The agent publishes the card's slices (its ResourceSlice publisher) while the plugin serves it.
+    await waitFor(
+      async () =>
+        (await client.list('resource.k8s.io/v1', 'ResourceSlice')).some(
+          (s) => (s as KubeObject & { spec?: { nodeName?: string } }).spec?.nodeName === NODE,
+        ),
+      60_000,
+      `the agent published no ResourceSlice for ${NODE}; see ${agent.logFile}`,
+      1000,
+    );
+    const share = (name: string) => ({
+      name,
+      exactly: { deviceClassName: 'gpustack-nvidia-shared', capacity: { requests: { memory: '20Gi' } } },
+    });
+    // A claim, not a template: no kube-controller-manager (its resourceclaim controller) runs here.
+    await client.applyObject({
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaim',
+      metadata: { name: 'two-shares', namespace: NAMESPACE },
+      spec: { devices: { requests: [share('a'), share('b')] } },
+    } as KubeObject);
+    await client.applyObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'shares', namespace: NAMESPACE },
+      spec: {
+        hostNetwork: true,
+        terminationGracePeriodSeconds: 1,
+        // No CNI and no node lifecycle controller here: tolerate whatever the node carries.
+        tolerations: [{ operator: 'Exists' }],
+        resourceClaims: [{ name: 'gpu', resourceClaimName: 'two-shares' }],
+        containers: [
+          { name: 'main', image: PAUSE_IMAGE, imagePullPolicy: 'Never', resources: { claims: [{ name: 'gpu' }] } },
+        ],
+      },
+    } as KubeObject);
+    const diagnose = async () =>
+      JSON.stringify({
+        pod: (await client.get<KubeObject & { status?: unknown }>('v1', 'Pod', 'shares', NAMESPACE))?.status,
+        claim: (
+          await client.get<KubeObject & { status?: unknown }>(
+            'resource.k8s.io/v1',
+            'ResourceClaim',
+            'two-shares',
+            NAMESPACE,
+          )
+        )?.status,
+      });
+    const pod = await waitFor(
+      async () => {
+        const p = await client.get<KubeObject & { status?: { phase?: string } }>('v1', 'Pod', 'shares', NAMESPACE);
+        return p?.status?.phase === 'Running' ? p : undefined;
+      },
+      120_000,
+      `Pod shares did not run; see ${plane.logsDir}`,
+      1000,
+    ).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${await diagnose()}`);
+    });
+    expect(pod.status?.phase).toBe('Running');
+    const claimName = 'two-shares';
+    const claim = await client.get<
+      KubeObject & {
+        metadata: { uid: string };
+        status: { allocation: { devices: { results: { device: string; shareID?: string }[] } } };
+      }
+    >('resource.k8s.io/v1', 'ResourceClaim', claimName, NAMESPACE);
+    const results = claim?.status.allocation.devices.results ?? [];
+    expect(results.map((r) => r.device)).toEqual(['card-0-shared', 'card-0-shared']);
+    expect(new Set(results.map((r) => r.shareID)).size).toBe(2);
+    const spec = JSON.parse(
+      readFileSync(path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`), 'utf8'),
+    ) as { devices: { name: string; containerEdits: { env: string[] } }[] };
+    expect(cdiSpecProblems(spec)).toEqual([]);
+    expect(spec.devices).toHaveLength(2);
+    const limits = ['GPUSTACK_NVIDIA_MEMORY_LIMIT_MIB_0=40960', 'GPUSTACK_NVIDIA_UNITS_0=320000'];
+    for (const d of spec.devices) expect(d.containerEdits.env).toEqual(expect.arrayContaining(limits));
+    // Both shares' CDI devices were injected into the one container.
+    const ids = containerd.ctr(['containers', 'list', '-q']).split('\n').filter(Boolean);
+    const infos = ids.map((id) => containerd.ctr(['containers', 'info', id]));
+    expect(infos.some((info) => limits.every((l) => info.includes(l)))).toBe(true);
+    await client.delete('v1', 'Pod', 'shares', NAMESPACE, { gracePeriodSeconds: 0 });
+    await waitFor(
+      async () => !existsSync(path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`)),
+      120_000,
+      `the kubelet did not unprepare the shares; see ${kubelet.process.logFile}`,
+      1000,
+    );
+  });
+});
