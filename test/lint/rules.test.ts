@@ -29,6 +29,30 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
   },
   { name: 'global', path: 'src/k8s/probe.ts', code: 'export const g = global;', rule: 'no-restricted-globals' },
   {
+    name: 'node:fs in the DRA model',
+    path: 'src/dra/probe.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'Date.now() in the DRA model',
+    path: 'src/dra/probe.ts',
+    code: 'export const t = Date.now();',
+    rule: 'no-restricted-properties',
+  },
+  {
+    name: 'the DRA model importing the agent',
+    path: 'src/dra/probe.ts',
+    code: "import { runCycle } from '../agent/index.js';\nexport const r = runCycle;",
+    rule: 'no-restricted-imports',
+  },
+  {
+    name: 'nodefeature importing the DRA model',
+    path: 'src/nodefeature/probe.ts',
+    code: "import { driverName } from '../dra/index.js';\nexport const d = driverName;",
+    rule: 'no-restricted-imports',
+  },
+  {
     name: 'new Date()',
     path: 'src/sync/probe.ts',
     code: 'export const now = new Date();',
