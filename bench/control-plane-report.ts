@@ -244,6 +244,15 @@ export function clusterSectionOf(results: string): string | undefined {
   return start >= 0 && end > start ? results.slice(start, end + END.length) : undefined;
 }
 
+/**
+ * Every section of RESULTS.md that another bench writes (`<!-- bench:<name> start -->` …
+ * `<!-- bench:<name> end -->`: bench:admission's, bench:cluster's), in order, for `npm run bench`
+ * to keep when it rewrites the file.
+ */
+export function keptSectionsOf(results: string): string[] {
+  return [...results.matchAll(/<!-- bench:([a-z-]+) start -->[\s\S]*?<!-- bench:\1 end -->/g)].map((m) => m[0]);
+}
+
 export function clusterReadmeSection(result: ClusterResult): string {
   const rows = result.runs.map(
     (r) =>

@@ -12,7 +12,7 @@ import path from 'node:path';
 
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS, finished, spawnScript } from './child.js';
 import { generateCluster } from './cluster.js';
-import { clusterSectionOf } from './control-plane-report.js';
+import { keptSectionsOf } from './control-plane-report.js';
 import { benchDetect } from './detect-run.js';
 import { measureLoad } from './load.js';
 import type { SizeResult } from './measure-size.js';
@@ -143,13 +143,13 @@ async function main(): Promise<void> {
     mkdirSync(resultsDir, { recursive: true });
     writeFileSync(path.join(resultsDir, `${date}.json`), `${JSON.stringify(bench, null, 2)}\n`);
     writeFileSync(path.join(resultsDir, 'cost-per-node.svg'), costPerNodeSvg(results));
-    // bench:cluster's section (a separate, longer run) stays as it was.
+    // The sections of the other benches (bench:admission, bench:cluster: separate runs) stay as they were.
     const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
-    const cluster = existsSync(resultsFile) ? clusterSectionOf(readFileSync(resultsFile, 'utf8')) : undefined;
+    const kept = existsSync(resultsFile) ? keptSectionsOf(readFileSync(resultsFile, 'utf8')) : [];
     writeFileSync(
       resultsFile,
       resultsMarkdown(bench).replace('](cost-per-node.svg)', '](results/cost-per-node.svg)') +
-        (cluster ? `\n${cluster}\n` : ''),
+        kept.map((section) => `\n${section}\n`).join(''),
     );
     writeFileSync(path.join(BENCH_DIR, 'README-section.md'), readmeSection(bench));
     log(

@@ -5,7 +5,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { cardLabelPatch, generateCluster, generateNodes } from '../../bench/cluster.js';
-import { clusterScaleSvg, clusterSectionOf, spliceClusterSection } from '../../bench/control-plane-report.js';
+import {
+  clusterScaleSvg,
+  clusterSectionOf,
+  keptSectionsOf,
+  spliceClusterSection,
+} from '../../bench/control-plane-report.js';
 
 describe('bench:cluster Nodes', () => {
   it('are the Nodes of generateCluster without node-profile labels', () => {
@@ -61,5 +66,17 @@ describe('the bench:cluster plot', () => {
     expect(svg.match(/<polyline/g)).toHaveLength(4);
     expect(svg).toContain('converged after the first Node (s)');
     expect(svg).toContain('reaction to one card change, p90 (s)');
+  });
+});
+
+describe('keptSectionsOf', () => {
+  it("keeps every other bench's marked section, in order, and nothing outside the markers", () => {
+    const admission = '<!-- bench:admission start -->\n## Admission\n| a |\n<!-- bench:admission end -->';
+    const cluster = '<!-- bench:cluster start -->\n## Cluster\n<!-- bench:cluster end -->';
+    const text = `# Results\n\n| floor |\n\n${admission}\n\nstray text\n\n${cluster}\n`;
+    expect(keptSectionsOf(text)).toEqual([admission, cluster]);
+    expect(keptSectionsOf('# Results\n')).toEqual([]);
+    // An unterminated section is not kept (it would swallow the rest of the file).
+    expect(keptSectionsOf('<!-- bench:admission start -->\n## Admission\n')).toEqual([]);
   });
 });
