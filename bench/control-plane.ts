@@ -18,8 +18,8 @@ import { parse } from 'yaml';
 
 import type { Node } from '../src/k8s/index.js';
 import { renderChain, type RenderedObject } from '../src/render/index.js';
-import { waitFor, type KubeClient, type KubeObject } from '../test/e2e/support/apply.js';
-import { ourManifests, subsetDiff } from '../test/e2e/support/chain.js';
+import { sleep, waitFor, type KubeClient, type KubeObject } from '../test/e2e/support/apply.js';
+import { diffObjects, idOf, ourManifests } from '../test/e2e/support/chain.js';
 import { ensureCrds } from '../test/e2e/support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from '../test/e2e/support/control-plane.js';
 import { freePorts, startProcess, type ManagedProcess } from '../test/e2e/support/processes.js';
@@ -76,10 +76,6 @@ function argument(name: string): string | undefined {
 function log(message: string): void {
   process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const idOf = (o: { kind: string; metadata: { name: string; namespace?: string | undefined } }): string =>
-  `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
 
 /** CPU seconds (user + system, all threads) and peak RSS of a live process, from /proc. */
 function processUse(pid: number): { cpuSeconds: number; peakRssMB: number; rssMB: number } {
@@ -207,28 +203,15 @@ async function listOwned(client: KubeClient, kinds: readonly string[]): Promise<
 }
 
 /** Differences between the live objects of `kinds` and render's (same set; our labels, annotations and spec). */
-function diffObjects(
+function diffKinds(
   expected: readonly RenderedObject[],
   live: Map<string, KubeObject>,
   kinds: readonly string[],
 ): string[] {
-  const wanted = new Map(expected.filter((o) => kinds.includes(o.kind)).map((o) => [idOf(o), o]));
-  const out: string[] = [];
-  for (const id of wanted.keys()) if (!live.has(id)) out.push(`missing ${id}`);
-  for (const id of live.keys()) if (!wanted.has(id)) out.push(`unexpected ${id}`);
-  for (const [id, want] of wanted) {
-    const have = live.get(id);
-    if (!have) continue;
-    const meta = want.metadata as { labels?: unknown; annotations?: unknown };
-    subsetDiff(
-      { labels: meta.labels ?? {}, annotations: meta.annotations ?? {} },
-      have.metadata,
-      `${id} metadata`,
-      out,
-    );
-    subsetDiff(want['spec'], have['spec'], `${id} spec`, out);
-  }
-  return out;
+  return diffObjects(
+    expected.filter((o) => kinds.includes(o.kind)),
+    live,
+  );
 }
 
 function render(nodes: readonly Node[], namespaces: readonly string[]) {
@@ -381,7 +364,7 @@ async function runOnce(size: number, changes: number, slimNodes = false): Promis
       lastDiff =
         unmanaged.items.length > 0
           ? ['Nodes without managed']
-          : diffObjects(expected.objects, await listOwned(client, allKinds), allKinds);
+          : diffKinds(expected.objects, await listOwned(client, allKinds), allKinds);
       if (lastDiff.length === 0) {
         const live = new Map((await client.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
         lastDiff = expected.nodes.flatMap((n) =>
@@ -431,8 +414,7 @@ async function runOnce(size: number, changes: number, slimNodes = false): Promis
         const at = performance.now();
         const live = await client.get('v1', 'Node', target.metadata.name);
         diff = nodeLabelDiff(wantLabels, live?.metadata.labels ?? {});
-        if (diff.length === 0)
-          diff = diffObjects(want.objects, await listOwned(client, REACTION_KINDS), REACTION_KINDS);
+        if (diff.length === 0) diff = diffKinds(want.objects, await listOwned(client, REACTION_KINDS), REACTION_KINDS);
         if (diff.length === 0) done = at;
         else await sleep(100);
       }

@@ -22,8 +22,7 @@ import { FAKE_LIBRARIES } from '../native/fake-machine.js';
 import { waitFor, type KubeClient } from './support/apply.js';
 import { createNode } from './support/chain.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
-import { CLI } from './support/hook-server.js';
-import { freePorts, startProcess } from './support/processes.js';
+import { startAgentProcess } from './support/agent.js';
 
 const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
 
@@ -452,36 +451,11 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
         ].join('\n') + '\n',
       );
     writeCards(4);
-    const [healthPort] = (await freePorts(1)) as [number];
-    const agent = startProcess(
-      'agent-slices',
-      process.execPath,
-      [
-        CLI,
-        'agent',
-        '--node',
-        name,
-        '--publish',
-        'node-labels',
-        '--interval',
-        '1s',
-        '--health-port',
-        String(healthPort),
-        '--kubeconfig',
-        plane.kubeconfig,
-        '--manufacturers',
-        'nvidia',
-      ],
-      plane.logsDir,
-      {
-        env: {
-          ...process.env,
-          GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
-          GPUSTACK_FAKE_DEVICES: devices,
-          GPUSTACK_SYSFS_ROOT: dir,
-        },
-      },
-    );
+    const { process: agent, healthPort } = await startAgentProcess(plane, 'agent-slices', name, ['nvidia'], {
+      GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+      GPUSTACK_FAKE_DEVICES: devices,
+      GPUSTACK_SYSFS_ROOT: dir,
+    });
     try {
       const started = Date.now();
       await waitFor(

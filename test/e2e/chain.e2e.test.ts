@@ -21,8 +21,8 @@ import {
 } from './support/chain.js';
 import { describeComponents, ensureCrds } from './support/components.js';
 import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { CLI, startHookServer, type HookServer } from './support/hook-server.js';
-import { freePorts, startProcess } from './support/processes.js';
+import { startAgentProcess } from './support/agent.js';
+import { startHookServer, type HookServer } from './support/hook-server.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
@@ -309,36 +309,11 @@ describe('the scheduling chain on a real control plane', () => {
         ].join('\n') + '\n',
       );
     writeCards(4);
-    const [healthPort] = (await freePorts(1)) as [number];
-    const agent = startProcess(
-      'agent',
-      process.execPath,
-      [
-        CLI,
-        'agent',
-        '--node',
-        node,
-        '--publish',
-        'node-labels',
-        '--interval',
-        '1s',
-        '--health-port',
-        String(healthPort),
-        '--kubeconfig',
-        plane.kubeconfig,
-        '--manufacturers',
-        'nvidia',
-      ],
-      plane.logsDir,
-      {
-        env: {
-          ...process.env,
-          GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
-          GPUSTACK_FAKE_DEVICES: devices,
-          GPUSTACK_SYSFS_ROOT: dir,
-        },
-      },
-    );
+    const { process: agent, healthPort } = await startAgentProcess(plane, 'agent', node, ['nvidia'], {
+      GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+      GPUSTACK_FAKE_DEVICES: devices,
+      GPUSTACK_SYSFS_ROOT: dir,
+    });
     try {
       await converge('the agent labels the node and the chain adds a 4-card flavor', async () => {
         const labels = (await client.get('v1', 'Node', node))?.metadata.labels ?? {};

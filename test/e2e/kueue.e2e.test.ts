@@ -17,6 +17,7 @@ import { describeComponents, ensureComponents } from './support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
 import { CLI, startHookServer } from './support/hook-server.js';
 import { startKueue, type Kueue } from './support/kueue.js';
+import { markNodeReady } from './support/scheduling.js';
 import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -245,31 +246,7 @@ async function markReady(name: string): Promise<void> {
     taints.map((t) => `${t.key}:${t.effect}`),
     `new Node ${name}`,
   ).toContain('node.kubernetes.io/not-ready:NoSchedule');
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  await client.mergePatch(
-    'v1',
-    'Node',
-    name,
-    {
-      status: {
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'KubeletReady',
-            message: 'e2e stand-in for the kubelet',
-            lastHeartbeatTime: now,
-            lastTransitionTime: now,
-          },
-        ],
-      },
-    },
-    undefined,
-    'status',
-  );
-  await client.mergePatch('v1', 'Node', name, {
-    spec: { taints: taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready') },
-  });
+  await markNodeReady(client, name);
 }
 
 async function workloadOf(jobName: string): Promise<Workload | undefined> {

@@ -41,9 +41,40 @@ export async function startFakeAgent(plane: ControlPlane, node: string, machine:
       return [libraryVariable(mfr), library];
     }),
   );
+  const { process: proc } = await startAgentProcess(plane, `agent-${node}`, node, manufacturers, {
+    ...libraries,
+    GPUSTACK_FAKE_DEVICES: path.join(dir, 'devices.txt'),
+    // No host sysfs: NUMA nodes come from the fake files only.
+    GPUSTACK_SYSFS_ROOT: dir,
+  });
+  const agent: FakeAgent = {
+    node,
+    process: proc,
+    setMachine,
+    stop: async () => {
+      await proc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  plane.adopt({ name: `agent-${node}`, stop: agent.stop });
+  return agent;
+}
+
+/**
+ * `gpustack-operator agent --publish node-labels --interval 1s` for `node` against the test API
+ * server, restricted to `manufacturers`; `env` names the vendor libraries (`GPUSTACK_<MFR>_LIBRARY`)
+ * and the fake machine (`GPUSTACK_FAKE_DEVICES`, `GPUSTACK_SYSFS_ROOT`).
+ */
+export async function startAgentProcess(
+  plane: ControlPlane,
+  label: string,
+  node: string,
+  manufacturers: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<{ process: ManagedProcess; healthPort: number }> {
   const [healthPort] = (await freePorts(1)) as [number];
-  const proc = startProcess(
-    `agent-${node}`,
+  const agent = startProcess(
+    label,
     process.execPath,
     [
       CLI,
@@ -62,27 +93,9 @@ export async function startFakeAgent(plane: ControlPlane, node: string, machine:
       manufacturers.join(','),
     ],
     plane.logsDir,
-    {
-      env: {
-        ...process.env,
-        ...libraries,
-        GPUSTACK_FAKE_DEVICES: path.join(dir, 'devices.txt'),
-        // No host sysfs: NUMA nodes come from the fake files only.
-        GPUSTACK_SYSFS_ROOT: dir,
-      },
-    },
+    { env: { ...process.env, ...env } },
   );
-  const agent: FakeAgent = {
-    node,
-    process: proc,
-    setMachine,
-    stop: async () => {
-      await proc.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  plane.adopt({ name: `agent-${node}`, stop: agent.stop });
-  return agent;
+  return { process: agent, healthPort };
 }
 
 export type DeviceAttribute = { string?: string; int?: number; bool?: boolean; version?: string };

@@ -138,8 +138,33 @@ export interface LiveChain {
   nodeAnnotations: Map<string, Record<string, string>>;
 }
 
-const idOf = (o: { kind: string; metadata: { name: string; namespace?: string | undefined } }): string =>
+/** `<Kind> [<namespace>/]<name>`: one key per object of the chain. */
+export const idOf = (o: { kind: string; metadata: { name: string; namespace?: string | undefined } }): string =>
   `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+
+/**
+ * Differences between the objects render expects and the live ones (keyed by `idOf`): the same
+ * set, each live object carrying the expected labels, annotations and spec. Empty = equal.
+ */
+export function diffObjects(expected: readonly RenderedObject[], live: ReadonlyMap<string, KubeObject>): string[] {
+  const out: string[] = [];
+  const wanted = new Map(expected.map((o) => [idOf(o), o]));
+  for (const id of wanted.keys()) if (!live.has(id)) out.push(`missing ${id}`);
+  for (const id of live.keys()) if (!wanted.has(id)) out.push(`unexpected ${id}`);
+  for (const [id, want] of wanted) {
+    const have = live.get(id);
+    if (!have) continue;
+    const meta = want.metadata as { labels?: unknown; annotations?: unknown };
+    subsetDiff(
+      { labels: meta.labels ?? {}, annotations: meta.annotations ?? {} },
+      have.metadata,
+      `${id} metadata`,
+      out,
+    );
+    subsetDiff(want['spec'], have['spec'], `${id} spec`, out);
+  }
+  return out;
+}
 
 export async function readLiveChain(client: KubeClient): Promise<LiveChain> {
   const objects = new Map<string, KubeObject>();
@@ -183,22 +208,7 @@ export function subsetDiff(want: unknown, have: unknown, at: string, out: string
 export function diffAgainstRender(live: LiveChain, nodes: readonly Node[], namespaces: readonly string[]): string[] {
   const result = renderChain({ nodes, namespaces }, { now: '2026-01-01T00:00:00Z' });
   if (!result.ok) return [`render refused: ${result.error.message}`];
-  const out: string[] = [];
-  const wanted = new Map(result.objects.map((o: RenderedObject) => [idOf(o), o]));
-  for (const id of wanted.keys()) if (!live.objects.has(id)) out.push(`missing ${id}`);
-  for (const id of live.objects.keys()) if (!wanted.has(id)) out.push(`unexpected ${id}`);
-  for (const [id, want] of wanted) {
-    const have = live.objects.get(id);
-    if (!have) continue;
-    const meta = want.metadata as { labels?: unknown; annotations?: unknown };
-    subsetDiff(
-      { labels: meta.labels ?? {}, annotations: meta.annotations ?? {} },
-      have.metadata,
-      `${id} metadata`,
-      out,
-    );
-    subsetDiff(want['spec'], have['spec'], `${id} spec`, out);
-  }
+  const out = diffObjects(result.objects, live.objects);
   for (const node of result.nodes) {
     const labels = live.nodes.get(node.name) ?? {};
     for (const [key, value] of Object.entries(node.labels)) {

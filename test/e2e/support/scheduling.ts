@@ -41,10 +41,7 @@ export interface NodeSpec {
 }
 
 /**
- * Creates a Node as a kubelet would register it, then stands in for the kubelet and the node
- * lifecycle controller (neither runs here): Ready=True, and the `node.kubernetes.io/not-ready`
- * taint the API server's TaintNodesByCondition admission put on it removed, or the scheduler
- * would never bind to it.
+ * Creates a Node as a kubelet would register it, then marks it Ready (`markNodeReady`).
  */
 export async function createReadyNode(client: KubeClient, spec: NodeSpec): Promise<void> {
   const { name } = spec;
@@ -63,6 +60,16 @@ export async function createReadyNode(client: KubeClient, spec: NodeSpec): Promi
     },
     status: { capacity },
   });
+  await markNodeReady(client, name);
+}
+
+/**
+ * Stands in for the kubelet and the node lifecycle controller (neither runs here): Ready=True,
+ * and the `node.kubernetes.io/not-ready` taint the API server's TaintNodesByCondition admission
+ * puts on every new Node removed, or the scheduler would never bind to it (and the checker counts
+ * no cards on it).
+ */
+export async function markNodeReady(client: KubeClient, name: string): Promise<void> {
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   await client.mergePatch(
     'v1',
