@@ -1,12 +1,11 @@
 /**
- * @module Device taints for cards that disappeared or failed detection (resource.k8s.io/v1
- * `Device.taints`, beta in 1.36): the slice publisher keeps publishing a card it published before
- * and taints both of its devices `NoSchedule`, so no new claim lands on it while claims already
- * allocated keep their card (the scheduler honours the taint; nothing is evicted). A card that
- * comes back healthy, with the same UUID, loses the taint. Pure: the publisher calls it per slice build.
+ * @module Card health: which cards published before are missing, replaced or undetectable now
+ * (`cardProblems`, the kubelet plugin's health stream), and the device taint (resource.k8s.io/v1
+ * `Device.taints`, on by default in 1.36) the slices carry for a card whose manufacturer's
+ * detection failed: `NoSchedule`, so no new claim lands on it while claims already allocated keep
+ * their card (nothing is evicted). A card back healthy loses it.
  */
 import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
-import { sharedDeviceName, wholeDeviceName } from './constants.js';
 
 export const UNHEALTHY_TAINT_KEY = `${SYSTEM_DOMAIN}/unhealthy`;
 
@@ -48,13 +47,7 @@ export function cardProblems(
   return problems;
 }
 
-/** The taints of both devices of every problem card, by device name (`card-<i>`, `card-<i>-shared`). */
-export function deviceTaints(problems: ReadonlyMap<number, CardProblem>): Map<string, DeviceTaint[]> {
-  const taints = new Map<string, DeviceTaint[]>();
-  for (const [index, problem] of problems) {
-    const taint: DeviceTaint = { key: UNHEALTHY_TAINT_KEY, value: problem, effect: 'NoSchedule' };
-    taints.set(wholeDeviceName(index), [taint]);
-    taints.set(sharedDeviceName(index), [taint]);
-  }
-  return taints;
+/** The taint both devices of an unhealthy card are published with. */
+export function unhealthyTaint(problem: CardProblem): DeviceTaint {
+  return { key: UNHEALTHY_TAINT_KEY, value: problem, effect: 'NoSchedule' };
 }

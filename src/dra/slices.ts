@@ -40,7 +40,7 @@ import {
   type ResourceSlice,
   type SliceDevice,
 } from './resource-slice.js';
-import { UNHEALTHY_TAINT_KEY, type CardProblem } from './device-health.js';
+import { unhealthyTaint, type CardProblem } from './device-health.js';
 
 /** One detected card as the agent hands it over (the addon's `Device`, strings already cut at NUL). */
 export interface SliceCard extends Omit<DeviceFacts, 'memoryMiB'> {
@@ -207,10 +207,7 @@ function devicesOf(placed: PlacedCard, mfr: ManufacturerName): SliceDevice[] {
   const { card, productKey, figures } = placed;
   const attributes = attributesOf(card, mfr, productKey);
   const consumesCounters = [{ counterSet: counterSetName(card.index), counters: counters(figures) }];
-  const taints =
-    card.problem !== undefined
-      ? { taints: [{ key: UNHEALTHY_TAINT_KEY, value: card.problem, effect: 'NoSchedule' as const }] }
-      : {};
+  const taints = card.problem !== undefined ? { taints: [unhealthyTaint(card.problem)] } : {};
   return [
     {
       name: wholeDeviceName(card.index),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UNHEALTHY_TAINT_KEY, cardProblems, deviceTaints } from '../../src/dra/index.js';
+import { UNHEALTHY_TAINT_KEY, cardProblems, unhealthyTaint } from '../../src/dra/index.js';
 
 const c = (index: number, uuid = `U${index}`) => ({ index, uuid });
 
@@ -24,15 +24,9 @@ describe('cardProblems', () => {
   });
 });
 
-describe('deviceTaints', () => {
-  it('taints both devices of a problem card NoSchedule, with the problem as value', () => {
-    const taint = { key: UNHEALTHY_TAINT_KEY, value: 'missing', effect: 'NoSchedule' };
+describe('unhealthyTaint', () => {
+  it('is NoSchedule, with the problem as value', () => {
     expect(UNHEALTHY_TAINT_KEY).toBe('gpustack.ai/unhealthy');
-    expect(deviceTaints(new Map([[3, 'missing']]))).toEqual(
-      new Map([
-        ['card-3', [taint]],
-        ['card-3-shared', [taint]],
-      ]),
-    );
+    expect(unhealthyTaint('missing')).toEqual({ key: UNHEALTHY_TAINT_KEY, value: 'missing', effect: 'NoSchedule' });
   });
 });
