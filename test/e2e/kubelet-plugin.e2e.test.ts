@@ -18,7 +18,7 @@ import { buildDeviceClasses } from '../../src/dra/index.js';
 import { FAKE_LIBRARIES } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { waitFor, type KubeObject } from './support/apply.js';
-import { ensureComponents } from './support/components.js';
+import { describeComponents, ensureComponents } from './support/components.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
 import { CLI } from './support/hook-server.js';
 import {
@@ -126,6 +126,9 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
 
   beforeAll(async () => {
     plane = await startControlPlane({ controllerManager: false });
+    process.stderr.write(
+      `[e2e] node side:\n${describeComponents(ensureComponents(['kubelet', 'containerd', 'kube-scheduler'] as const))}\n`,
+    );
     dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
     cdiDir = path.join(dir, 'cdi');
     containerd = await startContainerd(dir, plane.logsDir, cdiDir);
