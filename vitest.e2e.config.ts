@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// `npm run test:e2e`: the real control plane (test/e2e). The native global setup builds the
-// addon and the fake vendor libraries the agent scenario runs on.
+// `npm run test:e2e`: the real control plane (test/e2e). The global setups build the addon and the
+// fake vendor libraries the agent scenarios run on, and every upstream component at once.
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.e2e.test.ts'],
-    globalSetup: ['test/native/global-setup.ts'],
+    globalSetup: ['test/native/global-setup.ts', 'test/e2e/support/global-setup.ts'],
     fileParallelism: false,
     pool: 'forks',
     testTimeout: 300_000,

@@ -50,7 +50,7 @@ export class ComponentError extends Error {
   }
 }
 
-function envName(name: ComponentName): string {
+export function envName(name: ComponentName): string {
   return name.toUpperCase().replace(/-/g, '_');
 }
 
