@@ -22,6 +22,7 @@ import { constructDeviceLabels, constructProfileLabels, type DeviceFacts } from 
 import {
   SchedulingChainSyncRequestSchema,
   InstanceTypeSyncRequestSchema,
+  buildNodeProfile,
   syncInstanceType,
   syncSchedulingChain,
 } from '../src/sync/index.js';
@@ -744,7 +745,7 @@ export function generateNodesOfKind(
     controller: exampleController('scheduling-chain'),
     parent: chain,
     children: objectMap([], [`AdmissionCheck.${KUEUE}`, `InstanceType.${GPUSTACK}`, `ResourceFlavor.${KUEUE}`]),
-    related: objectMap(nodes as unknown as Json[], ['Node.v1']),
+    related: chainRelated(nodes, random),
     finalizing: false,
   };
   const output = unwrap(syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(request), { now: NOW }));
@@ -817,6 +818,21 @@ function objectMap(objects: readonly Json[], declared: readonly string[]): Objec
 }
 
 /** A desired object as the API server returns it once Metacontroller has applied it. */
+/**
+ * What Metacontroller relates to the chain for labelled Nodes: the NodeProfile node-profile wrote
+ * of each (as the API server serves it: uid, ownerReferences…), no whole Node.
+ */
+function chainRelated(nodes: readonly Node[], random: Random): Record<string, Record<string, Json>> {
+  const profiles = nodes.map((node) =>
+    observed(
+      buildNodeProfile(node, node.metadata.labels ?? {}, node.metadata.annotations ?? {}) as unknown as Json,
+      node as unknown as Json,
+      random,
+    ),
+  );
+  return objectMap(profiles, [`NodeProfile.${GPUSTACK}`, 'Node.v1']);
+}
+
 function observed(desired: Json, parent: Json, random: Random, status?: Json): Json {
   const meta = desired['metadata'] as Json;
   const parentMeta = parent['metadata'] as Json;
@@ -957,7 +973,7 @@ export function generateCluster(size: number, seed = 20260201): ClusterBodies {
     controller: exampleController('scheduling-chain'),
     parent: chain,
     children: objectMap([], chainKeys),
-    related: objectMap(nodes as unknown as Json[], ['Node.v1']),
+    related: chainRelated(nodes, random),
     finalizing: false,
   };
   const first = unwrap(syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(firstChain), { now: NOW }));

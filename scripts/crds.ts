@@ -10,6 +10,7 @@ import {
   GPUSTACK_API_VERSION,
   InstanceTypeSpecSchema,
   InstanceTypeStatusSchema,
+  NodeProfileSpecSchema,
   SchedulingChainSpecSchema,
   SchedulingChainStatusSchema,
 } from '../src/k8s/index.js';
@@ -116,7 +117,7 @@ function withDeviceLabelSourceRules(spec: JsonSchema): JsonSchema {
   };
 }
 
-/** The SchedulingChain, InstanceType and ChainSettings CRDs, in that order. */
+/** The SchedulingChain, InstanceType, ChainSettings and NodeProfile CRDs, in that order. */
 export function buildCrds(): JsonSchema[] {
   const chainSpec = { ...withDeviceLabelSourceRules(openApi(SchedulingChainSpecSchema)), default: {} };
   const typeSpec = {
@@ -161,6 +162,16 @@ export function buildCrds(): JsonSchema[] {
       [
         { name: 'Node-Management', type: 'string', jsonPath: '.spec.nodeManagement' },
         { name: 'General-Key', type: 'string', jsonPath: '.spec.generalKey' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    ),
+    // What the chain reads of one managed Node, written by node-profile (the Node's attachment).
+    crd(
+      { kind: 'NodeProfile', plural: 'nodeprofiles', singular: 'nodeprofile', shortNames: ['nprof'] },
+      openApi(NodeProfileSpecSchema),
+      undefined,
+      [
+        { name: 'CPU', type: 'string', jsonPath: '.spec.cpuCapacity' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],
     ),

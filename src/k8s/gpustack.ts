@@ -11,6 +11,7 @@ import {
   LabelSelectorSchema,
   LabelsSchema,
   OutputConditionSchema,
+  ReceivedLabelsSchema,
   TolerationSchema,
 } from './objects.js';
 import { summarizeIssues } from './paths.js';
@@ -144,6 +145,39 @@ export const ChainSettingsOutputSchema = z.strictObject({
   spec: SchedulingChainSpecSchema,
 });
 export type ChainSettingsOutput = z.output<typeof ChainSettingsOutputSchema>;
+
+/**
+ * What the chain reads of one managed Node — its gpustack.ai labels, os and arch, the cpu-name
+ * annotation and `status.capacity.cpu`, as node-profile leaves them — written by node-profile as
+ * the Node's attachment (same name). The chain relates these instead of Nodes: about 1 KB per Node
+ * instead of the ~24 KB of a Node a kubelet writes (images, conditions), which Metacontroller
+ * otherwise reads, marshals and sends on every chain sync.
+ */
+export const NodeProfileSpecSchema = z.strictObject({
+  labels: LabelsSchema,
+  annotations: LabelsSchema.optional(),
+  cpuCapacity: z.string().optional(),
+});
+export type NodeProfileSpec = z.infer<typeof NodeProfileSpecSchema>;
+
+/** A NodeProfile as related to the chain: its spec is all the chain reads of the Node. */
+export const NodeProfileSchema = KubeObjectSchema.extend({
+  spec: z.looseObject({
+    labels: ReceivedLabelsSchema.default({}),
+    annotations: ReceivedLabelsSchema.optional(),
+    cpuCapacity: z.union([z.string(), z.number()]).optional(),
+  }),
+});
+export type NodeProfile = z.infer<typeof NodeProfileSchema>;
+
+/** The NodeProfile as node-profile emits it. */
+export const NodeProfileOutputSchema = z.strictObject({
+  apiVersion: z.literal(GPUSTACK_API_VERSION),
+  kind: z.literal('NodeProfile'),
+  metadata: z.strictObject({ name: z.string(), labels: LabelsSchema.optional() }),
+  spec: NodeProfileSpecSchema,
+});
+export type NodeProfileOutput = z.output<typeof NodeProfileOutputSchema>;
 
 export const UnitResourcesSchema = z.strictObject({ cpu: z.string(), ram: z.string() });
 

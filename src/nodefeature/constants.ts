@@ -23,6 +23,11 @@ export const MAX_CARD_MEMORY_MIB = 16 * 1024 * 1024;
 
 export const MANAGED_LABEL = `${SYSTEM_DOMAIN}/managed`;
 export const CONTROLLED_LABEL = `${SYSTEM_DOMAIN}/controlled`;
+/**
+ * Set by node-profile on a managed Node once it has written the Node's NodeProfile: the chain
+ * relates managed Nodes without it (an upgrade, a profile not yet written) and reads them whole.
+ */
+export const PROFILED_LABEL = `${SYSTEM_DOMAIN}/profiled`;
 export const ACCELERATABLE_LABEL = `${FEATURE_PREFIX}acceleratable`;
 export const CPU_ONLY_LABEL = `${FEATURE_PREFIX}cpu-only`;
 export const CPU_NAME_ANNOTATION = `${FEATURE_PREFIX}cpu-name`;

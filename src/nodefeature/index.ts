@@ -7,6 +7,7 @@ export * from './fnv.js';
 export * from './keys.js';
 export * from './object-names.js';
 export * from './node-facts.js';
+export * from './chain-view.js';
 export * from './labels.js';
 export * from './vendor-labels.js';
 export * from './derived-labels.js';

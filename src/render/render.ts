@@ -1,6 +1,6 @@
 /**
  * @module The whole chain offline: node-profile on every Node (by the ChainSettings the chain
- * writes from its spec), then scheduling-chain, the
+ * writes from its spec; its labels and NodeProfiles), then scheduling-chain on the NodeProfiles, the
  * node-devices-check decorator on its AdmissionCheck, and instance-type on every InstanceType —
  * the same functions the hooks run, fed the objects Metacontroller would relate.
  */
@@ -10,11 +10,13 @@ import {
   SchedulingChainStatusSchema,
   resolveSettings,
   sortObjects,
+  type DecoratorSyncResponse,
   type Node,
   type SchedulingChain,
+  type SyncOutcome,
   type SyncRefusal,
 } from '../k8s/index.js';
-import { MANAGED_LABEL, applyChanges } from '../nodefeature/index.js';
+import { MANAGED_LABEL, PROFILED_LABEL, applyChanges } from '../nodefeature/index.js';
 import * as sync from '../sync/index.js';
 
 export interface RenderInput {
@@ -77,6 +79,17 @@ function applyProfile(
   return { ...node, metadata };
 }
 
+/**
+ * node-profile on a Node as Metacontroller converges it: a second sync sees the NodeProfile the
+ * first one wrote, and only then marks the Node `gpustack.ai/profiled`.
+ */
+function profileNode(node: Node, related: sync.NodeProfileSyncRequest['related']): SyncOutcome<DecoratorSyncResponse> {
+  const first = sync.syncNodeProfile({ parent: node, children: {}, related, finalizing: false });
+  if (!first.ok || (first.response.attachments ?? []).length === 0) return first;
+  const children = { [sync.NODE_PROFILE_KEY]: byName(first.response.attachments ?? []) };
+  return sync.syncNodeProfile({ parent: node, children, related, finalizing: false });
+}
+
 function byName<T extends { metadata: { name: string; namespace?: string | undefined } }>(
   objects: readonly T[],
 ): Record<string, T> {
@@ -102,17 +115,26 @@ export function renderChain(input: RenderInput, context: sync.SyncContext): Rend
   const settingsMap = { [sync.CHAIN_SETTINGS_KEY]: { [settings.metadata.name]: settings } };
   const rendered: RenderedNode[] = [];
   const profiled: Node[] = [];
+  const nodeProfiles: RenderedObject[] = [];
   for (const node of sortObjects(input.nodes)) {
-    const outcome = sync.syncNodeProfile({ parent: node, children: {}, related: settingsMap, finalizing: false });
+    const outcome = profileNode(node, settingsMap);
     if (!outcome.ok) return outcome;
-    const { labels = {}, annotations = {} } = outcome.response;
+    const { labels = {}, annotations = {}, attachments = [] } = outcome.response;
     const changedAnnotations = Object.keys(annotations).length > 0 ? { annotations } : {};
     rendered.push({ name: node.metadata.name, labels, ...changedAnnotations });
     profiled.push(applyProfile(node, labels, annotations));
+    nodeProfiles.push(...attachments);
   }
-  const managed = profiled.filter((n) => n.metadata.labels?.[MANAGED_LABEL] === 'true');
+  // What the chain relates: the NodeProfiles, and the managed Nodes without one (none here).
+  const unprofiled = profiled.filter(
+    (n) => n.metadata.labels?.[MANAGED_LABEL] === 'true' && n.metadata.labels[PROFILED_LABEL] === undefined,
+  );
+  const chainRelated = sync.SchedulingChainSyncRequestSchema.shape.related.parse({
+    [sync.NODE_PROFILE_KEY]: byName(nodeProfiles),
+    [sync.NODE_KEY]: byName(unprofiled),
+  });
   const chainOutcome = sync.syncSchedulingChain(
-    { parent: chain, children: {}, related: { [sync.NODE_KEY]: byName(managed) }, finalizing: false },
+    { parent: chain, children: {}, related: chainRelated, finalizing: false },
     context,
   );
   if (!chainOutcome.ok) return chainOutcome;
@@ -132,7 +154,7 @@ export function renderChain(input: RenderInput, context: sync.SyncContext): Rend
     ),
     [sync.ADMISSION_CHECK_KEY]: byName(checks),
   };
-  const objects: RenderedObject[] = [...children];
+  const objects: RenderedObject[] = [...nodeProfiles, ...children];
   for (const type of children.filter((child) => child.kind === 'InstanceType')) {
     const request = sync.InstanceTypeSyncRequestSchema.parse({ parent: type, related });
     const outcome = sync.syncInstanceType(request, context);

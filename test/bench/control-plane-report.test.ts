@@ -19,11 +19,14 @@ describe('bench:cluster Nodes', () => {
     expect(raw.map((n) => n.metadata.name)).toEqual(profiled.map((n) => n.metadata.name));
     expect(raw.some((n) => 'gpustack.ai/managed' in (n.metadata.labels ?? {}))).toBe(false);
     expect(profiled.every((n) => n.metadata.labels?.['gpustack.ai/managed'] === 'true')).toBe(true);
-    // generateCluster's chain request carries the same (profiled) Nodes.
+    // generateCluster's chain request carries the NodeProfiles of the same (profiled) Nodes, no Node.
     const body = JSON.parse(generateCluster(40).bodies['scheduling-chain/sync']) as {
       related: Record<string, Record<string, unknown>>;
     };
-    expect(Object.keys(body.related['Node.v1'] ?? {}).sort()).toEqual(profiled.map((n) => n.metadata.name).sort());
+    expect(Object.keys(body.related['NodeProfile.worker.gpustack.ai/v1alpha1'] ?? {}).sort()).toEqual(
+      profiled.map((n) => n.metadata.name).sort(),
+    );
+    expect(body.related['Node.v1']).toEqual({});
   });
 
   it('lose a card by their count labels, and CPU-only Nodes have none to lose', () => {

@@ -4,6 +4,7 @@
  * when empty, `finalizing` set. Each returns the raw body; tests parse it with the request schema.
  */
 import type { Node } from '../../src/k8s/index.js';
+import { buildNodeProfile } from '../../src/sync/index.js';
 import type { Observed } from './kueue.js';
 
 type ObjectMap = Record<string, Record<string, unknown>>;
@@ -15,6 +16,7 @@ export const KEYS = {
   namespace: 'Namespace.v1',
   chain: `SchedulingChain.${GPUSTACK}`,
   chainSettings: `ChainSettings.${GPUSTACK}`,
+  nodeProfile: `NodeProfile.${GPUSTACK}`,
   instanceType: `InstanceType.${GPUSTACK}`,
   flavor: `ResourceFlavor.${KUEUE}`,
   clusterQueue: `ClusterQueue.${KUEUE}`,
@@ -47,9 +49,21 @@ function controller(kind: 'CompositeController' | 'DecoratorController', name: s
 
 export interface ChainRequestInput {
   readonly parent: Observed;
-  /** Related managed Nodes; `undefined` leaves `Node.v1` out of `related` (customize not applied yet). */
+  /** Related managed Nodes; `undefined` leaves `related` empty (customize not applied yet). */
   readonly nodes: readonly Node[] | undefined;
+  /**
+   * How the Nodes reach the chain: as the NodeProfiles node-profile writes of them (default, a
+   * cluster where node-profile has run), or whole (`nodes`: no profile yet, e.g. after an upgrade).
+   */
+  readonly relatedAs?: 'profiles' | 'nodes';
   readonly children?: readonly WithIdentity[];
+}
+
+/** The related object map of the chain for some managed Nodes. */
+export function chainRelated(nodes: readonly Node[], relatedAs: 'profiles' | 'nodes' = 'profiles'): ObjectMap {
+  if (relatedAs === 'nodes') return objectMap(nodes, [KEYS.nodeProfile, KEYS.node]);
+  const profiles = nodes.map((n) => buildNodeProfile(n, n.metadata.labels ?? {}, n.metadata.annotations ?? {}));
+  return objectMap(profiles, [KEYS.nodeProfile, KEYS.node]);
 }
 
 /** A `gpustack-scheduling-chain` sync request. */
@@ -58,7 +72,7 @@ export function chainRequest(input: ChainRequestInput): unknown {
     controller: controller('CompositeController', 'gpustack-scheduling-chain'),
     parent: input.parent,
     children: objectMap(input.children ?? [], [KEYS.admissionCheck, KEYS.flavor, KEYS.instanceType]),
-    related: input.nodes === undefined ? {} : objectMap(input.nodes, [KEYS.node]),
+    related: input.nodes === undefined ? {} : chainRelated(input.nodes, input.relatedAs),
     finalizing: false,
   };
 }
@@ -101,7 +115,12 @@ export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
  * ChainSettings the chain writes from its spec: that of `chain` (absent: a chain of defaults);
  * `null` → none written yet (no chain, or before its first sync).
  */
-export function nodeProfileRequest(node: Node, chain?: (Observed & { readonly spec?: unknown }) | null): unknown {
+export function nodeProfileRequest(
+  node: Node,
+  chain?: (Observed & { readonly spec?: unknown }) | null,
+  /** The Node's NodeProfile as Metacontroller observed it (written by an earlier sync). */
+  profile?: WithIdentity,
+): unknown {
   const settings =
     chain === null
       ? []
@@ -109,7 +128,7 @@ export function nodeProfileRequest(node: Node, chain?: (Observed & { readonly sp
   return {
     controller: controller('DecoratorController', 'gpustack-node-profile'),
     parent: node,
-    children: {},
+    children: objectMap(profile ? [profile] : [], [KEYS.nodeProfile]),
     related: objectMap(settings, [KEYS.chainSettings]),
     finalizing: false,
   };

@@ -27,6 +27,7 @@ interface ControllerManifest {
   spec: {
     hooks: Record<string, { version?: string; webhook: { url: string } }>;
     childResources?: { apiVersion: string; resource: string }[];
+    attachments?: { apiVersion: string; resource: string }[];
     resources?: { apiVersion: string; resource: string }[];
   };
 }
@@ -46,6 +47,7 @@ const RESOURCE_OF_KIND: Record<string, string> = {
   LocalQueue: 'localqueues',
   ChainSettings: 'chainsettings',
   DeviceClass: 'deviceclasses',
+  NodeProfile: 'nodeprofiles',
 };
 const EMITTED_BY: Record<string, string> = {
   ResourceFlavor: 'gpustack-scheduling-chain',
@@ -55,6 +57,7 @@ const EMITTED_BY: Record<string, string> = {
   DeviceClass: 'gpustack-scheduling-chain',
   ClusterQueue: 'gpustack-instance-type',
   LocalQueue: 'gpustack-instance-type',
+  NodeProfile: 'gpustack-node-profile',
 };
 
 describe('controller manifests ↔ server contract', () => {
@@ -85,11 +88,13 @@ describe('controller manifests ↔ server contract', () => {
     const result = renderChain({ nodes, namespaces: ['default', 'team-a'] }, { now: '2026-01-01T00:00:00Z' });
     if (!result.ok) throw new Error(result.error.message);
     const kinds = new Set(result.objects.map((o) => `${o.apiVersion} ${o.kind}`));
-    expect(kinds.size).toBe(7);
+    expect(kinds.size).toBe(8);
     for (const object of result.objects) {
       const controller = byName.get(EMITTED_BY[object.kind] ?? '');
-      expect(controller?.spec.childResources, `${object.kind} has an emitting controller`).toBeDefined();
-      expect(controller?.spec.childResources).toContainEqual(
+      // A DecoratorController's children are its attachments.
+      const children = controller?.spec.childResources ?? controller?.spec.attachments;
+      expect(children, `${object.kind} has an emitting controller`).toBeDefined();
+      expect(children).toContainEqual(
         expect.objectContaining({ apiVersion: object.apiVersion, resource: RESOURCE_OF_KIND[object.kind] }),
       );
     }

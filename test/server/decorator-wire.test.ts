@@ -121,12 +121,13 @@ describe('decorator hook bodies', () => {
       });
 
       expect(v2.status).toBe(200);
-      expect(v2.json).toEqual({
+      expect(v2.json).toMatchObject({
         labels: {
           'general.feature.gpustack.ai/generic': 'true',
           'general.feature.gpustack.ai/generic.count': '16',
           'gpustack.ai/managed': 'true',
         },
+        attachments: [{ kind: 'NodeProfile', metadata: { name: 'cpu-01' } }],
       });
       expect(v1.text).toBe(v2.text);
     });

@@ -106,16 +106,45 @@ describe('hook server errors', () => {
       });
     });
 
-    it('a related Node without metadata.name', async () => {
+    it('a related NodeProfile without metadata.name', async () => {
       const body = exampleBody('scheduling-chain.sync.json') as {
         related: Record<string, Record<string, { metadata: Record<string, unknown> }>>;
       };
-      delete body.related['Node.v1']?.['node-cpu']?.metadata['name'];
+      delete body.related['NodeProfile.worker.gpustack.ai/v1alpha1']?.['node-cpu']?.metadata['name'];
 
       const answer = await post(app, '/hooks/scheduling-chain/sync', body);
 
       expect(answer.status).toBe(400);
-      expect(answer.json).toEqual(badRequestNaming('related.Node.v1.node-cpu.metadata.name'));
+      expect(answer.json).toEqual(
+        badRequestNaming('related.NodeProfile.worker.gpustack.ai/v1alpha1.node-cpu.metadata.name'),
+      );
+    });
+
+    it('a related NodeProfile whose spec.labels is not a label map', async () => {
+      const body = exampleBody('scheduling-chain.sync.json') as {
+        related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
+      };
+      const profile = body.related['NodeProfile.worker.gpustack.ai/v1alpha1']?.['node-cpu'];
+      if (profile) profile.spec['labels'] = ['gpustack.ai/managed'];
+
+      const answer = await post(app, '/hooks/scheduling-chain/sync', body);
+
+      expect(answer.status).toBe(400);
+      expect(JSON.stringify(answer.json)).toContain(
+        'related.NodeProfile.worker.gpustack.ai/v1alpha1.node-cpu.spec.labels',
+      );
+    });
+
+    it('a related Node without metadata.name', async () => {
+      const body = exampleBody('scheduling-chain.sync.json') as {
+        related: Record<string, Record<string, unknown>>;
+      };
+      body.related['Node.v1'] = { 'node-x': { apiVersion: 'v1', kind: 'Node', metadata: {} } };
+
+      const answer = await post(app, '/hooks/scheduling-chain/sync', body);
+
+      expect(answer.status).toBe(400);
+      expect(answer.json).toEqual(badRequestNaming('related.Node.v1.node-x.metadata.name'));
     });
 
     it('JSON null', async () => {
@@ -234,7 +263,8 @@ describe('hook server errors', () => {
       expect(answer.json).toEqual({
         error: {
           code: 'MissingRelated',
-          message: 'related Node.v1 is missing: the customize hook has not been applied yet',
+          message:
+            'related NodeProfile.worker.gpustack.ai/v1alpha1 and Node.v1 are missing: the customize hook has not been applied yet',
         },
       });
     });

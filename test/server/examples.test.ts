@@ -25,6 +25,7 @@ import {
 import { DeviceClassSchema } from '../../src/dra/index.js';
 import { createApp, hookRoutes } from '../../src/server/index.js';
 import { renderChain } from '../../src/render/index.js';
+import { extractChainView } from '../../src/nodefeature/index.js';
 import {
   EXAMPLES_DIR,
   EXAMPLE_ROUTES,
@@ -198,7 +199,9 @@ describe('examples/hooks', () => {
         DecoratorSyncResponseSchema,
       );
 
+      expect(response.attachments?.map((a) => `${a.kind}/${a.metadata.name}`)).toEqual(['NodeProfile/node-t4-b']);
       expect(response).toEqual({
+        attachments: response.attachments,
         labels: {
           'acceleratable.feature.gpustack.ai/nvidia-tesla-t4.sliced.cores-percentage': '12800',
           'acceleratable.feature.gpustack.ai/nvidia-tesla-t4.sliced.memory-mib': '15360',
@@ -213,7 +216,7 @@ describe('examples/hooks', () => {
       });
     });
 
-    it('scheduling-chain customize relates the managed nodes', async () => {
+    it('scheduling-chain customize relates the NodeProfiles and the managed Nodes without one', async () => {
       const response = await answerOf(
         '/hooks/scheduling-chain/customize',
         'scheduling-chain.customize.json',
@@ -222,7 +225,15 @@ describe('examples/hooks', () => {
 
       expect(response).toEqual({
         relatedResources: [
-          { apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { 'gpustack.ai/managed': 'true' } } },
+          { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'nodeprofiles' },
+          {
+            apiVersion: 'v1',
+            resource: 'nodes',
+            labelSelector: {
+              matchLabels: { 'gpustack.ai/managed': 'true' },
+              matchExpressions: [{ key: 'gpustack.ai/profiled', operator: 'DoesNotExist' }],
+            },
+          },
         ],
       });
     });
@@ -329,14 +340,14 @@ describe('examples/hooks', () => {
     const rendered = renderChain({ nodes: referenceNodes(), namespaces: ['default', 'team-a'] }, { now: NOW_TEXT });
     if (!rendered.ok) throw new Error(`render refused: ${rendered.error.message}`);
 
-    it('relates each reference node to scheduling-chain sync with exactly the labels node-profile gives it', () => {
-      const related =
-        (
-          exampleBody('scheduling-chain.sync.json')['related'] as Record<
-            string,
-            Record<string, { metadata: { labels: Record<string, string> } }>
-          >
-        )['Node.v1'] ?? {};
+    it('relates each reference node to scheduling-chain sync as the NodeProfile of the labels node-profile gives it', () => {
+      const related = (
+        exampleBody('scheduling-chain.sync.json')['related'] as Record<
+          string,
+          Record<string, { spec: { labels: Record<string, string> } }>
+        >
+      )['NodeProfile.worker.gpustack.ai/v1alpha1'];
+      if (related === undefined) throw new Error('no related NodeProfiles');
       const expected = Object.fromEntries(
         referenceNodes().map((node) => {
           const labels: Record<string, string> = { ...node.metadata.labels };
@@ -346,14 +357,14 @@ describe('examples/hooks', () => {
             if (value === null) delete labels[key];
             else labels[key] = value;
           }
-          return [node.metadata.name, labels];
+          return [node.metadata.name, extractChainView({ name: node.metadata.name, labels }).labels];
         }),
       );
 
-      expect(Object.fromEntries(Object.entries(related).map(([key, node]) => [key, node.metadata.labels]))).toEqual(
+      expect(Object.fromEntries(Object.entries(related).map(([key, profile]) => [key, profile.spec.labels]))).toEqual(
         expected,
       );
-      for (const labels of Object.values(related).map((n) => n.metadata.labels)) {
+      for (const labels of Object.values(related).map((n) => n.spec.labels)) {
         expect(labels).toMatchObject({ 'gpustack.ai/managed': 'true', 'general.feature.gpustack.ai/generic': 'true' });
         expect(labels['general.feature.gpustack.ai/generic.count']).toMatch(/^\d+$/);
       }

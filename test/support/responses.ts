@@ -14,6 +14,7 @@ import {
   InstanceTypeOutputSchema,
   InstanceTypeStatusSchema,
   LocalQueueSchema,
+  NodeProfileOutputSchema,
   ResourceFlavorSchema,
   SchedulingChainStatusSchema,
   canonicalize,
@@ -42,6 +43,7 @@ const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   DeviceClass: DeviceClassSchema,
   InstanceType: InstanceTypeOutputSchema,
   LocalQueue: LocalQueueSchema,
+  NodeProfile: NodeProfileOutputSchema,
   ResourceFlavor: ResourceFlavorSchema,
 };
 
@@ -82,6 +84,7 @@ export function parseCompositeResponse(response: unknown): CompositeSyncResponse
 export function parseDecoratorResponse(response: unknown): DecoratorSyncResponse {
   const parsed = DecoratorSyncResponseSchema.parse(response);
   expectValidLabels(parsed.labels, 'labels');
+  for (const attachment of parsed.attachments ?? []) parseChild(attachment);
   expect(response, 'no undefined members, null only for deletions').toStrictEqual(
     canonicalize(response, { keepNull: true }),
   );

@@ -8,10 +8,20 @@ import {
   SCHEDULING_CHAIN_NAME,
   type CustomizeResponse,
   type DecoratorSyncResponse,
+  type Node,
+  type NodeProfileOutput,
   type SyncOutcome,
 } from '../../k8s/index.js';
-import { constructProfile } from '../../nodefeature/index.js';
-import { deviceResourceOf, enabledManufacturers, refuse, settingsForNodes } from '../common/index.js';
+import {
+  MANAGED_LABEL,
+  PART_OF_LABEL,
+  PART_OF_VALUE,
+  PROFILED_LABEL,
+  applyChanges,
+  constructProfile,
+  extractChainView,
+} from '../../nodefeature/index.js';
+import { NODE_PROFILE_KEY, deviceResourceOf, enabledManufacturers, refuse, settingsForNodes } from '../common/index.js';
 import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './schema.js';
 
 /**
@@ -26,7 +36,37 @@ export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): Cus
 }
 
 /**
- * Labels one Node, by the ChainSettings `default` (see `settingsForNodes` for its absence). The
+ * The NodeProfile of a Node as Metacontroller leaves it after this sync's labels and annotations:
+ * what the chain reads of it (see `extractChainView`).
+ */
+export function buildNodeProfile(
+  node: Node,
+  labels: Readonly<Record<string, string>>,
+  annotations: Readonly<Record<string, string>>,
+): NodeProfileOutput {
+  const cpu = node.status?.capacity?.['cpu'];
+  const view = extractChainView({
+    name: node.metadata.name,
+    labels,
+    annotations,
+    ...(cpu !== undefined ? { cpuCapacity: cpu } : {}),
+  });
+  return {
+    apiVersion: GPUSTACK_API_VERSION,
+    kind: 'NodeProfile',
+    metadata: { name: node.metadata.name, labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
+    spec: {
+      labels: { ...view.labels },
+      ...(view.annotations !== undefined ? { annotations: { ...view.annotations } } : {}),
+      ...(view.cpuCapacity !== undefined ? { cpuCapacity: String(view.cpuCapacity) } : {}),
+    },
+  };
+}
+
+/**
+ * Labels one Node, by the ChainSettings `default` (see `settingsForNodes` for its absence), and
+ * writes a managed Node's NodeProfile — the part of it the chain reads —, marking the Node
+ * `gpustack.ai/profiled=true` once the profile exists (the chain reads unmarked Nodes whole). The
  * chain keeps its last good ChainSettings while its own spec is invalid, so node-profile goes on
  * with the last good settings; a ChainSettings that itself fails the schema → refusal (429):
  * labelling by a guess could unmanage nodes.
@@ -53,5 +93,20 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
     },
   );
   const annotations = Object.keys(profile.annotations).length > 0 ? { annotations: profile.annotations } : {};
-  return { ok: true, response: { labels: profile.labels, ...annotations } };
+  const labels = applyChanges(node.metadata.labels, profile.labels);
+  const marked = node.metadata.labels?.[PROFILED_LABEL] !== undefined;
+  if (labels[MANAGED_LABEL] !== 'true') {
+    // Unmanaged: no profile (Metacontroller deletes one left from before), and no mark of one.
+    const unmark = marked ? { [PROFILED_LABEL]: null } : {};
+    return { ok: true, response: { labels: { ...profile.labels, ...unmark }, ...annotations, attachments: [] } };
+  }
+  const attachment = buildNodeProfile(node, labels, applyChanges(node.metadata.annotations, profile.annotations));
+  // The mark follows the profile one sync later: only once the profile exists may the chain stop
+  // reading the Node whole (Metacontroller writes a decorator's labels before its attachments).
+  const exists = request.children[NODE_PROFILE_KEY]?.[node.metadata.name] !== undefined;
+  const mark = exists ? { [PROFILED_LABEL]: 'true' } : marked ? { [PROFILED_LABEL]: null } : {};
+  return {
+    ok: true,
+    response: { labels: { ...profile.labels, ...mark }, ...annotations, attachments: [attachment] },
+  };
 }

@@ -3,7 +3,7 @@
  * `mixedOnNode: false` and it has accelerators) and one device flavor per aKey; nodes pool into a
  * flavor only with the same key, os, arch and count (DESIGN §3.3).
  */
-import type { KubeObject, ManufacturerName, Settings } from '../../k8s/index.js';
+import type { KubeObject, ManufacturerName, NodeProfile, Settings } from '../../k8s/index.js';
 import {
   ACCELERATABLE_PREFIX,
   GENERAL_PREFIX,
@@ -16,6 +16,7 @@ import {
   generalKeyManufacturer,
   type AcceleratorFacts,
   type NodeFacts,
+  type NodeLabelsInput,
   type NodeProblemReason,
 } from '../../nodefeature/index.js';
 
@@ -128,11 +129,12 @@ function groupPools(flavors: readonly FlavorPlan[]): PoolPlan[] {
 }
 
 /**
- * Plans every flavor and pool from the related Nodes. Nodes are visited by name, so the plan —
- * and the identity each flavor takes from its first node — does not depend on request order.
+ * Plans every flavor and pool from the managed Nodes as the chain reads them (NodeProfiles, or
+ * Nodes without one). Nodes are visited by name, so the plan — and the identity each flavor takes
+ * from its first node — does not depend on request order.
  */
 export function planChain(
-  nodes: readonly KubeObject[],
+  nodes: readonly NodeLabelsInput[],
   settings: Settings,
   enabled: ReadonlySet<ManufacturerName>,
 ): ChainPlan {
@@ -140,15 +142,11 @@ export function planChain(
   const skipped: SkippedNode[] = [];
   const warnings: SkippedNode[] = [];
   let managedNodes = 0;
-  const sorted = [...nodes].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  const sorted = [...nodes].sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const node of sorted) {
-    if (node.metadata.labels?.[MANAGED_LABEL] !== 'true') continue;
+    if (node.labels?.[MANAGED_LABEL] !== 'true') continue;
     managedNodes++;
-    const cpuCapacity = cpuCapacityOf(node);
-    const facts = extractNodeFacts(
-      { ...node.metadata, ...(cpuCapacity !== undefined ? { cpuCapacity } : {}) },
-      enabled,
-    );
+    const facts = extractNodeFacts(node, enabled);
     const wantsCpu = settings.mixedOnNode || !facts.acceleratable;
     for (const problem of facts.problems) skipped.push({ name: facts.name, ...problem });
     for (const warning of facts.warnings) warnings.push({ name: facts.name, ...warning });
@@ -168,6 +166,33 @@ function cpuCapacityOf(node: KubeObject): string | number | undefined {
   if (typeof capacity !== 'object' || capacity === null || !('cpu' in capacity)) return undefined;
   const cpu: unknown = capacity.cpu;
   return typeof cpu === 'string' || typeof cpu === 'number' ? cpu : undefined;
+}
+
+/**
+ * The managed Nodes as the chain reads them: every NodeProfile, and every related Node that has
+ * none yet (node-profile has not reached it, or the cluster runs a release without profiles),
+ * read whole. A profile wins over its Node: it already holds node-profile's labels.
+ */
+export function extractNodeViews(profiles: readonly NodeProfile[], nodes: readonly KubeObject[]): NodeLabelsInput[] {
+  const views = new Map<string, NodeLabelsInput>();
+  for (const { metadata, spec } of profiles) {
+    views.set(metadata.name, {
+      name: metadata.name,
+      labels: spec.labels,
+      annotations: spec.annotations,
+      cpuCapacity: spec.cpuCapacity,
+    });
+  }
+  for (const node of nodes) {
+    if (views.has(node.metadata.name)) continue;
+    views.set(node.metadata.name, {
+      name: node.metadata.name,
+      labels: node.metadata.labels,
+      annotations: node.metadata.annotations,
+      cpuCapacity: cpuCapacityOf(node),
+    });
+  }
+  return [...views.values()];
 }
 
 /** The CPU manufacturer note of a CPU flavor (`amd` for `amd-epyc-7763`); none for `generic`. */

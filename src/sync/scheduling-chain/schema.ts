@@ -6,10 +6,10 @@ import {
   EchoedValueSchema,
   InstanceTypeSchema,
   KubeObjectSchema,
+  NodeProfileSchema,
   SchedulingChainSchema,
-  objectMapSchema,
 } from '../../k8s/index.js';
-import { INSTANCE_TYPE_KEY } from '../common/index.js';
+import { INSTANCE_TYPE_KEY, NODE_PROFILE_KEY } from '../common/index.js';
 
 /** An observed child: its spec is sent back unchanged while the settings are invalid. */
 export const ChildObjectSchema = KubeObjectSchema.extend({ spec: EchoedValueSchema.optional() });
@@ -24,9 +24,15 @@ export const SchedulingChainSyncRequestSchema = SyncRequestSchema.extend({
     })
     .catchall(z.record(z.string(), ChildObjectSchema))
     .default({}),
-  // Managed Nodes: the chain reads their metadata only (name, labels, the cpu-name annotation), so
-  // only that is checked; a Node's status (capacity, conditions, images…) passes as received.
-  related: objectMapSchema(KubeObjectSchema).default({}),
+  // NodeProfiles (what the chain reads of each managed Node) and the managed Nodes that have none
+  // yet. Of a Node the chain reads its metadata and status.capacity.cpu, so only the metadata is
+  // checked; its status (capacity, conditions, images…) passes as received.
+  related: z
+    .looseObject({
+      [NODE_PROFILE_KEY]: z.record(z.string(), NodeProfileSchema).optional(),
+    })
+    .catchall(z.record(z.string(), KubeObjectSchema))
+    .default({}),
 });
 export type SchedulingChainSyncRequest = z.infer<typeof SchedulingChainSyncRequestSchema>;
 

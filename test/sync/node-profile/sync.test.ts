@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { DecoratorSyncResponse, NodeProfileOutput } from '../../../src/k8s/index.js';
+import { extractNodeFacts } from '../../../src/nodefeature/index.js';
 import { customizeNodeProfile } from '../../../src/sync/index.js';
 import { makeSchedulingChain } from '../../builders/gpustack.js';
 import { makeNode } from '../../builders/node.js';
@@ -13,10 +15,17 @@ const G = 'general.feature.gpustack.ai/';
 const MANAGED = 'gpustack.ai/managed';
 const CPU_ONLY = 'feature.gpustack.ai/cpu-only';
 const H100 = `${A}nvidia-h100-80gb-hbm3`;
+const PROFILED = 'gpustack.ai/profiled';
 
 /** The keys the decorator owns (and so may set or remove): DESIGN §3.1. */
 function isOwned(key: string): boolean {
-  return key === MANAGED || key === CPU_ONLY || key.startsWith(G) || (key.startsWith(A) && key.includes('.sliced.'));
+  return (
+    key === MANAGED ||
+    key === PROFILED ||
+    key === CPU_ONLY ||
+    key.startsWith(G) ||
+    (key.startsWith(A) && key.includes('.sliced.'))
+  );
 }
 
 describe('syncNodeProfile scenarios', () => {
@@ -121,6 +130,7 @@ describe('syncNodeProfile scenarios', () => {
   it('leaves new nodes unmanaged under manual management', async () => {
     expect(expectOk(await runScenario(C, 'leaves-new-nodes-unmanaged-under-manual-management'))).toEqual({
       labels: {},
+      attachments: [],
     });
   });
 });
@@ -219,5 +229,79 @@ describe('syncNodeProfile with builders', () => {
     const chain = makeSchedulingChain().spec({ nodeManagement: 'Automatic' }).obj();
     const raw = { ...(nodeProfileRequest(node, null) as object), related: objectMap([chain]) };
     expect(labelsOf(raw)).toEqual({});
+  });
+});
+
+describe('syncNodeProfile writes the NodeProfile the chain reads', () => {
+  const responseOf = (raw: unknown): DecoratorSyncResponse => expectOk(runHook(C, raw));
+  const profileOf = (response: DecoratorSyncResponse): NodeProfileOutput => {
+    expect(response.attachments).toHaveLength(1);
+    return response.attachments?.[0] as NodeProfileOutput;
+  };
+  const node = makeNode('gpu-1')
+    .h100(8)
+    .cpu(224)
+    .label('feature.node.kubernetes.io/pci-10de.present', 'true')
+    .label('nvidia.com/gpu.count', '8')
+    .label('example.com/team', 'ml')
+    .obj();
+
+  it('holds only what the chain reads, as the Node is after this sync, and does not mark the Node yet', () => {
+    const response = responseOf(nodeProfileRequest(node));
+    const profile = profileOf(response);
+    expect(profile.metadata.name).toBe('gpu-1');
+    expect(profile.spec.cpuCapacity).toBe('224');
+    // node-profile's own labels of this very sync are in it (managed, the general key, sliced labels)…
+    expect(profile.spec.labels).toMatchObject({
+      [MANAGED]: 'true',
+      [`${G}generic.count`]: '224',
+      [`${H100}.sliced.units`]: '1600000',
+      [`${H100}.count`]: '8',
+    });
+    // …and nothing of other domains: NFD, GPU Feature Discovery, the admin's.
+    const foreign = Object.keys(profile.spec.labels).filter(
+      (k) => !/(^|\.)gpustack\.ai\/|^kubernetes\.io\/(os|arch)$/.test(k),
+    );
+    expect(foreign).toEqual([]);
+    // The chain reads the same facts of the profile as of the labelled Node.
+    const labelled = { ...node.metadata.labels };
+    for (const [k, v] of Object.entries(response.labels ?? {}))
+      if (v === null) delete labelled[k];
+      else labelled[k] = v;
+    const enabled = new Set(['nvidia'] as const);
+    expect(extractNodeFacts({ name: 'gpu-1', ...profile.spec }, enabled)).toEqual(
+      extractNodeFacts({ name: 'gpu-1', labels: labelled, cpuCapacity: '224' }, enabled),
+    );
+    // The first sync writes the profile; the mark waits until the profile exists.
+    expect(response.labels).not.toHaveProperty([PROFILED]);
+  });
+
+  it('marks the Node profiled once its NodeProfile exists, and keeps the profile the same', () => {
+    const first = profileOf(responseOf(nodeProfileRequest(node)));
+    const second = responseOf(nodeProfileRequest(node, undefined, first));
+    expect(second.labels?.[PROFILED]).toBe('true');
+    expect(profileOf(second)).toEqual(first);
+    const marked = makeNode('gpu-1').h100(8).cpu(224).label(PROFILED, 'true').obj();
+    expect(profileOf(responseOf(nodeProfileRequest(marked, undefined, first)))).toEqual(first);
+  });
+
+  it('unmarks a marked Node whose NodeProfile is gone, and writes the profile again', () => {
+    const marked = makeNode('gpu-1').h100(8).cpu(224).label(PROFILED, 'true').obj();
+    const response = responseOf(nodeProfileRequest(marked));
+    expect(response.labels?.[PROFILED]).toBeNull();
+    expect(profileOf(response).metadata.name).toBe('gpu-1');
+  });
+
+  it('writes no NodeProfile for an unmanaged Node (deleting one left over) and drops its mark', () => {
+    const off = makeNode('off').h100(8).cpu(224).managed('false').label(PROFILED, 'true').obj();
+    const response = responseOf(nodeProfileRequest(off, undefined, { kind: 'NodeProfile', metadata: { name: 'off' } }));
+    expect(response.attachments).toEqual([]);
+    expect(response.labels?.[PROFILED]).toBeNull();
+    const manual = makeNode('new').h100(8).cpu(224).obj();
+    const unmanaged = responseOf(
+      nodeProfileRequest(manual, makeSchedulingChain().spec({ nodeManagement: 'Manual' }).obj()),
+    );
+    expect(unmanaged.attachments).toEqual([]);
+    expect(unmanaged.labels ?? {}).not.toHaveProperty([PROFILED]);
   });
 });

@@ -7,8 +7,9 @@ import {
 import type { DeviceClass } from '../../../src/dra/index.js';
 import { makeInstanceType, makeSchedulingChain } from '../../builders/gpustack.js';
 import { makeNode } from '../../builders/node.js';
-import { chainRequest } from '../../builders/request.js';
-import { readRequestFixture } from '../../support/fixtures.js';
+import type { Node } from '../../../src/k8s/index.js';
+import { chainRelated, chainRequest } from '../../builders/request.js';
+import { listScenarios, readRequestFixture } from '../../support/fixtures.js';
 import { NOW, runHook, runScenario } from '../../support/hooks.js';
 import {
   admissionChecksOf,
@@ -60,6 +61,19 @@ function observedChildren(scenario: string): Map<string, { spec?: unknown; metad
   }
   return out;
 }
+
+describe('syncSchedulingChain reads NodeProfiles as it reads whole Nodes', () => {
+  // Every scenario's Nodes come whole (no profile: the path of an upgrade); the same Nodes as the
+  // NodeProfiles node-profile writes of them must give exactly the same answer.
+  it.each(listScenarios(C).filter((s) => s !== 'refuses-while-the-related-nodes-are-missing'))('%s', (scenario) => {
+    const raw = readRequestFixture(C, scenario) as { related: Record<string, Record<string, Node>> };
+    const nodes = Object.values(raw.related['Node.v1'] ?? {});
+    expect(nodes.length).toBeGreaterThan(0);
+    const asProfiles = { ...raw, related: chainRelated(nodes, 'profiles') };
+    expect(Object.keys(asProfiles.related['Node.v1'] ?? {})).toEqual([]);
+    expect(runHook(C, asProfiles)).toEqual(runHook(C, raw));
+  });
+});
 
 describe('syncSchedulingChain scenarios', () => {
   it('pools the reference cluster into flavors, instance types and the admission check', async () => {
@@ -641,12 +655,40 @@ describe('syncSchedulingChain with builders', () => {
     expect(device?.spec.tolerations).toBeUndefined();
   });
 
-  it('relates the managed nodes through customize', () => {
+  it('relates every NodeProfile, and the managed Nodes without one (read whole), through customize', () => {
     expect(customizeSchedulingChain({ parent: chain.obj() })).toEqual({
       relatedResources: [
-        { apiVersion: 'v1', resource: 'nodes', labelSelector: { matchLabels: { 'gpustack.ai/managed': 'true' } } },
+        { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'nodeprofiles' },
+        {
+          apiVersion: 'v1',
+          resource: 'nodes',
+          labelSelector: {
+            matchLabels: { 'gpustack.ai/managed': 'true' },
+            matchExpressions: [{ key: 'gpustack.ai/profiled', operator: 'DoesNotExist' }],
+          },
+        },
       ],
     });
+  });
+
+  it('plans a managed Node without a NodeProfile from the Node itself, and prefers the profile when both exist', () => {
+    const t4 = makeNode('t4').t4(4).profiled().obj();
+    const a10g = makeNode('a10g').a10g(1).profiled().obj();
+    const both = chainRequest({ parent: chain.obj(), nodes: [t4, a10g] }) as { related: Record<string, object> };
+    const whole = chainRequest({ parent: chain.obj(), nodes: [t4, a10g], relatedAs: 'nodes' }) as typeof both;
+    // `a10g` has a profile and no Node; `t4` has no profile yet and comes whole; a stale whole `a10g`
+    // without cards (its profile is newer) must not win.
+    const staleA10g = { ...makeNode('a10g').profiled().obj() };
+    const related = {
+      'NodeProfile.worker.gpustack.ai/v1alpha1': {
+        a10g: (both.related['NodeProfile.worker.gpustack.ai/v1alpha1'] as Record<string, unknown>)['a10g'],
+      },
+      'Node.v1': { t4: (whole.related['Node.v1'] as Record<string, unknown>)['t4'], a10g: staleA10g },
+    };
+    const mixed = expectOk(runHook(C, { ...both, related }));
+    expect(namesOfKind(mixed, 'ResourceFlavor')).toEqual(namesOfKind(expectOk(runHook(C, both)), 'ResourceFlavor'));
+    expect(namesOfKind(mixed, 'ResourceFlavor')).toEqual(expect.arrayContaining([`${A10G}-1d`, `${T4}-4d`]));
+    expect(chainStatusOf(mixed).managedNodes).toBe(2);
   });
 
   it('is a pure function of its request: twice the same answer', () => {
