@@ -50,6 +50,7 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; prefix
   LocalQueue: { apiVersion: KUEUE, prefix: 'gpustack-fnv64-' },
   AdmissionCheck: { apiVersion: KUEUE, prefix: 'gpustack-node-devices' },
   ChainSettings: { apiVersion: GPUSTACK },
+  NodeProfile: { apiVersion: GPUSTACK },
   // Emitted once main's DRA part 1 is in; none before, on either side of the comparison.
   DeviceClass: { apiVersion: 'resource.k8s.io/v1', labelSelector: 'resource.gpustack.ai/type=deviceclasses' },
 };
@@ -376,8 +377,13 @@ async function runOnce(size: number, changes: number, slimNodes = false): Promis
     }
     const cpuConverged = cpuSnapshot(pids);
     const callsConverged = await hookCounts(server.url);
-    const managed = await client.request<{ items: unknown[] }>('GET', `/api/v1/nodes?labelSelector=${MANAGED}%3Dtrue`);
-    const chainBytes = Buffer.byteLength(JSON.stringify(managed.items));
+    // What Metacontroller relates to the chain: every NodeProfile, and the managed Nodes without one.
+    const profiles = await client.request<{ items: unknown[] }>('GET', `/apis/${GPUSTACK}/nodeprofiles`);
+    const unprofiled = await client.request<{ items: unknown[] }>(
+      'GET',
+      `/api/v1/nodes?labelSelector=${MANAGED}%3Dtrue,!gpustack.ai%2Fprofiled`,
+    );
+    const chainBytes = Buffer.byteLength(JSON.stringify([...profiles.items, ...unprofiled.items]));
     log(`N = ${size}: converged ${((converged - lastCreated) / 1000).toFixed(1)} s after the last Node`);
 
     // Reactions: one Node at a time loses a card; time until the live chain equals render's.

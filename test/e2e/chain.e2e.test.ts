@@ -262,6 +262,14 @@ describe('the scheduling chain on a real control plane', () => {
       log(`node-profile syncs for one Node's card change, ${managed.length} managed Nodes: ${oneNode}`);
       expect(oneNode).toBeGreaterThanOrEqual(1);
       expect(oneNode).toBeLessThanOrEqual(3);
+      // The chain saw the change through the Node's NodeProfile (owned by the Node), not the Node.
+      const node = await client.get('v1', 'Node', h100);
+      const profile = await client.get<Spec<{ labels: Record<string, string> }>>(GPUSTACK, 'NodeProfile', h100);
+      expect(node?.metadata.labels?.['gpustack.ai/profiled']).toBe('true');
+      expect(profile?.spec.labels[count]).toBe('4');
+      expect(profile?.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'Node', name: h100, uid: node?.metadata.uid, controller: true }),
+      ]);
     } finally {
       await resync(5);
     }

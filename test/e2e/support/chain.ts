@@ -129,6 +129,7 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; filter
   AdmissionCheck: { apiVersion: KUEUE, filter: (o) => o.metadata.name === 'gpustack-node-devices' },
   InstanceType: { apiVersion: GPUSTACK },
   ChainSettings: { apiVersion: GPUSTACK },
+  NodeProfile: { apiVersion: GPUSTACK },
   DeviceClass: { apiVersion: 'resource.k8s.io/v1', labelSelector: 'resource.gpustack.ai/type=deviceclasses' },
 };
 
