@@ -1,14 +1,14 @@
 // The whole chain on a real control plane: etcd, kube-apiserver, kube-controller-manager and
 // Metacontroller built from the Go module proxy, Kueue's v1beta2 CRDs, our hook server (the
 // built CLI) and our manifests. Run with `npm run test:e2e`.
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { localQueueName } from '../../src/nodefeature/index.js';
-import { FAKE_LIBRARIES } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { renderChain } from '../../src/render/index.js';
 import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
 import {
@@ -21,7 +21,7 @@ import {
 } from './support/chain.js';
 import { describeComponents, ensureCrds } from './support/components.js';
 import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { startAgentProcess } from './support/agent.js';
+import { nvidiaMachine, startAgentProcess } from './support/agent.js';
 import { startHookServer, type HookServer } from './support/hook-server.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -295,20 +295,8 @@ describe('the scheduling chain on a real control plane', () => {
       status: { capacity: { cpu: '32', memory: '256Gi', pods: '110' } },
     });
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-agent-'));
-    const devices = path.join(dir, 'devices.txt');
-    const writeCards = (count: number) =>
-      writeFileSync(
-        devices,
-        [
-          'lib:nvidia\tdriver=570.124.06\truntime=12080',
-          ...Array.from(
-            { length: count },
-            (_, i) =>
-              `dev:nvidia\tname=NVIDIA H100 80GB HBM3\tuuid=GPU-e2e-${i}\tmemory=${81559 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`,
-          ),
-        ].join('\n') + '\n',
-      );
-    writeCards(4);
+    const writeCards = (count: number): string => machineFile(nvidiaMachine('NVIDIA H100 80GB HBM3', count), dir);
+    const devices = writeCards(4);
     const { process: agent, healthPort } = await startAgentProcess(plane, 'agent', node, ['nvidia'], {
       GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
       GPUSTACK_FAKE_DEVICES: devices,
