@@ -220,7 +220,7 @@ describe('the scheduling chain on a real control plane', () => {
     });
   });
 
-  it('one Node changing its cards re-syncs only that Node in node-profile; a settings change re-labels every Node', async () => {
+  it('a chain status write re-syncs no InstanceType, one Node changing its cards only that Node in node-profile; a settings change re-labels every Node', async () => {
     const h100 = 'gpu-h100-01';
     const count = 'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count';
     const managed = (await client.list('v1', 'Node')).filter(
@@ -246,22 +246,51 @@ describe('the scheduling chain on a real control plane', () => {
     };
     const eight = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d';
     const four = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d';
-    // The e2e resyncs every parent every few seconds; for the count, node-profile's periodic resync
-    // is put off (Metacontroller restarts that controller, re-syncing every Node once, before the
-    // counter goes quiet), so only syncs caused by events are counted.
+    // The e2e resyncs every parent every few seconds; for the count, node-profile's and
+    // instance-type's periodic resyncs are put off (Metacontroller restarts those controllers,
+    // re-syncing every parent once, before the counters go quiet), so only syncs caused by events
+    // are counted.
     const resync = async (seconds: number): Promise<void> => {
       await client.mergePatch('metacontroller.k8s.io/v1alpha1', 'DecoratorController', 'gpustack-node-profile', {
+        spec: { resyncPeriodSeconds: seconds },
+      });
+      await client.mergePatch('metacontroller.k8s.io/v1alpha1', 'CompositeController', 'gpustack-instance-type', {
         spec: { resyncPeriodSeconds: seconds },
       });
     };
     await resync(3600);
     try {
+      const types = (await client.list(GPUSTACK, 'InstanceType')).length;
+      // The chain's status alone (it moves with every Node's cards): a status write, which the
+      // chain's next sync writes back, re-syncs no InstanceType. They relate the ChainSettings,
+      // which does not move; relating the chain, each would re-sync on both writes. First, so that
+      // a failure here leaves the H100 node as the later tests expect it.
+      const managedNodes = async (): Promise<number | undefined> =>
+        (await client.get<Status<{ managedNodes?: number }>>(GPUSTACK, 'SchedulingChain', 'default'))?.status
+          ?.managedNodes;
+      const real = await managedNodes();
+      const typesQuiet = await quietCalls('instance-type', 'sync');
+      const status = { status: { managedNodes: 999 } };
+      await client.mergePatch(GPUSTACK, 'SchedulingChain', 'default', status, undefined, 'status');
+      await converge('the chain writes its status back', async () => {
+        const now = await managedNodes();
+        return now === real ? [] : [`managedNodes ${now}, not ${real}`];
+      });
+      const statusSyncs = (await quietCalls('instance-type', 'sync')) - typesQuiet;
+      log(`instance-type syncs for two writes of the chain's status alone, ${types} InstanceTypes: ${statusSyncs}`);
+      expect(statusSyncs).toBe(0);
+
       const before = await quietCalls('node-profile', 'sync');
+      const typesBefore = await quietCalls('instance-type', 'sync');
       await cardsTo('4', four, eight);
       const oneNode = (await quietCalls('node-profile', 'sync')) - before;
+      const typeSyncs = (await quietCalls('instance-type', 'sync')) - typesBefore;
       log(`node-profile syncs for one Node's card change, ${managed.length} managed Nodes: ${oneNode}`);
+      log(`instance-type syncs for that change, ${types} InstanceTypes: ${typeSyncs}`);
       expect(oneNode).toBeGreaterThanOrEqual(1);
       expect(oneNode).toBeLessThanOrEqual(3);
+      // The H100 flavors change, and every InstanceType relates the ResourceFlavors: they re-sync.
+      expect(typeSyncs).toBeGreaterThanOrEqual(1);
     } finally {
       await resync(5);
     }
