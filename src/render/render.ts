@@ -106,8 +106,7 @@ function byName<T extends { metadata: { name: string; namespace?: string | undef
  */
 export function renderChain(input: RenderInput, context: sync.SyncContext): RenderResult {
   const chain = input.chain ?? DEFAULT_CHAIN;
-  const chainMap = { [sync.SCHEDULING_CHAIN_KEY]: { [chain.metadata.name]: chain } };
-  // node-profile relates the ChainSettings the chain writes; invalid settings have none to write here.
+  // node-profile and instance-type relate the ChainSettings the chain writes; invalid settings have none to write here.
   const resolution = resolveSettings(chain.spec);
   if (!resolution.ok)
     return sync.refuse('InvalidSettings', `SchedulingChain ${chain.metadata.name}: ${resolution.message}`);
@@ -147,7 +146,7 @@ export function renderChain(input: RenderInput, context: sync.SyncContext): Rend
       return outcome.ok && outcome.response.status ? { ...check, status: outcome.response.status } : check;
     });
   const related = {
-    ...chainMap,
+    ...settingsMap,
     [sync.RESOURCE_FLAVOR_KEY]: byName(children.filter((child) => child.kind === 'ResourceFlavor')),
     [sync.NAMESPACE_KEY]: byName(
       input.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),

@@ -77,9 +77,22 @@ export function chainRequest(input: ChainRequestInput): unknown {
   };
 }
 
+type ChainInput = (Observed & { readonly spec?: unknown }) | null | undefined;
+
+/**
+ * The related ChainSettings the chain writes from its spec: that of `chain` (absent: a chain of
+ * defaults); `null` → none written yet (no chain, or before its first sync).
+ */
+function chainSettingsOf(chain: ChainInput): (WithIdentity & { readonly spec: unknown })[] {
+  return chain === null
+    ? []
+    : [{ apiVersion: GPUSTACK, kind: 'ChainSettings', metadata: { name: 'default' }, spec: chain?.spec ?? {} }];
+}
+
 export interface InstanceTypeRequestInput {
   readonly parent: Observed;
-  readonly chain?: Observed | undefined;
+  /** The chain whose ChainSettings is related (see `chainSettingsOf`). */
+  readonly chain?: ChainInput;
   readonly flavors?: readonly Observed[];
   readonly namespaces?: readonly Observed[];
   readonly checks?: readonly Observed[];
@@ -92,13 +105,8 @@ export interface InstanceTypeRequestInput {
 /** A `gpustack-instance-type` sync (or finalize) request. */
 export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
   const related = objectMap(
-    [
-      ...(input.chain ? [input.chain] : []),
-      ...(input.flavors ?? []),
-      ...(input.namespaces ?? []),
-      ...(input.checks ?? []),
-    ],
-    [KEYS.chain, KEYS.flavor, KEYS.namespace, KEYS.admissionCheck],
+    [...chainSettingsOf(input.chain), ...(input.flavors ?? []), ...(input.namespaces ?? []), ...(input.checks ?? [])],
+    [KEYS.chainSettings, KEYS.flavor, KEYS.namespace, KEYS.admissionCheck],
   );
   for (const key of input.omitRelated ?? []) delete related[key];
   return {
@@ -110,21 +118,14 @@ export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
   };
 }
 
-/**
- * A `gpustack-node-profile` decorator sync request for one Node. node-profile relates the
- * ChainSettings the chain writes from its spec: that of `chain` (absent: a chain of defaults);
- * `null` → none written yet (no chain, or before its first sync).
- */
+/** A `gpustack-node-profile` decorator sync request for one Node, relating the ChainSettings of `chain` (see `chainSettingsOf`). */
 export function nodeProfileRequest(
   node: Node,
-  chain?: (Observed & { readonly spec?: unknown }) | null,
+  chain?: ChainInput,
   /** The Node's NodeProfile as Metacontroller observed it (written by an earlier sync). */
   profile?: WithIdentity,
 ): unknown {
-  const settings =
-    chain === null
-      ? []
-      : [{ apiVersion: GPUSTACK, kind: 'ChainSettings', metadata: { name: 'default' }, spec: chain?.spec ?? {} }];
+  const settings = chainSettingsOf(chain);
   return {
     controller: controller('DecoratorController', 'gpustack-node-profile'),
     parent: node,

@@ -1,7 +1,7 @@
 // The agent's ResourceSlices on a real kube-apiserver v1.36 (etcd + kube-apiserver only): the API
 // server's validation is the judge of every slice, and its resourceVersions tell whether a cycle
 // wrote anything. The last case runs the built agent against the fake NVML library.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -18,11 +18,11 @@ import type { SliceCard } from '../../src/dra/index.js';
 import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/kube/index.js';
 import type { DetectResult, Device } from '../../native/index.js';
 import { recordingLogger } from '../agent/support.js';
-import { FAKE_LIBRARIES } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { waitFor, type KubeClient } from './support/apply.js';
 import { createNode } from './support/chain.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
-import { startAgentProcess } from './support/agent.js';
+import { nvidiaMachine, startAgentProcess } from './support/agent.js';
 
 const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
 
@@ -437,20 +437,8 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     const name = 'e2e-agent-slices';
     await node(name);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-slices-'));
-    const devices = path.join(dir, 'devices.txt');
-    const writeCards = (count: number) =>
-      writeFileSync(
-        devices,
-        [
-          'lib:nvidia\tdriver=570.124.06\truntime=12080',
-          ...Array.from(
-            { length: count },
-            (_, i) =>
-              `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-${i}\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`,
-          ),
-        ].join('\n') + '\n',
-      );
-    writeCards(4);
+    const writeCards = (count: number): string => machineFile(nvidiaMachine('NVIDIA H200', count), dir);
+    const devices = writeCards(4);
     const { process: agent, healthPort } = await startAgentProcess(plane, 'agent-slices', name, ['nvidia'], {
       GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
       GPUSTACK_FAKE_DEVICES: devices,

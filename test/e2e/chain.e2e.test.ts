@@ -1,14 +1,14 @@
 // The whole chain on a real control plane: etcd, kube-apiserver, kube-controller-manager and
 // Metacontroller built from the Go module proxy, Kueue's v1beta2 CRDs, our hook server (the
 // built CLI) and our manifests. Run with `npm run test:e2e`.
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { localQueueName } from '../../src/nodefeature/index.js';
-import { FAKE_LIBRARIES } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { renderChain } from '../../src/render/index.js';
 import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
 import {
@@ -21,7 +21,7 @@ import {
 } from './support/chain.js';
 import { describeComponents, ensureCrds } from './support/components.js';
 import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { startAgentProcess } from './support/agent.js';
+import { nvidiaMachine, startAgentProcess } from './support/agent.js';
 import { startHookServer, type HookServer } from './support/hook-server.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -220,7 +220,7 @@ describe('the scheduling chain on a real control plane', () => {
     });
   });
 
-  it('one Node changing its cards re-syncs only that Node in node-profile; a settings change re-labels every Node', async () => {
+  it('a chain status write re-syncs no InstanceType, one Node changing its cards only that Node in node-profile; a settings change re-labels every Node', async () => {
     const h100 = 'gpu-h100-01';
     const count = 'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.count';
     const managed = (await client.list('v1', 'Node')).filter(
@@ -246,20 +246,47 @@ describe('the scheduling chain on a real control plane', () => {
     };
     const eight = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d';
     const four = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-4d';
-    // The e2e resyncs every parent every few seconds; for the count, node-profile's periodic resync
-    // is put off (Metacontroller restarts that controller, re-syncing every Node once, before the
-    // counter goes quiet), so only syncs caused by events are counted.
+    // The e2e resyncs every parent every few seconds; for the count, node-profile's and
+    // instance-type's periodic resyncs are put off (Metacontroller restarts those controllers,
+    // re-syncing every parent once, before the counters go quiet), so only syncs caused by events
+    // are counted.
     const resync = async (seconds: number): Promise<void> => {
       await client.mergePatch('metacontroller.k8s.io/v1alpha1', 'DecoratorController', 'gpustack-node-profile', {
+        spec: { resyncPeriodSeconds: seconds },
+      });
+      await client.mergePatch('metacontroller.k8s.io/v1alpha1', 'CompositeController', 'gpustack-instance-type', {
         spec: { resyncPeriodSeconds: seconds },
       });
     };
     await resync(3600);
     try {
+      const types = (await client.list(GPUSTACK, 'InstanceType')).length;
+      // The chain's status alone (it moves with every Node's cards): a status write, which the
+      // chain's next sync writes back, re-syncs no InstanceType. They relate the ChainSettings,
+      // which does not move; relating the chain, each would re-sync on both writes. First, so that
+      // a failure here leaves the H100 node as the later tests expect it.
+      const managedNodes = async (): Promise<number | undefined> =>
+        (await client.get<Status<{ managedNodes?: number }>>(GPUSTACK, 'SchedulingChain', 'default'))?.status
+          ?.managedNodes;
+      const real = await managedNodes();
+      const typesQuiet = await quietCalls('instance-type', 'sync');
+      const status = { status: { managedNodes: 999 } };
+      await client.mergePatch(GPUSTACK, 'SchedulingChain', 'default', status, undefined, 'status');
+      await converge('the chain writes its status back', async () => {
+        const now = await managedNodes();
+        return now === real ? [] : [`managedNodes ${now}, not ${real}`];
+      });
+      const statusSyncs = (await quietCalls('instance-type', 'sync')) - typesQuiet;
+      log(`instance-type syncs for two writes of the chain's status alone, ${types} InstanceTypes: ${statusSyncs}`);
+      expect(statusSyncs).toBe(0);
+
       const before = await quietCalls('node-profile', 'sync');
+      const typesBefore = await quietCalls('instance-type', 'sync');
       await cardsTo('4', four, eight);
       const oneNode = (await quietCalls('node-profile', 'sync')) - before;
+      const typeSyncs = (await quietCalls('instance-type', 'sync')) - typesBefore;
       log(`node-profile syncs for one Node's card change, ${managed.length} managed Nodes: ${oneNode}`);
+      log(`instance-type syncs for that change, ${types} InstanceTypes: ${typeSyncs}`);
       expect(oneNode).toBeGreaterThanOrEqual(1);
       expect(oneNode).toBeLessThanOrEqual(3);
       // The chain saw the change through the Node's NodeProfile (owned by the Node), not the Node.
@@ -270,6 +297,8 @@ describe('the scheduling chain on a real control plane', () => {
       expect(profile?.metadata.ownerReferences).toEqual([
         expect.objectContaining({ kind: 'Node', name: h100, uid: node?.metadata.uid, controller: true }),
       ]);
+      // The H100 flavors change, and every InstanceType relates the ResourceFlavors: they re-sync.
+      expect(typeSyncs).toBeGreaterThanOrEqual(1);
     } finally {
       await resync(5);
     }
@@ -303,20 +332,8 @@ describe('the scheduling chain on a real control plane', () => {
       status: { capacity: { cpu: '32', memory: '256Gi', pods: '110' } },
     });
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-agent-'));
-    const devices = path.join(dir, 'devices.txt');
-    const writeCards = (count: number) =>
-      writeFileSync(
-        devices,
-        [
-          'lib:nvidia\tdriver=570.124.06\truntime=12080',
-          ...Array.from(
-            { length: count },
-            (_, i) =>
-              `dev:nvidia\tname=NVIDIA H100 80GB HBM3\tuuid=GPU-e2e-${i}\tmemory=${81559 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`,
-          ),
-        ].join('\n') + '\n',
-      );
-    writeCards(4);
+    const writeCards = (count: number): string => machineFile(nvidiaMachine('NVIDIA H100 80GB HBM3', count), dir);
+    const devices = writeCards(4);
     const { process: agent, healthPort } = await startAgentProcess(plane, 'agent', node, ['nvidia'], {
       GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
       GPUSTACK_FAKE_DEVICES: devices,

@@ -9,17 +9,18 @@
 // and go; without them the scenario is skipped with the reason. containerd 2.x is built like the
 // other components (Debian 12's 1.6 cannot inject CDI devices).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildDeviceClasses } from '../../src/dra/index.js';
-import { FAKE_LIBRARIES } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { waitFor, type KubeObject } from './support/apply.js';
 import { describeComponents, ensureComponents } from './support/components.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
+import { nvidiaMachine } from './support/agent.js';
 import { CLI } from './support/hook-server.js';
 import {
   buildPauseImage,
@@ -34,11 +35,6 @@ import { freePorts, startProcess, type ManagedProcess } from './support/processe
 
 const NODE = 'e2e-kubelet';
 /** One H200 for the fake NVML. */
-const CARD_FILE =
-  [
-    'lib:nvidia\tdriver=570.124.06\truntime=12080',
-    `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-e2e-0\tmemory=${143771 * 1024 * 1024}\tcores=132\tcc=9.0\tbus=00000000:18:00.0`,
-  ].join('\n') + '\n';
 const NAMESPACE = 'dra-node';
 
 function missingPrerequisite(): string | undefined {
@@ -62,6 +58,8 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
   let cdiDir: string;
 
   let devicesFile: string;
+  /** The node's machine for the fake NVML: one H200 (card-0), or none while it is "gone". */
+  const writeCards = (count: 0 | 1): string => machineFile(nvidiaMachine('NVIDIA H200', count), dir);
 
   /** Starts the agent with the kubelet plugin (again: a restart keeps the same folders and checkpoint). */
   async function startAgent(name: string): Promise<void> {
@@ -156,9 +154,7 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
       1000,
     );
 
-    const devices = path.join(dir, 'devices.txt');
-    writeFileSync(devices, CARD_FILE);
-    devicesFile = devices;
+    devicesFile = writeCards(1);
     await startAgent('agent');
     plane.adopt({ name: 'agent', stop: () => agent.stop() });
   }, 900_000);
@@ -279,14 +275,14 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
       'the Pod never showed card-0 Healthy',
       1000,
     );
-    writeFileSync(devicesFile, 'lib:nvidia\tdriver=570.124.06\truntime=12080\n');
+    writeCards(0);
     await waitFor(
       async () => healthOf(await podHealth()) === 'Unhealthy',
       60_000,
       'the Pod never showed card-0 Unhealthy',
       1000,
     );
-    writeFileSync(devicesFile, CARD_FILE);
+    writeCards(1);
     await waitFor(
       async () => healthOf(await podHealth()) === 'Healthy',
       60_000,

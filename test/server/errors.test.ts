@@ -8,7 +8,7 @@ import { HOOKS, createApp } from '../../src/server/index.js';
 import { SILENT_LOGGER, type Logger } from '../../src/runtime/index.js';
 import { exampleBody, exampleText, post, read, type InMemoryApp } from './helpers.js';
 
-const SCHEDULING_CHAIN_KEY = 'SchedulingChain.worker.gpustack.ai/v1alpha1';
+const CHAIN_SETTINGS_KEY = 'ChainSettings.worker.gpustack.ai/v1alpha1';
 
 /** A 400 BadHookRequest whose message and issue list name `path`. */
 function badRequestNaming(path: string) {
@@ -269,13 +269,13 @@ describe('hook server errors', () => {
       });
     });
 
-    it('instance-type sync with an invalid related SchedulingChain', async () => {
+    it('instance-type sync with an invalid related ChainSettings', async () => {
       const body = exampleBody('instance-type.sync.json') as {
         related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
       };
-      const chain = body.related[SCHEDULING_CHAIN_KEY]?.['default'];
-      if (chain === undefined) throw new Error('example relates no SchedulingChain default');
-      chain.spec['generalKey'] = 'Bogus';
+      const settings = body.related[CHAIN_SETTINGS_KEY]?.['default'];
+      if (settings === undefined) throw new Error('example relates no ChainSettings default');
+      settings.spec['generalKey'] = 'Bogus';
 
       const answer = await post(app, '/hooks/instance-type/sync', body);
 
@@ -284,7 +284,7 @@ describe('hook server errors', () => {
       expect(answer.json).toEqual({
         error: {
           code: 'InvalidSettings',
-          message: expect.stringMatching(/^SchedulingChain default: spec\.generalKey: /),
+          message: expect.stringMatching(/^ChainSettings default: spec\.generalKey: /),
         },
       });
     });
@@ -293,7 +293,7 @@ describe('hook server errors', () => {
       const body = exampleBody('node-profile.sync.json') as {
         related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
       };
-      const chain = body.related['ChainSettings.worker.gpustack.ai/v1alpha1']?.['default'];
+      const chain = body.related[CHAIN_SETTINGS_KEY]?.['default'];
       if (chain === undefined) throw new Error('example relates no ChainSettings default');
       chain.spec['mixedOnNode'] = 'yes';
 

@@ -267,7 +267,7 @@ describe('examples/hooks', () => {
       });
     });
 
-    it('instance-type customize relates settings, node flavors, namespaces and the admission check', async () => {
+    it('instance-type customize relates the ChainSettings, node flavors, namespaces and the admission check', async () => {
       const response = await answerOf(
         '/hooks/instance-type/customize',
         'instance-type.customize.json',
@@ -275,7 +275,7 @@ describe('examples/hooks', () => {
       );
 
       expect(response.relatedResources.map((r) => r.resource)).toEqual([
-        'schedulingchains',
+        'chainsettings',
         'resourceflavors',
         'namespaces',
         'admissionchecks',

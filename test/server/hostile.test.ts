@@ -212,9 +212,9 @@ describe('a __proto__ key in the settings', () => {
     const body = exampleBody('instance-type.sync.json') as {
       related: Record<string, Record<string, { spec: Record<string, unknown> }>>;
     };
-    const chain = body.related['SchedulingChain.worker.gpustack.ai/v1alpha1']?.['default'];
-    if (chain === undefined) throw new Error('example relates no SchedulingChain default');
-    chain.spec['localQueueNamespaces'] = JSON.parse('{"matchLabels":{"__proto__":"queues"}}');
+    const settings = body.related['ChainSettings.worker.gpustack.ai/v1alpha1']?.['default'];
+    if (settings === undefined) throw new Error('example relates no ChainSettings default');
+    settings.spec['localQueueNamespaces'] = JSON.parse('{"matchLabels":{"__proto__":"queues"}}');
 
     const answer = await post(createApp(), '/hooks/instance-type/sync', body);
 
@@ -223,7 +223,7 @@ describe('a __proto__ key in the settings', () => {
       error: {
         code: 'InvalidSettings',
         message:
-          'SchedulingChain default: spec.localQueueNamespaces.matchLabels.__proto__: "__proto__" is not a valid key',
+          'ChainSettings default: spec.localQueueNamespaces.matchLabels.__proto__: "__proto__" is not a valid key',
       },
     });
   });

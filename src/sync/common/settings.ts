@@ -1,6 +1,7 @@
 /**
- * @module Settings as the controllers read them: from the related SchedulingChain `default`, or
- * (node-profile) from the ChainSettings `default` the chain writes from its spec.
+ * @module Settings as the controllers read them: from the ChainSettings `default` the chain writes
+ * from its spec (node-profile, instance-type), or (the admission checker) from the SchedulingChain
+ * `default` itself.
  */
 import {
   MANUFACTURER_NAMES,
@@ -26,6 +27,18 @@ export function settingsFromRelated(related: ObjectMap): SettingsResolution {
 }
 
 /**
+ * Settings from the related ChainSettings named `default` (the chain's resolved settings, written
+ * only when they change); `undefined` while there is none: no SchedulingChain, or one whose first
+ * sync has not written it yet. Each reader decides what that absence means for it.
+ */
+export function settingsFromChainSettings(related: ObjectMap): SettingsResolution | undefined {
+  const object = Object.values(related[CHAIN_SETTINGS_KEY] ?? {}).find(
+    (c) => c.metadata.name === SCHEDULING_CHAIN_NAME,
+  );
+  return object === undefined ? undefined : resolveSettings(object['spec']);
+}
+
+/**
  * Settings for node-profile, from the related ChainSettings named `default` (the chain's resolved
  * settings, written only when they change). Absent — no SchedulingChain, or one whose first sync
  * has not written it yet; node-profile cannot tell which — → every default but
@@ -35,10 +48,8 @@ export function settingsFromRelated(related: ObjectMap): SettingsResolution {
  * @example settingsForNodes({}) // { ok: true, settings: { nodeManagement: 'Manual', generalKey: 'Generic', … } }
  */
 export function settingsForNodes(related: ObjectMap): SettingsResolution {
-  const object = Object.values(related[CHAIN_SETTINGS_KEY] ?? {}).find(
-    (c) => c.metadata.name === SCHEDULING_CHAIN_NAME,
-  );
-  if (object !== undefined) return resolveSettings(object['spec']);
+  const written = settingsFromChainSettings(related);
+  if (written !== undefined) return written;
   const defaults = resolveSettings({});
   return defaults.ok ? { ok: true, settings: { ...defaults.settings, nodeManagement: 'Manual' } } : defaults;
 }

@@ -7,6 +7,7 @@ import {
   SCHEDULING_CHAIN_NAME,
   checkInstanceTypeSpec,
   matchesSelector,
+  resolveSettings,
   sortObjects,
   type CompositeSyncResponse,
   type CustomizeResponse,
@@ -31,7 +32,7 @@ import {
   keepObservedChildren,
   objectsOf,
   refuse,
-  settingsFromRelated,
+  settingsFromChainSettings,
   type SyncContext,
 } from '../common/index.js';
 import { buildClusterQueue, buildLocalQueue, type QueuePlan } from './children.js';
@@ -44,11 +45,15 @@ import { computeInstanceTypeStatus, type StatusInput } from './status.js';
 const FINALIZE_RECHECK_SECONDS = 5;
 const KUBE_SYSTEM = 'kube-system';
 
-/** Relates the settings, the flavors, the namespaces and our AdmissionCheck. */
+/**
+ * Relates the settings (the ChainSettings `default`), the flavors, the namespaces and our
+ * AdmissionCheck. Not the SchedulingChain: its status changes whenever one Node's cards do, and
+ * every InstanceType relating it would re-sync; the ChainSettings changes only with the settings.
+ */
 export function customizeInstanceType(_request: InstanceTypeCustomizeRequest): CustomizeResponse {
   return {
     relatedResources: [
-      { apiVersion: GPUSTACK_API_VERSION, resource: 'schedulingchains', names: [SCHEDULING_CHAIN_NAME] },
+      { apiVersion: GPUSTACK_API_VERSION, resource: 'chainsettings', names: [SCHEDULING_CHAIN_NAME] },
       {
         apiVersion: 'kueue.x-k8s.io/v1beta2',
         resource: 'resourceflavors',
@@ -60,14 +65,23 @@ export function customizeInstanceType(_request: InstanceTypeCustomizeRequest): C
   };
 }
 
-/** Namespaces that get a LocalQueue: the settings' selector, or all but kube-system and the system namespace. */
-function eligibleNamespaces(namespaces: readonly ObservedObject[], settings: Settings): string[] {
+/**
+ * Namespaces that get a LocalQueue: the settings' selector, or all but kube-system and the system
+ * namespace; plus those in `kept` (namespaces whose LocalQueue stays whatever the settings say).
+ */
+function eligibleNamespaces(
+  namespaces: readonly ObservedObject[],
+  settings: Settings,
+  kept: ReadonlySet<string>,
+): string[] {
   return namespaces
     .filter((ns) => !isTerminating(ns) && ns.status?.phase !== 'Terminating')
     .filter((ns) =>
-      settings.localQueueNamespaces
-        ? matchesSelector(settings.localQueueNamespaces, ns.metadata.labels)
-        : ns.metadata.name !== KUBE_SYSTEM && ns.metadata.name !== settings.systemNamespace,
+      kept.has(ns.metadata.name)
+        ? true
+        : settings.localQueueNamespaces
+          ? matchesSelector(settings.localQueueNamespaces, ns.metadata.labels)
+          : ns.metadata.name !== KUBE_SYSTEM && ns.metadata.name !== settings.systemNamespace,
     )
     .map((ns) => ns.metadata.name);
 }
@@ -152,10 +166,23 @@ export function syncInstanceType(
     if (related[key] === undefined)
       return refuse('MissingRelated', `related ${key} is missing: the customize hook has not been applied yet`);
   }
-  const resolution = settingsFromRelated(related);
-  if (!resolution.ok)
-    return refuse('InvalidSettings', `SchedulingChain ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`);
+  // No ChainSettings yet (no SchedulingChain, or before the chain's first sync: the two look
+  // alike here): every default, as instance-type always did without a chain, but no observed
+  // LocalQueue is dropped. Refusing would leave a chain-less InstanceType without queues and
+  // retry forever; an empty or narrowed child list would delete queues (and strand the workloads
+  // in them) only because an object is missing — e.g. in a namespace that only the chain's
+  // `localQueueNamespaces` selects. The defaults can only widen the rest: every manufacturer is
+  // enabled, and the check is listed only while the chain keeps it Active. The chain's first
+  // ChainSettings re-syncs every InstanceType, and its selector then prunes the LocalQueues.
+  const written = settingsFromChainSettings(related);
+  const resolution = written ?? resolveSettings({});
+  // The chain keeps its last good ChainSettings while its own spec is invalid; only one edited by
+  // hand (the CRD does not check it) fails here.
+  if (!resolution.ok) return refuse('InvalidSettings', `ChainSettings ${SCHEDULING_CHAIN_NAME}: ${resolution.message}`);
   const { settings } = resolution;
+  const kept = new Set(
+    written === undefined ? objectsOf(children, LOCAL_QUEUE_KEY).map((queue) => queue.metadata.namespace ?? '') : [],
+  );
   const keyLabel = poolKeyLabel(spec);
   const mfr =
     spec.acceleratable && spec.acceleratorGroup ? acceleratorKeyManufacturer(spec.acceleratorGroup) : undefined;
@@ -177,7 +204,7 @@ export function syncInstanceType(
   };
   const desired = [
     buildClusterQueue(plan),
-    ...eligibleNamespaces(objectsOf(related, NAMESPACE_KEY), settings).map((ns) =>
+    ...eligibleNamespaces(objectsOf(related, NAMESPACE_KEY), settings, kept).map((ns) =>
       buildLocalQueue(name, base.entrance, ns),
     ),
   ];

@@ -5,7 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 import type { ManufacturerName } from '../../../src/k8s/index.js';
-import { FAKE_LIBRARIES, libraryVariable, machineFile, type FakeMachine } from '../../native/fake-machine.js';
+import {
+  FAKE_LIBRARIES,
+  MiB,
+  fleet,
+  libraryVariable,
+  machineFile,
+  type FakeMachine,
+} from '../../native/fake-machine.js';
 import { waitFor, type KubeClient, type KubeObject } from './apply.js';
 import type { ControlPlane } from './control-plane.js';
 import { CLI } from './hook-server.js';
@@ -14,6 +21,32 @@ import { RESOURCE_API } from './scheduling.js';
 
 /** The fake library of each manufacturer the DRA scenarios run on. */
 const LIBRARIES: Partial<Record<ManufacturerName, string>> = { nvidia: FAKE_LIBRARIES.nvidia, amd: FAKE_LIBRARIES.amd };
+
+/** Card memory (MiB, as NVML reports it) of the NVIDIA products the e2e agents run on. */
+const NVIDIA_MEMORY_MIB = { 'NVIDIA H100 80GB HBM3': 81559n, 'NVIDIA H200': 143771n } as const;
+export type NvidiaProduct = keyof typeof NVIDIA_MEMORY_MIB;
+
+/**
+ * A machine of `count` NVIDIA `product` cards behind driver 570 / CUDA 12.8: uuids `GPU-e2e-<i>`,
+ * PCI buses from 0x18 up; `count` 0 → the library loads and finds no card. Write it with
+ * `machineFile` into the directory whose `devices.txt` the agent's GPUSTACK_FAKE_DEVICES names.
+ * @example machineFile(nvidiaMachine('NVIDIA H200', 4), dir) // `${dir}/devices.txt`
+ */
+export function nvidiaMachine(product: NvidiaProduct, count: number): FakeMachine {
+  return {
+    lib: { nvidia: { driver: '570.124.06', runtime: 12080 } },
+    devices: {
+      nvidia: fleet(count, (i) => ({
+        name: product,
+        uuid: `GPU-e2e-${i}`,
+        memory: NVIDIA_MEMORY_MIB[product] * MiB,
+        cores: 132,
+        cc: '9.0',
+        bus: `00000000:${(0x18 + i).toString(16).toUpperCase()}:00.0`,
+      })),
+    },
+  };
+}
 
 export interface FakeAgent {
   node: string;

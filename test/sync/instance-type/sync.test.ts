@@ -131,7 +131,7 @@ describe('syncInstanceType scenarios', () => {
   it('refuses while the settings are invalid', async () => {
     const error = expectRefusal(await runScenario(C, 'refuses-while-the-settings-are-invalid'));
     expect(error).toMatchObject({ code: 'InvalidSettings', retryAfterSeconds: 30 });
-    expect(error.message).toContain('spec.admissionCheck');
+    expect(error.message).toMatch(/^ChainSettings default: spec\.admissionCheck: /);
   });
 
   it('keeps the last good queues while the spec is invalid', async () => {
@@ -419,11 +419,57 @@ describe('syncInstanceType with builders', () => {
     expect(conditionOf(instanceTypeStatusOf(response), 'Ready')).toMatchObject({ reason: 'UnknownManufacturer' });
   });
 
-  it('uses the defaults when no SchedulingChain is related', () => {
-    const response = expectOk(sync({ parent: t4().obj(), chain: undefined }));
-    expect(clusterQueuesOf(response)[0]?.spec.admissionChecksStrategy).toEqual({
-      admissionChecks: [{ name: 'gpustack-node-devices' }],
+  describe('no ChainSettings yet (no SchedulingChain, or before its first sync)', () => {
+    const namespaces = [
+      makeNamespace('default').obj(),
+      makeNamespace('kube-system').obj(),
+      makeNamespace('gpustack-system').obj(),
+      makeNamespace('team-a').label('queues', 'on').obj(),
+      makeNamespace('leaving').terminating().obj(),
+    ];
+    const selective = makeSchedulingChain()
+      .spec({ localQueueNamespaces: { matchExpressions: [{ key: 'queues', operator: 'In', values: ['on'] }] } })
+      .obj();
+    const namespacesOf = (response: Parameters<typeof localQueuesOf>[0]) =>
+      localQueuesOf(response).map((q) => q.metadata.namespace);
+
+    it('builds the queues by the defaults', () => {
+      const response = expectOk(sync({ parent: t4().obj(), chain: null, namespaces }));
+      expect(clusterQueuesOf(response)[0]?.spec.admissionChecksStrategy).toEqual({
+        admissionChecks: [{ name: 'gpustack-node-devices' }],
+      });
+      expect(quotas(response)).toHaveLength(2);
+      expect(namespacesOf(response)).toEqual(['default', 'team-a']);
     });
+
+    it('keeps every observed LocalQueue the defaults would drop (kube-system, the system namespace)', () => {
+      const settled = expectOk(sync({ parent: t4().obj(), chain: selective, namespaces }));
+      expect(namespacesOf(settled)).toEqual(['team-a']);
+      const everywhere = [
+        makeLocalQueue(T4_ENTRANCE, 'kube-system', T4),
+        makeLocalQueue(T4_ENTRANCE, 'gpustack-system', T4),
+        makeLocalQueue(T4_ENTRANCE, 'team-a', T4),
+      ];
+      const response = expectOk(sync({ parent: t4().obj(), chain: null, namespaces, children: everywhere }));
+      expect(namespacesOf(response)).toEqual(['default', 'gpustack-system', 'kube-system', 'team-a']);
+      // Once written, the chain's selector decides alone again.
+      const written = expectOk(sync({ parent: t4().obj(), chain: selective, namespaces, children: everywhere }));
+      expect(namespacesOf(written)).toEqual(['team-a']);
+    });
+
+    it('drops no observed LocalQueue of a namespace that is terminating', () => {
+      const children = [makeLocalQueue(T4_ENTRANCE, 'leaving', T4)];
+      const response = expectOk(sync({ parent: t4().obj(), chain: null, namespaces, children }));
+      expect(namespacesOf(response)).toEqual(['default', 'team-a']);
+    });
+  });
+
+  it('goes on with the settings the ChainSettings holds, whatever the chain says now', () => {
+    // The chain writes only valid settings: its invalid spec leaves the last good ChainSettings.
+    const response = expectOk(
+      sync({ parent: t4().obj(), chain: makeSchedulingChain().spec({ admissionCheck: 'Disabled' }).obj() }),
+    );
+    expect(clusterQueuesOf(response)[0]?.spec.admissionChecksStrategy).toBeUndefined();
   });
 
   it.each([KEYS.flavor, KEYS.namespace])('refuses with MissingRelated while %s is not related', (key) => {
@@ -431,11 +477,12 @@ describe('syncInstanceType with builders', () => {
     expect(error).toMatchObject({ code: 'MissingRelated', retryAfterSeconds: 30 });
   });
 
-  it('refuses with InvalidSettings for a chain spec with an unknown field', () => {
+  it('refuses with InvalidSettings for a ChainSettings spec with an unknown field (edited by hand)', () => {
     const error = expectRefusal(
       sync({ parent: t4().obj(), chain: makeSchedulingChain().spec({ queueEverything: true }).obj() }),
     );
     expect(error.code).toBe('InvalidSettings');
+    expect(error.message).toMatch(/^ChainSettings default: /);
   });
 
   it('finalizes on a deletionTimestamp even when the request does not say finalizing', () => {
@@ -455,7 +502,7 @@ describe('syncInstanceType with builders', () => {
       sync({
         parent: makeInstanceType(T4).device('nvidia-tesla-t4').obj(),
         finalizing: true,
-        omitRelated: [KEYS.flavor, KEYS.namespace, KEYS.chain],
+        omitRelated: [KEYS.flavor, KEYS.namespace, KEYS.chainSettings],
       }),
     );
     expect(response).toMatchObject({ children: [], finalized: true });
@@ -492,9 +539,15 @@ describe('syncInstanceType with builders', () => {
     expect(conditionOf(status, 'Degraded')).toMatchObject({ status: 'False', lastTransitionTime: NOW });
   });
 
-  it('relates the settings, node flavors, namespaces and our check through customize', () => {
-    expect(customizeInstanceType({ parent: t4().obj() }).relatedResources.map((r) => r.resource)).toEqual([
-      'schedulingchains',
+  it('relates the ChainSettings (not the chain), node flavors, namespaces and our check through customize', () => {
+    const related = customizeInstanceType({ parent: t4().obj() }).relatedResources;
+    expect(related[0]).toEqual({
+      apiVersion: 'worker.gpustack.ai/v1alpha1',
+      resource: 'chainsettings',
+      names: ['default'],
+    });
+    expect(related.map((r) => r.resource)).toEqual([
+      'chainsettings',
       'resourceflavors',
       'namespaces',
       'admissionchecks',
