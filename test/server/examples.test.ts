@@ -225,7 +225,11 @@ describe('examples/hooks', () => {
 
       expect(response).toEqual({
         relatedResources: [
-          { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'nodeprofiles' },
+          {
+            apiVersion: 'worker.gpustack.ai/v1alpha1',
+            resource: 'nodeprofiles',
+            labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'gpustack-operator' } },
+          },
           {
             apiVersion: 'v1',
             resource: 'nodes',

@@ -66,7 +66,7 @@ export function buildNodeProfile(
 /**
  * Labels one Node, by the ChainSettings `default` (see `settingsForNodes` for its absence), and
  * writes a managed Node's NodeProfile — the part of it the chain reads —, marking the Node
- * `gpustack.ai/profiled=true` once the profile exists (the chain reads unmarked Nodes whole). The
+ * `gpustack.ai/profiled=true` (the chain reads managed Nodes without the mark whole). The
  * chain keeps its last good ChainSettings while its own spec is invalid, so node-profile goes on
  * with the last good settings; a ChainSettings that itself fails the schema → refusal (429):
  * labelling by a guess could unmanage nodes.
@@ -101,10 +101,13 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
     return { ok: true, response: { labels: { ...profile.labels, ...unmark }, ...annotations, attachments: [] } };
   }
   const attachment = buildNodeProfile(node, labels, applyChanges(node.metadata.annotations, profile.annotations));
-  // The mark follows the profile one sync later: only once the profile exists may the chain stop
-  // reading the Node whole (Metacontroller writes a decorator's labels before its attachments).
+  // The mark takes the Node out of what the chain reads whole. A Node the chain may be reading
+  // whole right now (managed, unmarked: an upgrade, or an admin's label) keeps it off until its
+  // profile exists — Metacontroller writes a decorator's labels before its attachments, so both in
+  // one sync would drop the Node from its pools in between. Any other Node is marked at once.
   const exists = request.children[NODE_PROFILE_KEY]?.[node.metadata.name] !== undefined;
-  const mark = exists ? { [PROFILED_LABEL]: 'true' } : marked ? { [PROFILED_LABEL]: null } : {};
+  const readWhole = node.metadata.labels?.[MANAGED_LABEL] === 'true' && !marked;
+  const mark = exists || !readWhole ? { [PROFILED_LABEL]: 'true' } : {};
   return {
     ok: true,
     response: { labels: { ...profile.labels, ...mark }, ...annotations, attachments: [attachment] },

@@ -13,7 +13,7 @@ import {
   type SyncOutcome,
 } from '../../k8s/index.js';
 import { buildDeviceClasses } from '../../dra/index.js';
-import { MANAGED_LABEL, PROFILED_LABEL } from '../../nodefeature/index.js';
+import { MANAGED_LABEL, PART_OF_LABEL, PART_OF_VALUE, PROFILED_LABEL } from '../../nodefeature/index.js';
 import {
   INSTANCE_TYPE_KEY,
   NODE_KEY,
@@ -38,12 +38,19 @@ import { computeChainStatus, computeRefusedStatus } from './status.js';
 /**
  * Relates every NodeProfile (node-profile writes one per managed Node, holding what the chain
  * reads of it) and the managed Nodes that have none yet, read whole. Relating all managed Nodes
- * instead made every chain sync carry ~24 KB per Node that the chain does not read.
+ * instead made every chain sync carry ~24 KB per Node that the chain does not read. The profiles'
+ * label selector matches no Node: Metacontroller before v4 matches a changed related object
+ * against every rule's selector whatever its kind, and a rule without one would re-sync the chain
+ * on every Node write (heartbeats included).
  */
 export function customizeSchedulingChain(_request: SchedulingChainCustomizeRequest): CustomizeResponse {
   return {
     relatedResources: [
-      { apiVersion: GPUSTACK_API_VERSION, resource: 'nodeprofiles' },
+      {
+        apiVersion: GPUSTACK_API_VERSION,
+        resource: 'nodeprofiles',
+        labelSelector: { matchLabels: { [PART_OF_LABEL]: PART_OF_VALUE } },
+      },
       {
         apiVersion: 'v1',
         resource: 'nodes',

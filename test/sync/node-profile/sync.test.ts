@@ -33,6 +33,7 @@ describe('syncNodeProfile scenarios', () => {
     const { labels } = expectOk(await runScenario(C, 'labels-a-new-h100-node'));
     expect(labels).toEqual({
       [MANAGED]: 'true',
+      [PROFILED]: 'true',
       [`${G}generic`]: 'true',
       [`${G}generic.count`]: '224',
       [`${H100}.sliced.units`]: '1600000',
@@ -76,6 +77,7 @@ describe('syncNodeProfile scenarios', () => {
     const { labels } = expectOk(await runScenario(C, 'keys-the-cpu-by-model-and-marks-cpu-only-nodes'));
     expect(labels).toEqual({
       [MANAGED]: 'true',
+      [PROFILED]: 'true',
       [`${G}amd-epyc-7763`]: 'true',
       [`${G}amd`]: 'true',
       [`${G}amd-epyc-7763.count`]: '64',
@@ -100,6 +102,7 @@ describe('syncNodeProfile scenarios', () => {
     // the same aKey and labels our agent would publish, plus the usual capacity labels
     expect(response.labels).toEqual({
       [MANAGED]: 'true',
+      [PROFILED]: 'true',
       [`${G}generic`]: 'true',
       [`${G}generic.count`]: '224',
       ...derived,
@@ -246,7 +249,7 @@ describe('syncNodeProfile writes the NodeProfile the chain reads', () => {
     .label('example.com/team', 'ml')
     .obj();
 
-  it('holds only what the chain reads, as the Node is after this sync, and does not mark the Node yet', () => {
+  it('holds only what the chain reads, as the Node is after this sync, and marks a new Node at once', () => {
     const response = responseOf(nodeProfileRequest(node));
     const profile = profileOf(response);
     expect(profile.metadata.name).toBe('gpu-1');
@@ -272,23 +275,32 @@ describe('syncNodeProfile writes the NodeProfile the chain reads', () => {
     expect(extractNodeFacts({ name: 'gpu-1', ...profile.spec }, enabled)).toEqual(
       extractNodeFacts({ name: 'gpu-1', labels: labelled, cpuCapacity: '224' }, enabled),
     );
-    // The first sync writes the profile; the mark waits until the profile exists.
-    expect(response.labels).not.toHaveProperty([PROFILED]);
+    // A Node that was not managed has never been read whole by the chain: marked in the same sync.
+    expect(response.labels?.[PROFILED]).toBe('true');
   });
 
-  it('marks the Node profiled once its NodeProfile exists, and keeps the profile the same', () => {
-    const first = profileOf(responseOf(nodeProfileRequest(node)));
-    const second = responseOf(nodeProfileRequest(node, undefined, first));
+  it('marks a managed Node the chain reads whole only once its NodeProfile exists (upgrade, admin label)', () => {
+    const readWhole = makeNode('gpu-1').h100(8).cpu(224).managed('true').obj();
+    const first = responseOf(nodeProfileRequest(readWhole));
+    expect(first.labels ?? {}).not.toHaveProperty([PROFILED]);
+    const second = responseOf(nodeProfileRequest(readWhole, undefined, profileOf(first)));
     expect(second.labels?.[PROFILED]).toBe('true');
-    expect(profileOf(second)).toEqual(first);
-    const marked = makeNode('gpu-1').h100(8).cpu(224).label(PROFILED, 'true').obj();
-    expect(profileOf(responseOf(nodeProfileRequest(marked, undefined, first)))).toEqual(first);
+    expect(profileOf(second)).toEqual(profileOf(first));
   });
 
-  it('unmarks a marked Node whose NodeProfile is gone, and writes the profile again', () => {
+  it('keeps the profile and the mark the same on later syncs, and the mark does not enter the profile', () => {
+    const first = profileOf(responseOf(nodeProfileRequest(node)));
     const marked = makeNode('gpu-1').h100(8).cpu(224).label(PROFILED, 'true').obj();
+    const later = responseOf(nodeProfileRequest(marked, undefined, first));
+    expect(profileOf(later)).toEqual(first);
+    expect(later.labels?.[PROFILED]).toBe('true');
+    expect(first.spec.labels).not.toHaveProperty([PROFILED]);
+  });
+
+  it('writes the NodeProfile of a marked Node again when it is gone, keeping the mark', () => {
+    const marked = makeNode('gpu-1').h100(8).cpu(224).managed('true').label(PROFILED, 'true').obj();
     const response = responseOf(nodeProfileRequest(marked));
-    expect(response.labels?.[PROFILED]).toBeNull();
+    expect(response.labels?.[PROFILED]).toBe('true');
     expect(profileOf(response).metadata.name).toBe('gpu-1');
   });
 

@@ -658,7 +658,11 @@ describe('syncSchedulingChain with builders', () => {
   it('relates every NodeProfile, and the managed Nodes without one (read whole), through customize', () => {
     expect(customizeSchedulingChain({ parent: chain.obj() })).toEqual({
       relatedResources: [
-        { apiVersion: 'worker.gpustack.ai/v1alpha1', resource: 'nodeprofiles' },
+        {
+          apiVersion: 'worker.gpustack.ai/v1alpha1',
+          resource: 'nodeprofiles',
+          labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'gpustack-operator' } },
+        },
         {
           apiVersion: 'v1',
           resource: 'nodes',
