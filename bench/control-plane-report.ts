@@ -49,6 +49,8 @@ export interface ClusterResult {
   readonly runs: readonly ClusterRun[];
   readonly slimRuns?: readonly ClusterRun[];
   readonly before: readonly Before[];
+  /** The chain relating whole Nodes (the run before NodeProfiles); absent in older results. */
+  readonly wholeNodes?: readonly Before[];
 }
 
 export interface Before {
@@ -64,6 +66,13 @@ export const BEFORE: readonly Before[] = [
   { nodes: 500, afterLast: 2.1, afterFirst: 6.6, p50: 0.46, p90: 0.58 },
   { nodes: 2000, afterLast: 4.1, afterFirst: 20.3, p50: 1.45, p90: 1.79 },
   { nodes: 5000, afterLast: 9.1, afterFirst: 45.6, p50: 3.55, p90: 4.47 },
+];
+
+/** `npm run bench:cluster` at d01edec, when the chain related whole Nodes (23.5 KB each; RESULTS.md of that commit). */
+export const WHOLE_NODES: readonly Before[] = [
+  { nodes: 500, afterLast: 15.3, afterFirst: 30.6, p50: 0.69, p90: 0.96 },
+  { nodes: 2000, afterLast: 49.9, afterFirst: 90.4, p50: 1.46, p90: 1.84 },
+  { nodes: 5000, afterLast: 136.9, afterFirst: 252.8, p50: 3.93, p90: 5.19 },
 ];
 
 export const TARGETS = { nodes: 5000, nodeProfileCalls: 3, chainCalls: 1, p90Seconds: 2, afterFirstSeconds: 60 };
@@ -159,12 +168,12 @@ export function clusterMarkdown(result: ClusterResult): string {
     '',
     `Nodes are \`generateNodes\` (bench/cluster.ts): NFD, our agent's and GPU feature discovery's labels, kubelet-like status (images, conditions,` +
       ' nodeInfo), created 16 at a time (object, then status) without node-profile\'s labels. "Converged" = no Node lacks' +
-      ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings, DeviceClass where render emits them) equals' +
+      ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings, NodeProfile, DeviceClass where render emits them) equals' +
       ` \`render\` of the same Nodes, and so does every Node's label set (polled every 0.5 s). A change = one accelerated Node loses a card` +
       ` (our agent's \`.count\` label and GFD's \`nvidia.com/gpu.count\`); reaction = patch sent → that Node's labels and every ResourceFlavor,` +
       ` ClusterQueue and InstanceType equal render's (polled every 0.1 s); ${result.changes} changes, one at a time, each after the hooks were quiet` +
       " for 2 s (below). Hook calls per change are our server's own per-route counter from before the change until the hooks were quiet for 3 s: no answer, nothing in flight, Metacontroller under 0.1 CPU s per s" +
-      ' (median and max over the changes: a periodic resync can land in a window). Chain request = JSON of the managed Nodes as the API server' +
+      ' (median and max over the changes: a periodic resync can land in a window). Chain request = JSON of the NodeProfiles and the unmarked managed Nodes as the API server' +
       ' serves them (what Metacontroller puts in `related`).',
     '',
     ...judge(result),
@@ -184,13 +193,17 @@ export function clusterMarkdown(result: ClusterResult): string {
       );
     }),
     '',
-    '**Before** (issue 18: node-profile related the SchedulingChain, whose status changes with every Node, so one change cost N + 1 node-profile calls):',
+    '**Before**: (a) issue 18, node-profile related the SchedulingChain, whose status changes with every Node, so one change cost' +
+      ' N + 1 node-profile calls; (b) `d01edec`, the chain related whole Nodes (23.5 KB each) instead of NodeProfiles:',
     '',
-    '| Nodes | converged after the last Node | after the first | reaction p50 / p90 |',
-    '|---:|---:|---:|---:|',
-    ...result.before.map(
-      (b) =>
-        `| ${thousands(b.nodes)} | ${s(b.afterLast, 1)} s | ${s(b.afterFirst, 1)} s | ${s(b.p50)} / ${s(b.p90)} s |`,
+    '| before | Nodes | converged after the last Node | after the first | reaction p50 / p90 |',
+    '|---|---:|---:|---:|---:|',
+    ...[
+      ...result.before.map((b) => ['(a) issue 18', b] as const),
+      ...(result.wholeNodes ?? []).map((b) => ['(b) whole Nodes', b] as const),
+    ].map(
+      ([what, b]) =>
+        `| ${what} | ${thousands(b.nodes)} | ${s(b.afterLast, 1)} s | ${s(b.afterFirst, 1)} s | ${s(b.p50)} / ${s(b.p90)} s |`,
     ),
     '',
     '**CPU seconds and peak RSS per process** (convergence = first Node created → converged; per change = median over the changes of the window' +
@@ -323,6 +336,8 @@ export function clusterScaleSvg(result: ClusterResult): string {
   const height = 400;
   const after = { color: '#1f77b4', dash: '' };
   const before = { color: '#777777', dash: '6 4' };
+  const whole = { color: '#d62728', dash: '2 3' };
+  const wholeNodes = result.wholeNodes ?? [];
   const runs = result.runs;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
@@ -331,15 +346,27 @@ export function clusterScaleSvg(result: ClusterResult): string {
     ...panel(60, 60, 290, 270, 'converged after the first Node (s)', [
       { name: 'after', ...after, points: runs.map((r) => [r.nodes, r.convergedAfterFirstSeconds] as const) },
       { name: 'before', ...before, points: result.before.map((b) => [b.nodes, b.afterFirst] as const) },
+      ...(wholeNodes.length > 0
+        ? [{ name: 'whole Nodes', ...whole, points: wholeNodes.map((b) => [b.nodes, b.afterFirst] as const) }]
+        : []),
     ]),
     ...panel(440, 60, 290, 270, 'reaction to one card change, p90 (s)', [
       { name: 'after', ...after, points: runs.map((r) => [r.nodes, r.reaction.p90] as const) },
       { name: 'before', ...before, points: result.before.map((b) => [b.nodes, b.p90] as const) },
+      ...(wholeNodes.length > 0
+        ? [{ name: 'whole Nodes', ...whole, points: wholeNodes.map((b) => [b.nodes, b.p90] as const) }]
+        : []),
     ]),
     `<line x1="60" x2="90" y1="${height - 12}" y2="${height - 12}" stroke="${after.color}" stroke-width="2"/>`,
     `<text x="96" y="${height - 8}">this run (${result.commit})</text>`,
     `<line x1="300" x2="330" y1="${height - 12}" y2="${height - 12}" stroke="${before.color}" stroke-width="2" stroke-dasharray="${before.dash}"/>`,
-    `<text x="336" y="${height - 8}">before: node-profile related the SchedulingChain</text>`,
+    `<text x="336" y="${height - 8}">(a) node-profile related the SchedulingChain</text>`,
+    ...(wholeNodes.length > 0
+      ? [
+          `<line x1="560" x2="590" y1="${height - 12}" y2="${height - 12}" stroke="${whole.color}" stroke-width="2" stroke-dasharray="${whole.dash}"/>`,
+          `<text x="596" y="${height - 8}">(b) chain related whole Nodes</text>`,
+        ]
+      : []),
     '</svg>',
     '',
   ];

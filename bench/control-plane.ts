@@ -27,6 +27,7 @@ import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from './child.js';
 import { cardLabelPatch, generateNodes } from './cluster.js';
 import {
   BEFORE,
+  WHOLE_NODES,
   clusterMarkdown,
   clusterReadmeSection,
   clusterScaleSvg,
@@ -510,6 +511,7 @@ async function main(): Promise<void> {
     runs,
     slimRuns,
     before: BEFORE,
+    wholeNodes: WHOLE_NODES,
   };
   process.stdout.write(`${clusterMarkdown(result)}\n`);
   if (!write) return;
