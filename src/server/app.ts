@@ -75,6 +75,7 @@ function countChildren(response: object, record: CallRecord, metrics: HookMetric
  * content coding. Anything else is refused before a byte of the body is read.
  */
 function notPlainJson(contentType: string | undefined, contentEncoding: string | undefined): string | undefined {
+  if (contentEncoding === undefined && contentType === 'application/json') return undefined; // what Metacontroller sends
   if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity')
     return `content-encoding "${contentEncoding}" is not supported: send the body unencoded`;
   if (contentType === undefined || contentType.trim() === '') return 'content-type is missing: send application/json';
@@ -104,6 +105,17 @@ class Serial {
 
 function handleHook(definition: HookDefinition, options: AppOptions, processing: Serial) {
   const clock = options.clock ?? (() => new Date());
+  // The request time at whole seconds, formatted once per second rather than once per call.
+  let second = Number.NaN;
+  let now = '';
+  const nowText = (): string => {
+    const time = Math.floor(clock().getTime() / 1000);
+    if (time !== second) {
+      second = time;
+      now = rfc3339Seconds(new Date(time * 1000));
+    }
+    return now;
+  };
   /** Answers one call; what the log line reports of it (parent, children) goes into `call`. */
   return async function hookHandler(c: Context<AppEnv>, call: CallRecord): Promise<Response> {
     let text: string;
@@ -139,7 +151,7 @@ function handleHook(definition: HookDefinition, options: AppOptions, processing:
       const prepared = definition.prepare(body);
       if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
       await turn();
-      const outcome = prepared.run({ now: rfc3339Seconds(clock()) });
+      const outcome = prepared.run({ now: nowText() });
       if (!outcome.ok) {
         c.header('Retry-After', String(outcome.error.retryAfterSeconds));
         return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
