@@ -46,8 +46,6 @@ export const MAX_ECHOED_DEPTH = 100;
  * @example jsonDepth({ a: [1] }) // 2
  */
 export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): number {
-  // A bound the stack holds with room to spare: recursion, no pair allocated per member.
-  if (limit <= RECURSION_LIMIT) return boundedDepth(value, 0, limit);
   let deepest = 0;
   const pending: [unknown, number][] = [[value, 0]];
   for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
@@ -56,27 +54,6 @@ export function jsonDepth(value: unknown, limit = Number.POSITIVE_INFINITY): num
     deepest = Math.max(deepest, depth + 1);
     if (deepest > limit) break;
     for (const member of Array.isArray(current) ? current : Object.values(current)) pending.push([member, depth + 1]);
-  }
-  return deepest;
-}
-
-/** Deepest bound {@link jsonDepth} walks by recursion (a frame per level; Node's stack holds ~10,000). */
-const RECURSION_LIMIT = 1000;
-
-/** {@link jsonDepth} of `value` found `depth` levels down, stopping once it passes `limit`. */
-function boundedDepth(value: unknown, depth: number, limit: number): number {
-  if (value === null || typeof value !== 'object') return depth;
-  const here = depth + 1;
-  if (here > limit) return here;
-  let deepest = here;
-  const members = Array.isArray(value) ? (value as unknown[]) : Object.values(value);
-  for (const member of members) {
-    if (member === null || typeof member !== 'object') continue;
-    const found = boundedDepth(member, here, limit);
-    if (found > deepest) {
-      deepest = found;
-      if (deepest > limit) break;
-    }
   }
   return deepest;
 }
