@@ -51,8 +51,11 @@ const GC_LINE = /:\s+\S[^:]*?\s(\d+(?:\.\d+)?) \((\d+(?:\.\d+)?)\) -> (\d+(?:\.\
 /**
  * The V8 flags the hook server runs with in the cluster (NODE_OPTIONS of manifests/server/deployment.yaml
  * and the chart): the bench's server and in-process measurements run with them too.
+ * BENCH_SERVER_V8_FLAGS (space-separated) replaces them, to compare flags in one run of a size.
  */
-export const SERVER_V8_FLAGS = ['--max-semi-space-size=32'] as const;
+export const SERVER_V8_FLAGS: readonly string[] = process.env.BENCH_SERVER_V8_FLAGS?.split(' ').filter(Boolean) ?? [
+  '--max-semi-space-size=32',
+];
 
 /** Starts `bench/server.mjs` (the built hook server in its own process) and waits for its port. */
 export function startServerChild(options: { traceGc?: boolean; maxOldSpaceMB?: number } = {}): Promise<ServerChild> {

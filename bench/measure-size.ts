@@ -9,19 +9,9 @@ import { writeFileSync } from 'node:fs';
 import { startServerChild } from './child.js';
 import { HOOKS, generateCluster, type HookName } from './cluster.js';
 import { createBenchApp, get, listen, post } from './http.js';
-import { summarize, type Summary } from './stats.js';
+import { floorSink, measureHook, type HookTiming } from './timing.js';
 
-export interface HookTiming {
-  readonly requestBytes: number;
-  readonly responseBytes: number;
-  /** Calls per sample (small hooks are timed in batches so one sample lasts ~100 ms). */
-  readonly batch: number;
-  readonly floorMs: Summary;
-  readonly inProcessMs: Summary;
-  readonly httpMs: Summary;
-  /** The same samples in process CPU time (ms per call). */
-  readonly cpuMs: { readonly floor: Summary; readonly inProcess: Summary; readonly http: Summary };
-}
+export type { HookTiming } from './timing.js';
 
 export interface MemoryProbe {
   /** RSS of the idle server process before the first request. */
@@ -40,90 +30,6 @@ export interface SizeResult {
   readonly generateMs: number;
   readonly hooks: Record<HookName, HookTiming>;
   readonly memory: MemoryProbe;
-}
-
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
-let sink = 0;
-
-/** Process CPU time (all threads, user + system) of the last {@link time}, per call: steadier than wall time on a busy machine. */
-let lastCpuMs = 0;
-
-async function time(calls: number, body: () => unknown): Promise<number> {
-  gc();
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  for (let i = 0; i < calls; i++) await body();
-  const elapsed = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  lastCpuMs = (used.user + used.system) / 1000 / calls;
-  return elapsed / calls;
-}
-
-async function measureHook(
-  hook: HookName,
-  text: string,
-  samples: number,
-  port: number,
-  app: ReturnType<typeof createBenchApp>,
-): Promise<HookTiming> {
-  const bytes = Buffer.from(text);
-  const path = `/hooks/${hook}`;
-  // The body as a one-chunk byte stream, the way a server adapter hands it over: a Buffer would make
-  // the Request constructor copy it first, a cost of the fetch API and not of the hook.
-  const init = (): RequestInit & { duplex: 'half' } => ({
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
-    duplex: 'half',
-    body: new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(bytes);
-        controller.close();
-      },
-    }),
-  });
-  const inProcess = async (): Promise<string> => {
-    const response = await app.request(path, init());
-    const answer = await response.text();
-    if (response.status !== 200)
-      throw new Error(
-        `${path}: ${response.status} ${answer.slice(0, 500)} (sent ${bytes.length} bytes: ${bytes.toString('utf8', 0, 120)}…)`,
-      );
-    return answer;
-  };
-  const overHttp = async (): Promise<Buffer> => {
-    const answer = await post(port, path, bytes);
-    if (answer.status !== 200)
-      throw new Error(`${path} over HTTP: ${answer.status} ${answer.body.toString('utf8', 0, 500)}`);
-    return answer.body;
-  };
-  const responseText = await inProcess();
-  const response: unknown = JSON.parse(responseText);
-  const floor = (): void => {
-    const parsed = JSON.parse(text) as object;
-    sink += JSON.stringify(response).length + (parsed ? 1 : 0);
-  };
-  // Warm-up, which also sizes the batch.
-  const estimate = Math.max(await time(1, inProcess), await time(1, overHttp), await time(1, floor));
-  const batch = Math.max(1, Math.min(2000, Math.round(100 / Math.max(estimate, 0.001))));
-  if (batch > 1) for (const run of [floor, inProcess, overHttp]) await time(batch, run);
-  const wall = { floor: [] as number[], inProcess: [] as number[], http: [] as number[] };
-  const cpu = { floor: [] as number[], inProcess: [] as number[], http: [] as number[] };
-  const modes = { floor, inProcess, http: overHttp };
-  for (let i = 0; i < samples; i++) {
-    for (const mode of ['floor', 'inProcess', 'http'] as const) {
-      wall[mode].push(await time(batch, modes[mode]));
-      cpu[mode].push(lastCpuMs);
-    }
-  }
-  return {
-    requestBytes: bytes.length,
-    responseBytes: Buffer.byteLength(responseText),
-    batch,
-    floorMs: summarize(wall.floor),
-    inProcessMs: summarize(wall.inProcess),
-    httpMs: summarize(wall.http),
-    cpuMs: { floor: summarize(cpu.floor), inProcess: summarize(cpu.inProcess), http: summarize(cpu.http) },
-  };
 }
 
 /** Peak RSS of a server process that answers the largest request (twice) and the small ones. */
@@ -177,7 +83,7 @@ async function main(): Promise<void> {
     memory,
   };
   writeFileSync(out, JSON.stringify(result, null, 2));
-  if (sink < 0) process.stdout.write('');
+  if (floorSink() < 0) process.stdout.write('');
 }
 
 await main();

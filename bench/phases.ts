@@ -37,5 +37,5 @@ for (let i = 0; i < Number(runsArg); i++) {
 }
 process.stdout.write(
   `${nodesArg} nodes, ${hookArg}, ${(bytes.length / 1048576).toFixed(1)} MB, median of ${runsArg} (ms): ` +
-    `${[...times].map(([name, values]) => `${name} ${quantile(values, 0.5).toFixed(2)}`).join(', ')}\n`,
+    `${[...times].map(([name, values]) => `${name} ${quantile(values, 0.5) < 1 ? quantile(values, 0.5).toFixed(3) : quantile(values, 0.5).toFixed(2)}`).join(', ')}\n`,
 );

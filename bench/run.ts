@@ -3,7 +3,9 @@
  * under load, agent detection. One child process per cluster size (so sizes do not share a heap),
  * results in `bench/results/<date>.json`, `bench/RESULTS.md`, `bench/results/cost-per-node.svg` and the README's
  * Performance section in `bench/README-section.md`.
- * Options: `--sizes=10,100` (default all), `--load-seconds=5`, `--rounds=2`, `--no-write`.
+ * Options: `--sizes=10,100` (default all), `--load-seconds=5`, `--rounds=2`, `--no-write`; `--small-hooks` runs only
+ * bench/small-hooks.ts (the small hooks in process and under load; `--samples=9`, `--load-seconds=3`, `--rounds=5`;
+ * writes nothing).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -69,6 +71,12 @@ async function measureSize(nodes: number, directory: string): Promise<SizeResult
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--small-hooks')) {
+    const child = spawnScript('small-hooks.ts', process.argv.slice(2), ['--expose-gc', ...SERVER_V8_FLAGS]);
+    child.stdout?.pipe(process.stdout);
+    await finished(child, 'bench/small-hooks.ts');
+    return;
+  }
   const started = performance.now();
   const sizes = option('sizes')?.split(',').map(Number) ?? SIZES;
   const loadSeconds = Number(option('load-seconds') ?? 5);

@@ -1,6 +1,9 @@
 // The hook server as its own process, built from dist/ the way the image runs it (no TypeScript
 // loader in the process, so its memory is the server's own): for the load test and the memory
 // probe. Prints {"port":N} and serves on 127.0.0.1 until SIGTERM. `npm run build` first.
+// Built as `serve` builds it: the process logger at info (one JSON line per hook call on stdout) and
+// the metrics with Node's default ones; BENCH_SERVER_LOG=<level> and BENCH_SERVER_METRICS=0 change
+// that, to measure what each costs.
 //   POST /bench/bare        answers {} without reading the body (the framework's ceiling)
 //   PUT  /bench/floor-response/<hook path>  stores the answer the floor route gives for that hook
 //   POST /bench/floor/<hook path>  reads and JSON.parses the body, answers JSON.stringify of that
@@ -11,9 +14,13 @@ import v8 from 'node:v8';
 
 import { serve } from '@hono/node-server';
 
-import { createApp } from '../dist/src/server/index.js';
+import { createProcessLogger } from '../dist/src/runtime/index.js';
+import { createApp, createMetrics } from '../dist/src/server/index.js';
 
-const app = createApp();
+const app = createApp({
+  logger: createProcessLogger({ level: process.env.BENCH_SERVER_LOG ?? 'info', readable: false }),
+  ...(process.env.BENCH_SERVER_METRICS === '0' ? {} : { metrics: createMetrics({ defaultMetrics: true }) }),
+});
 app.post('/bench/bare', (c) => c.json({}));
 const floorResponses = new Map();
 app.put('/bench/floor-response/*', async (c) => {

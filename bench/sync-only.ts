@@ -21,5 +21,5 @@ for (let i = 0; i < Number(runsArg); i++) {
   if (!outcome.ok) throw new Error(`${hookArg}: refused`);
 }
 process.stdout.write(
-  `${nodesArg} nodes, ${hookArg}: sync ${quantile(times, 0.5).toFixed(2)} ms (median of ${runsArg})\n`,
+  `${nodesArg} nodes, ${hookArg}: sync ${(quantile(times, 0.5) * 1000).toFixed(1)} µs median, ${((times.reduce((a, b) => a + b, 0) / times.length) * 1000).toFixed(1)} µs mean of ${runsArg}\n`,
 );

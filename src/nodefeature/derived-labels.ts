@@ -49,10 +49,15 @@ export interface Derivation {
  * `…/<mfr>-<model>[.<x>]`, but no `.sliced.*` (node-profile's capacity labels, an admin's opt-in).
  */
 export function isDeviceLabelOf(key: string, mfr: ManufacturerName): boolean {
-  if (!key.startsWith(ACCELERATABLE_PREFIX) || key.includes('.sliced.')) return false;
-  const name = key.slice(ACCELERATABLE_PREFIX.length);
-  return name === mfr || name.startsWith(`${mfr}.`) || name.startsWith(`${mfr}-`);
+  const start = ACCELERATABLE_PREFIX.length;
+  // Compared in place (no sliced name, no `${mfr}.` per call): run for every device label of every node.
+  if (!key.startsWith(ACCELERATABLE_PREFIX) || !key.startsWith(mfr, start) || key.includes('.sliced.')) return false;
+  const next = key.charCodeAt(start + mfr.length);
+  return Number.isNaN(next) || next === DOT || next === DASH;
 }
+
+const DOT = '.'.charCodeAt(0);
+const DASH = '-'.charCodeAt(0);
 
 /** The labels recorded in our annotation; `{}` when there is none or it is not ours to read. */
 export function readDerivedRecord(text: string | undefined): Record<string, string> {
@@ -103,6 +108,15 @@ function deriveFor(mfr: ManufacturerName, node: DerivationInput, options: Deriva
   return {};
 }
 
+/** The enabled manufacturers, sorted, that a vendor source in `sources` describes. */
+function derivableManufacturers(options: DerivationOptions): ManufacturerName[] {
+  const described = new Set<ManufacturerName>();
+  for (const source of options.sources)
+    if (source !== 'Agent' && options.manufacturers.has(VENDOR_LABEL_SOURCES[source].manufacturer))
+      described.add(VENDOR_LABEL_SOURCES[source].manufacturer);
+  return [...described].sort();
+}
+
 /**
  * The derived device labels of a node and what becomes of the ones derived before.
  * @example deriveDeviceLabels({ labels: gfdLabels }, { sources: ['Agent', 'NVIDIAGFD'], manufacturers, managed: true })
@@ -117,10 +131,13 @@ export function deriveDeviceLabels(node: DerivationInput, options: DerivationOpt
   const declared = recordedKeys.length > 0 ? declaredByOthers(annotations) : new Set<string>();
   const ours = new Set(recordedKeys.filter((k) => labels[k] === recorded[k] && !declared.has(k)));
   const derived: Record<string, string> = {};
-  if (options.managed) {
+  // Only a manufacturer that a listed vendor source describes can have labels derived (deriveFor):
+  // the others need no look at the node's labels.
+  const derivable = options.managed ? derivableManufacturers(options) : [];
+  if (derivable.length > 0) {
     // Only these keys can be device labels (isDeviceLabelOf): one pass over the node's labels, not one per manufacturer.
     const candidates = Object.keys(labels).filter((k) => k.startsWith(ACCELERATABLE_PREFIX));
-    for (const mfr of [...options.manufacturers].sort()) {
+    for (const mfr of derivable) {
       // Any device label of this manufacturer that is not ours: the agent publishes it, hands off.
       if (candidates.some((k) => isDeviceLabelOf(k, mfr) && !ours.has(k))) continue;
       Object.assign(derived, deriveFor(mfr, node, options));

@@ -107,8 +107,9 @@ const amdKeys = (kind: string): string[] => AMD_PREFIXES.map((p) => `${p}${kind}
 /** The labels under an AMD prefix, in their order: every key the AMD labeller reads (one pass over a node's labels). */
 function amdLabelsOf(labels: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
+  const [beta, stable] = AMD_PREFIXES;
   for (const key of Object.keys(labels))
-    if (AMD_PREFIXES.some((prefix) => key.startsWith(prefix))) out[key] = labels[key] as string;
+    if (key.startsWith(stable) || key.startsWith(beta)) out[key] = labels[key] as string;
   return out;
 }
 

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
@@ -45,8 +45,8 @@ interface CallRecord {
   children?: number;
 }
 
-/** Per-request values the handler leaves for the observing middleware (log line, metrics). */
-type AppEnv = { Variables: { call: CallRecord; problem: { readonly code: ErrorCode; readonly message: string } } };
+/** The error a call answered with, for its log line. */
+type AppEnv = { Variables: { problem: { readonly code: ErrorCode; readonly message: string } } };
 
 function parentNameOf(body: unknown): string | undefined {
   const name = (body as { parent?: { metadata?: { name?: unknown } } } | null)?.parent?.metadata?.name;
@@ -59,8 +59,14 @@ function countChildren(response: object, record: CallRecord, metrics: HookMetric
     (response as { attachments?: unknown[] }).attachments;
   if (!Array.isArray(list)) return;
   record.children = list.length;
-  for (const child of list)
-    metrics?.children.inc({ controller: record.controller, kind: String((child as { kind?: unknown }).kind) });
+  if (metrics === undefined) return;
+  // One increment per kind, not per child: a counter hashes its labels on every call.
+  const kinds = new Map<string, number>();
+  for (const child of list) {
+    const kind = String((child as { kind?: unknown }).kind);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  for (const [kind, count] of kinds) metrics.children.inc({ controller: record.controller, kind }, count);
 }
 
 /**
@@ -69,6 +75,7 @@ function countChildren(response: object, record: CallRecord, metrics: HookMetric
  * content coding. Anything else is refused before a byte of the body is read.
  */
 function notPlainJson(contentType: string | undefined, contentEncoding: string | undefined): string | undefined {
+  if (contentEncoding === undefined && contentType === 'application/json') return undefined; // what Metacontroller sends
   if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity')
     return `content-encoding "${contentEncoding}" is not supported: send the body unencoded`;
   if (contentType === undefined || contentType.trim() === '') return 'content-type is missing: send application/json';
@@ -96,16 +103,21 @@ class Serial {
   }
 }
 
-function handleHook(
-  definition: HookDefinition,
-  record: Omit<CallRecord, 'parent' | 'children'>,
-  options: AppOptions,
-  processing: Serial,
-) {
+function handleHook(definition: HookDefinition, options: AppOptions, processing: Serial) {
   const clock = options.clock ?? (() => new Date());
-  return async function hookHandler(c: Context<AppEnv>): Promise<Response> {
-    const call: CallRecord = { ...record };
-    c.set('call', call);
+  // The request time at whole seconds, formatted once per second rather than once per call.
+  let second = Number.NaN;
+  let now = '';
+  const nowText = (): string => {
+    const time = Math.floor(clock().getTime() / 1000);
+    if (time !== second) {
+      second = time;
+      now = rfc3339Seconds(new Date(time * 1000));
+    }
+    return now;
+  };
+  /** Answers one call; what the log line reports of it (parent, children) goes into `call`. */
+  return async function hookHandler(c: Context<AppEnv>, call: CallRecord): Promise<Response> {
     let text: string;
     try {
       text = await c.req.text(); // I/O: bodies are read side by side
@@ -139,7 +151,7 @@ function handleHook(
       const prepared = definition.prepare(body);
       if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
       await turn();
-      const outcome = prepared.run({ now: rfc3339Seconds(clock()) });
+      const outcome = prepared.run({ now: nowText() });
       if (!outcome.ok) {
         c.header('Retry-After', String(outcome.error.retryAfterSeconds));
         return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
@@ -210,56 +222,61 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   const tooLarge = (c: Context<AppEnv>) =>
     sendError(c, 'PayloadTooLarge', errorBody('PayloadTooLarge', `request body exceeds ${maxSize} bytes (--max-body)`));
   const streamedLimit = bodyLimit({ maxSize, onError: tooLarge });
-  // A declared Content-Length (Metacontroller's Go client sends one) is judged from the header alone,
-  // as bodyLimit does too, but without first touching `c.req.raw.body`: that would turn the Node
-  // adapter's buffered body into a web stream read chunk by chunk, the slowest way to a 100 MB body.
-  // A chunked body is counted as it streams in.
-  const limit: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const declared = declaredLength(c);
-    if (declared === undefined) return streamedLimit(c, next);
-    return declared > maxSize ? tooLarge(c) : next();
-  };
   // Memory back-pressure: a body of unknown length counts as the largest allowed until it is done.
   const inflight = new InflightBytes(options.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
   const processing = new Serial();
-  const budgeted = (controller: string, hook: string): MiddlewareHandler<AppEnv> =>
-    async function budget(c, next) {
-      const declared = declaredLength(c);
-      if (declared !== undefined && declared > maxSize) return next(); // a 413, never read
-      const bytes = declared ?? maxSize;
-      const before = inflight.inUse;
-      if (!inflight.take(bytes)) {
-        options.metrics?.busy.inc({ controller, hook });
-        await discardBody(c);
-        c.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
-        const own =
-          declared === undefined
-            ? `this one, of unknown length, counts as ${maxSize}`
-            : `this one declares ${declared}`;
-        return sendError(
-          c,
+  /** Takes the body's bytes from the in-flight budget while `serve` runs, or answers 429 (the body read and dropped). */
+  async function budgeted(
+    c: Context<AppEnv>,
+    busy: (() => void) | undefined,
+    serve: () => Promise<Response>,
+  ): Promise<Response> {
+    const declared = declaredLength(c);
+    if (declared !== undefined && declared > maxSize) return serve(); // a 413, never read
+    const bytes = declared ?? maxSize;
+    const before = inflight.inUse;
+    if (!inflight.take(bytes)) {
+      busy?.();
+      await discardBody(c);
+      c.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
+      const own =
+        declared === undefined ? `this one, of unknown length, counts as ${maxSize}` : `this one declares ${declared}`;
+      return sendError(
+        c,
+        'ServerBusy',
+        errorBody(
           'ServerBusy',
-          errorBody(
-            'ServerBusy',
-            `${before} bytes of request bodies are in flight and ${own}: over the budget of ` +
-              `${inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
-          ),
-        );
-      }
+          `${before} bytes of request bodies are in flight and ${own}: over the budget of ` +
+            `${inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
+        ),
+      );
+    }
+    options.metrics?.inflight.set(inflight.inUse);
+    try {
+      return await serve();
+    } finally {
+      inflight.give(bytes);
       options.metrics?.inflight.set(inflight.inUse);
-      try {
-        await next();
-      } finally {
-        inflight.give(bytes);
-        options.metrics?.inflight.set(inflight.inUse);
-      }
-    };
-
-  const plainJson: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const problem = notPlainJson(c.req.header('content-type'), c.req.header('content-encoding'));
-    return problem === undefined
-      ? next()
-      : sendError(c, 'UnsupportedMediaType', errorBody('UnsupportedMediaType', problem));
+    }
+  }
+  /**
+   * The size limit: a declared Content-Length (Metacontroller's Go client sends one) is judged from
+   * the header alone, as bodyLimit does too, but without first touching `c.req.raw.body`: that would
+   * turn the Node adapter's buffered body into a web stream read chunk by chunk, the slowest way to
+   * a 100 MB body. A chunked body is counted as it streams in.
+   */
+  async function limited(c: Context<AppEnv>, serve: () => Promise<Response>): Promise<Response> {
+    const declared = declaredLength(c);
+    if (declared !== undefined) return declared > maxSize ? tooLarge(c) : serve();
+    let answer: Response | undefined;
+    const refused = await streamedLimit(c, async () => {
+      answer = await serve();
+    });
+    return refused ?? (answer as Response);
+  }
+  const internalError = (error: Error, c: Context<AppEnv>): Response => {
+    logger.error({ err: { message: error.message, stack: error.stack }, path: c.req.path }, 'unexpected error');
+    return sendError(c, 'Internal', errorBody('Internal', 'internal error; see the server log'));
   };
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
@@ -273,40 +290,57 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
 
   for (const { controller, kind: hook, definition } of hookTable()) {
     const path = `/hooks/${controller}/${hook}`;
-    app.post(
-      path,
-      async function observeHook(c, next) {
-        const started = performance.now();
-        await next();
-        const seconds = (performance.now() - started) / 1000;
-        const call = c.get('call') ?? { controller, hook };
-        const problem = c.get('problem');
-        options.metrics?.duration.observe({ controller, hook }, seconds);
-        options.metrics?.requests.inc({ controller, hook, code: String(c.res.status) });
-        logger.info(
-          {
-            ...call,
-            controller,
-            hook,
-            status: c.res.status,
-            durationMs: Math.round(seconds * 1e6) / 1e3,
-            ...(problem ? { error: problem } : {}),
-          },
-          'hook',
-        );
-      },
-      plainJson,
-      // Before `limit`: a chunked body is read whole there, and must count while it is read.
-      budgeted(controller, hook),
-      limit,
-      handleHook(definition, { controller, hook }, options, processing),
-    );
+    const metrics = options.metrics;
+    // Label sets bound once per route: an observation then skips hashing its labels on every call.
+    const duration = metrics?.duration.labels({ controller, hook });
+    const answered = new Map<number, { inc(): void }>();
+    const requests = (status: number) => {
+      let counter = answered.get(status);
+      if (counter === undefined && metrics) {
+        counter = metrics.requests.labels({ controller, hook, code: String(status) });
+        answered.set(status, counter);
+      }
+      counter?.inc();
+    };
+    const busy = metrics && (() => metrics.busy.inc({ controller, hook }));
+    const handle = handleHook(definition, options, processing);
+    // One handler, not a chain of middleware: the checks run in the order they always did (media
+    // type, in-flight budget, size limit, then the hook), without a dispatch and a promise per link.
+    app.post(path, async function hookRoute(c) {
+      const started = performance.now();
+      const call: CallRecord = { controller, hook };
+      let response: Response;
+      try {
+        const problem = notPlainJson(c.req.header('content-type'), c.req.header('content-encoding'));
+        response =
+          problem !== undefined
+            ? sendError(c, 'UnsupportedMediaType', errorBody('UnsupportedMediaType', problem))
+            : // The budget before the limit: a chunked body is read whole there, and must count while it is read.
+              await budgeted(c, busy, () => limited(c, () => handle(c, call)));
+      } catch (error) {
+        if (!(error instanceof Error)) throw error;
+        response = internalError(error, c);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const problem = c.get('problem');
+      duration?.observe(seconds);
+      requests(response.status);
+      logger.info(
+        {
+          ...call,
+          controller,
+          hook,
+          status: response.status,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+          ...(problem ? { error: problem } : {}),
+        },
+        'hook',
+      );
+      return response;
+    });
   }
 
   app.notFound((c) => sendError(c, 'NotFound', errorBody('NotFound', `no route for ${c.req.method} ${c.req.path}`)));
-  app.onError((error, c) => {
-    logger.error({ err: { message: error.message, stack: error.stack }, path: c.req.path }, 'unexpected error');
-    return sendError(c, 'Internal', errorBody('Internal', 'internal error; see the server log'));
-  });
+  app.onError(internalError);
   return app;
 }
