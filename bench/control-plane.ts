@@ -55,6 +55,14 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; prefix
   // Emitted once main's DRA part 1 is in; none before, on either side of the comparison.
   DeviceClass: { apiVersion: 'resource.k8s.io/v1', labelSelector: 'resource.gpustack.ai/type=deviceclasses' },
 };
+/** `--metacontroller-workers N`: Metacontroller's sync workers per controller (its default: 5). */
+const WORKERS = ((): number | undefined => {
+  const value = argument('metacontroller-workers');
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--metacontroller-workers: a positive integer, not ${value}`);
+  return n;
+})();
 /** Namespaces besides the API server's own: teams that get LocalQueues, as in a shared cluster. */
 const TEAM_NAMESPACES = 10;
 const HOOK_ROUTES = [
@@ -315,6 +323,7 @@ async function runOnce(size: number, changes: number, slimNodes = false): Promis
       logsDir: plane.logsDir,
       plane,
       discoveryInterval: '20s',
+      ...(WORKERS !== undefined ? { args: [`--workers=${WORKERS}`] } : {}),
     });
     await installManifests(client, server.url, metacontroller.component.version);
     await waitFor(
@@ -508,6 +517,7 @@ async function main(): Promise<void> {
     durationSeconds: Math.round((performance.now() - started) / 1000),
     machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version },
     changes,
+    metacontrollerWorkers: WORKERS ?? 5,
     runs,
     slimRuns,
     before: BEFORE,
