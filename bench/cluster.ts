@@ -18,7 +18,12 @@ import {
   SCHEDULING_CHAIN_NAME,
   type ManufacturerName,
 } from '../src/k8s/index.js';
-import { constructDeviceLabels, constructProfileLabels, type DeviceFacts } from '../src/nodefeature/index.js';
+import {
+  PROFILED_LABEL,
+  constructDeviceLabels,
+  constructProfileLabels,
+  type DeviceFacts,
+} from '../src/nodefeature/index.js';
 import {
   SchedulingChainSyncRequestSchema,
   InstanceTypeSyncRequestSchema,
@@ -823,6 +828,11 @@ function objectMap(objects: readonly Json[], declared: readonly string[]): Objec
  * of each (as the API server serves it: uid, ownerReferences…), no whole Node.
  */
 function chainRelated(nodes: readonly Node[], random: Random): Record<string, Record<string, Json>> {
+  return { ...chainRelatedProfiles(nodes, random), 'Node.v1': {} };
+}
+
+/** The NodeProfiles of labelled Nodes as the API server serves them (uid, ownerReferences…). */
+function chainRelatedProfiles(nodes: readonly Node[], random: Random): Record<string, Record<string, Json>> {
   const profiles = nodes.map((node) =>
     observed(
       buildNodeProfile(node, node.metadata.labels ?? {}, node.metadata.annotations ?? {}) as unknown as Json,
@@ -830,7 +840,7 @@ function chainRelated(nodes: readonly Node[], random: Random): Record<string, Re
       random,
     ),
   );
-  return objectMap(profiles, [`NodeProfile.${GPUSTACK}`, 'Node.v1']);
+  return objectMap(profiles, [`NodeProfile.${GPUSTACK}`]);
 }
 
 function observed(desired: Json, parent: Json, random: Random, status?: Json): Json {
@@ -979,6 +989,7 @@ export function generateCluster(size: number, seed = 20260201): ClusterBodies {
   const first = unwrap(syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(firstChain), { now: NOW }));
   const chainWithStatus: Json = { ...chain, status: first.status };
   const chainChildren = first.children.map((child) => observed(child as Json, chain, random));
+  const chainSettings = chainChildren.find((c) => c['kind'] === 'ChainSettings') as Json;
   const chainBody = JSON.stringify({
     ...firstChain,
     parent: chainWithStatus,
@@ -996,7 +1007,7 @@ export function generateCluster(size: number, seed = 20260201): ClusterBodies {
   const admissionCheck = chainChildren.find((c) => c['kind'] === 'AdmissionCheck') as Json;
   const itRelated = objectMap(
     [
-      chainWithStatus,
+      chainSettings,
       ...flavors,
       ...namespaces(namespaceCount(size), random),
       {
@@ -1004,7 +1015,7 @@ export function generateCluster(size: number, seed = 20260201): ClusterBodies {
         status: { conditions: [condition('Active', 'True', 'Active', 'the admission check is active')] },
       },
     ],
-    [`AdmissionCheck.${KUEUE}`, 'Namespace.v1', `ResourceFlavor.${KUEUE}`, `SchedulingChain.${GPUSTACK}`],
+    [`AdmissionCheck.${KUEUE}`, `ChainSettings.${GPUSTACK}`, 'Namespace.v1', `ResourceFlavor.${KUEUE}`],
   );
   const itKeys = [`ClusterQueue.${KUEUE}`, `LocalQueue.${KUEUE}`];
   const firstType = {
@@ -1043,12 +1054,17 @@ export function generateCluster(size: number, seed = 20260201): ClusterBodies {
     children: objectMap(queues, itKeys),
   });
 
-  const profiled = nodes.find((n) => n.metadata.name.startsWith('h100')) ?? (nodes[0] as Node);
+  // node-profile in the steady state: a marked Node whose NodeProfile exists, the ChainSettings related.
+  const target = nodes.find((n) => n.metadata.name.startsWith('h100')) ?? (nodes[0] as Node);
+  const marked = {
+    ...target,
+    metadata: { ...target.metadata, labels: { ...target.metadata.labels, [PROFILED_LABEL]: 'true' } },
+  };
   const profileBody = JSON.stringify({
     controller: exampleController('node-profile'),
-    parent: profiled,
-    children: {},
-    related: objectMap([chainWithStatus], [`SchedulingChain.${GPUSTACK}`]),
+    parent: marked,
+    children: chainRelatedProfiles([target], random),
+    related: objectMap([chainSettings], [`ChainSettings.${GPUSTACK}`]),
     finalizing: false,
   });
   return {
