@@ -1,27 +1,50 @@
 /**
- * @module What the scheduling chain reads of a Node: the labels of the gpustack.ai domains, os and
- * arch, the cpu-name annotation and the CPU capacity. node-profile writes exactly this into the
- * Node's NodeProfile, so the chain need not receive whole Nodes.
+ * @module What the scheduling chain reads of a Node — exactly the labels `extractNodeFacts` reads,
+ * the cpu-name annotation and the CPU capacity. node-profile writes this into the Node's
+ * NodeProfile, so the chain need not receive whole Nodes.
  */
-import { ARCH_LABEL, CPU_NAME_ANNOTATION, OS_LABEL, PROFILED_LABEL, SYSTEM_DOMAIN } from './constants.js';
+import {
+  ACCELERATABLE_LABEL,
+  ACCELERATABLE_PREFIX,
+  ARCH_LABEL,
+  CPU_NAME_ANNOTATION,
+  GENERAL_PREFIX,
+  MANAGED_LABEL,
+  OS_LABEL,
+} from './constants.js';
 import type { NodeLabelsInput } from './node-facts.js';
 
+const NODE_LABELS: ReadonlySet<string> = new Set([OS_LABEL, ARCH_LABEL, MANAGED_LABEL, ACCELERATABLE_LABEL]);
+/** The per-model labels `extractAccelerator` reads (`<aKey>.<suffix>`); `.sliced.*`, `.comcap`… it does not. */
+const MODEL_SUFFIXES: ReadonlySet<string> = new Set(['count', 'memory', 'product', 'cores', 'family']);
+
 /**
- * True for a label key the chain reads: `kubernetes.io/os`, `kubernetes.io/arch` and every key of
- * `gpustack.ai` or a subdomain of it — but not `gpustack.ai/profiled`, which node-profile sets
- * beside the profile and which would make the profile differ between its first and later syncs.
+ * True for a label key the chain reads: os, arch, `gpustack.ai/managed`,
+ * `feature.gpustack.ai/acceleratable`, every `acceleratable.feature.gpustack.ai/<key>` with its
+ * count, memory, product, cores and family, and every `general.feature.gpustack.ai/<key>` with
+ * its count. Anything else — vendor labels, node-profile's own `.sliced.*`, driver versions — the
+ * chain never reads, and leaving it out keeps the profile small (Metacontroller sends every
+ * profile on every chain sync).
  */
 export function isChainLabel(key: string): boolean {
-  if (key === OS_LABEL || key === ARCH_LABEL) return true;
-  const slash = key.indexOf('/');
-  if (slash < 0 || key === PROFILED_LABEL) return false;
-  const domain = key.slice(0, slash);
-  return domain === SYSTEM_DOMAIN || domain.endsWith(`.${SYSTEM_DOMAIN}`);
+  if (NODE_LABELS.has(key)) return true;
+  if (key.startsWith(ACCELERATABLE_PREFIX)) {
+    const rest = key.slice(ACCELERATABLE_PREFIX.length);
+    const dot = rest.indexOf('.');
+    return dot < 0 || MODEL_SUFFIXES.has(rest.slice(dot + 1));
+  }
+  if (key.startsWith(GENERAL_PREFIX)) {
+    const rest = key.slice(GENERAL_PREFIX.length);
+    const dot = rest.indexOf('.');
+    return dot < 0 || rest.slice(dot + 1) === 'count';
+  }
+  return false;
 }
 
 /**
  * The part of a Node the chain reads. `extractNodeFacts` of the view equals that of the whole Node
- * (test/nodefeature/chain-view.test.ts checks it on every example cluster).
+ * (test/nodefeature/chain-view.test.ts checks it on every example cluster, and
+ * test/sync/scheduling-chain/sync.test.ts the chain's whole answer on every fixture).
  * @example extractChainView({ name: 'a', labels: { 'gpustack.ai/managed': 'true', 'nvidia.com/gpu.count': '8' } }) // { name: 'a', labels: { 'gpustack.ai/managed': 'true' } }
  */
 export function extractChainView(node: NodeLabelsInput): NodeLabelsInput {

@@ -258,10 +258,10 @@ describe('syncNodeProfile writes the NodeProfile the chain reads', () => {
     expect(profile.spec.labels).toMatchObject({
       [MANAGED]: 'true',
       [`${G}generic.count`]: '224',
-      [`${H100}.sliced.units`]: '1600000',
       [`${H100}.count`]: '8',
     });
-    // …and nothing of other domains: NFD, GPU Feature Discovery, the admin's.
+    // …and nothing the chain does not read: NFD, GPU Feature Discovery, the admin's, node-profile's `.sliced.*`.
+    expect(Object.keys(profile.spec.labels).filter((k) => k.includes('.sliced.'))).toEqual([]);
     const foreign = Object.keys(profile.spec.labels).filter(
       (k) => !/(^|\.)gpustack\.ai\/|^kubernetes\.io\/(os|arch)$/.test(k),
     );
