@@ -237,7 +237,7 @@ export function clusterMarkdown(result: ClusterResult): string {
     ...slimTable(result),
     '![convergence and reaction p90 against Nodes, before and after](results/cluster-scale.svg)',
     '',
-    'Reproduce: `npm run bench:cluster -- --slim-at 5000` (builds; `--nodes 500,2000,5000` is the default, `--changes 20`, `--no-write`); it writes' +
+    'Reproduce: `npm run bench:cluster -- --metacontroller-workers 20` (builds; `--nodes 500,2000,5000` is the default, `--changes 20`, `--slim-at 5000` adds the request-size experiment, `--no-write`); it writes' +
       ' `bench/results/cluster-<date>.json`, `bench/results/cluster-scale.svg`, this section of `bench/RESULTS.md` and' +
       ' `bench/README-cluster-section.md`. The components come from the e2e cache (`scripts/e2e/build-components.sh`).',
     END,

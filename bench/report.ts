@@ -165,7 +165,7 @@ export function tables(results: BenchResults): string {
     lines.push(`| ${t.name} | ${t.limit} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`);
   lines.push(
     '',
-    '**scheduling-chain sync** (every managed Node in `related`; medians):',
+    '**scheduling-chain sync** (every NodeProfile in `related`; medians):',
     '',
     ...HOOK_HEADER,
     ...hookRows(results.sizes, CHAIN),
@@ -242,9 +242,9 @@ export function readmeSection(results: BenchResults): string {
   return [
     '## Performance',
     '',
-    'Metacontroller sends the scheduling-chain hook every managed Node on every sync: at 5,000 real-looking Nodes' +
-      ` (~${at ? Math.round(at.nodeBytes / 1024) : 20} KB each: NFD labels, images, managedFields) the request is` +
-      ` ${chain ? mb(chain.requestBytes) : '~110'} MB. The floor for any hook is parsing that JSON and writing the answer;` +
+    'Metacontroller sends the scheduling-chain hook every NodeProfile on every sync (what the chain reads of each managed' +
+      ` Node; the Node itself, ~${at ? Math.round(at.nodeBytes / 1024) : 20} KB of NFD labels, images and managedFields, stays out):` +
+      ` at 5,000 Nodes the request is ${chain ? mb(chain.requestBytes) : '~11'} MB. The floor for any hook is parsing that JSON and writing the answer;` +
       ' `npm run bench` measures how far above it the hooks are, from 10 to 10,000 nodes.',
     '',
     `Run of ${results.date} (commit \`${results.commit}\`) on ${m.cpus} × ${m.cpuModel}, Node ${m.node}, shared machine` +
