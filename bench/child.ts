@@ -54,7 +54,7 @@ const GC_LINE = /:\s+\S[^:]*?\s(\d+(?:\.\d+)?) \((\d+(?:\.\d+)?)\) -> (\d+(?:\.\
  * BENCH_SERVER_V8_FLAGS (space-separated) replaces them, to compare flags in one run of a size.
  */
 export const SERVER_V8_FLAGS: readonly string[] = process.env.BENCH_SERVER_V8_FLAGS?.split(' ').filter(Boolean) ?? [
-  '--max-semi-space-size=32',
+  '--max-semi-space-size=16',
 ];
 
 /** Starts `bench/server.mjs` (the built hook server in its own process) and waits for its port. */
