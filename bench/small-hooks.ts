@@ -14,7 +14,7 @@ import { generateCluster, type HookName } from './cluster.js';
 import { createBenchApp, listen } from './http.js';
 import { measureLoad } from './load.js';
 import { quantile, round } from './stats.js';
-import { floorSink, lastCpuMsPerCall, measureHook, time, type HookTiming } from './timing.js';
+import { floorSink, lastCpuMsPerCall, measureHook, streamedPost, time, type HookTiming } from './timing.js';
 
 const SMALL: readonly { readonly hook: HookName; readonly name: string }[] = [
   { hook: 'node-profile/sync', name: 'node-profile sync (one Node)' },
@@ -57,17 +57,7 @@ try {
     timings.push(timing);
     const bytes = Buffer.from(cluster.bodies[hook]);
     const request = (path: string) => async () => {
-      const response = await app.request(path, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
-        duplex: 'half',
-        body: new ReadableStream<Uint8Array>({
-          start(controller) {
-            controller.enqueue(bytes);
-            controller.close();
-          },
-        }),
-      } as RequestInit);
+      const response = await app.request(path, streamedPost(bytes));
       return response.text();
     };
     floorAnswers.set(`/hooks/${hook}`, await request(`/hooks/${hook}`)());

@@ -51,19 +51,7 @@ export async function measureHook(
 ): Promise<HookTiming> {
   const bytes = Buffer.from(text);
   const path = `/hooks/${hook}`;
-  // The body as a one-chunk byte stream, the way a server adapter hands it over: a Buffer would make
-  // the Request constructor copy it first, a cost of the fetch API and not of the hook.
-  const init = (): RequestInit & { duplex: 'half' } => ({
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
-    duplex: 'half',
-    body: new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(bytes);
-        controller.close();
-      },
-    }),
-  });
+  const init = (): RequestInit & { duplex: 'half' } => streamedPost(bytes);
   const inProcess = async (): Promise<string> => {
     const response = await app.request(path, init());
     const answer = await response.text();
@@ -117,4 +105,22 @@ export async function measureHook(
 /** Keeps the floor's work observable, so it is not optimised away. */
 export function floorSink(): number {
   return sink;
+}
+
+/**
+ * A JSON POST whose body is a one-chunk byte stream, the way a server adapter hands it over: a
+ * Buffer would make the Request constructor copy it first, a cost of the fetch API, not the hook's.
+ */
+export function streamedPost(bytes: Uint8Array): RequestInit & { duplex: 'half' } {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    duplex: 'half',
+    body: new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    }),
+  };
 }
