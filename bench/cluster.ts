@@ -834,11 +834,7 @@ function chainRelated(nodes: readonly Node[], random: Random): Record<string, Re
 /** The NodeProfiles of labelled Nodes as the API server serves them (uid, ownerReferences…). */
 function chainRelatedProfiles(nodes: readonly Node[], random: Random): Record<string, Record<string, Json>> {
   const profiles = nodes.map((node) =>
-    observed(
-      buildNodeProfile(node, node.metadata.labels ?? {}, node.metadata.annotations ?? {}) as unknown as Json,
-      node as unknown as Json,
-      random,
-    ),
+    observed(buildNodeProfile(node) as unknown as Json, node as unknown as Json, random),
   );
   return objectMap(profiles, [`NodeProfile.${GPUSTACK}`]);
 }

@@ -41,6 +41,37 @@ export function isChainLabel(key: string): boolean {
   return false;
 }
 
+/** Label or annotation changes as a decorator answers them: a value sets the key, `null` removes it. */
+export type LabelChanges = Readonly<Record<string, string | null>>;
+
+/**
+ * The part of a Node the chain reads once `changes` are applied to it, without copying the rest
+ * of its labels (a Node carries ~200; the view keeps ~12).
+ */
+export function extractChainViewAfter(
+  node: NodeLabelsInput,
+  changes: { readonly labels?: LabelChanges; readonly annotations?: LabelChanges },
+): NodeLabelsInput {
+  const labels: Record<string, string> = {};
+  const current = node.labels ?? {};
+  const labelChanges = changes.labels ?? {};
+  // for…in, not Object.entries: no array of ~200 pairs per call (the most-called hook runs this).
+  for (const key in current) if (isChainLabel(key) && !(key in labelChanges)) labels[key] = current[key] as string;
+  for (const key in labelChanges) {
+    const value = labelChanges[key];
+    if (value !== null && value !== undefined && isChainLabel(key)) labels[key] = value;
+  }
+  const annotationChange = changes.annotations?.[CPU_NAME_ANNOTATION];
+  const cpuName =
+    annotationChange === undefined ? node.annotations?.[CPU_NAME_ANNOTATION] : (annotationChange ?? undefined);
+  return {
+    name: node.name,
+    labels,
+    ...(cpuName !== undefined ? { annotations: { [CPU_NAME_ANNOTATION]: cpuName } } : {}),
+    ...(node.cpuCapacity !== undefined ? { cpuCapacity: String(node.cpuCapacity) } : {}),
+  };
+}
+
 /**
  * The part of a Node the chain reads. `extractNodeFacts` of the view equals that of the whole Node
  * (test/nodefeature/chain-view.test.ts checks it on every example cluster, and

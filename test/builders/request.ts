@@ -62,7 +62,7 @@ export interface ChainRequestInput {
 /** The related object map of the chain for some managed Nodes. */
 export function chainRelated(nodes: readonly Node[], relatedAs: 'profiles' | 'nodes' = 'profiles'): ObjectMap {
   if (relatedAs === 'nodes') return objectMap(nodes, [KEYS.nodeProfile, KEYS.node]);
-  const profiles = nodes.map((n) => buildNodeProfile(n, n.metadata.labels ?? {}, n.metadata.annotations ?? {}));
+  const profiles = nodes.map((n) => buildNodeProfile(n));
   return objectMap(profiles, [KEYS.nodeProfile, KEYS.node]);
 }
 

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
-import { applyChanges, extractChainView, extractNodeFacts, isChainLabel } from '../../src/nodefeature/index.js';
+import {
+  applyChanges,
+  extractChainView,
+  extractChainViewAfter,
+  extractNodeFacts,
+  isChainLabel,
+} from '../../src/nodefeature/index.js';
 import { renderChain } from '../../src/render/index.js';
 import { NOW } from '../support/hooks.js';
 import { listClusterFiles, loadClusterNodes } from '../support/nodes.js';
@@ -53,6 +59,17 @@ describe('extractChainView: what the chain reads of a Node', () => {
         cpuCapacity: node.status?.capacity?.['cpu'],
       };
       const view = extractChainView(whole);
+      // node-profile builds the view from the Node and its own changes, without the merged copy.
+      const after = extractChainViewAfter(
+        {
+          name: node.metadata.name,
+          labels: node.metadata.labels,
+          annotations: node.metadata.annotations,
+          cpuCapacity: node.status?.capacity?.['cpu'],
+        },
+        { labels: change?.labels ?? {}, annotations: change?.annotations ?? {} },
+      );
+      expect(after).toEqual(view);
       expect(Object.keys(view.labels ?? {}).length).toBeLessThanOrEqual(Object.keys(whole.labels).length);
       expect(extractNodeFacts(view, ALL)).toEqual(extractNodeFacts(whole, ALL));
       compared++;

@@ -17,9 +17,9 @@ import {
   PART_OF_LABEL,
   PART_OF_VALUE,
   PROFILED_LABEL,
-  applyChanges,
   constructProfile,
-  extractChainView,
+  extractChainViewAfter,
+  type LabelChanges,
 } from '../../nodefeature/index.js';
 import { NODE_PROFILE_KEY, deviceResourceOf, enabledManufacturers, refuse, settingsForNodes } from '../common/index.js';
 import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './schema.js';
@@ -36,21 +36,23 @@ export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): Cus
 }
 
 /**
- * The NodeProfile of a Node as Metacontroller leaves it after this sync's labels and annotations:
- * what the chain reads of it (see `extractChainView`).
+ * The NodeProfile of a Node as Metacontroller leaves it after a sync answering `changes` (none:
+ * the Node as it is): what the chain reads of it (see `extractChainView`).
  */
 export function buildNodeProfile(
   node: Node,
-  labels: Readonly<Record<string, string>>,
-  annotations: Readonly<Record<string, string>>,
+  changes: { readonly labels?: LabelChanges; readonly annotations?: LabelChanges } = {},
 ): NodeProfileOutput {
   const cpu = node.status?.capacity?.['cpu'];
-  const view = extractChainView({
-    name: node.metadata.name,
-    labels,
-    annotations,
-    ...(cpu !== undefined ? { cpuCapacity: cpu } : {}),
-  });
+  const view = extractChainViewAfter(
+    {
+      name: node.metadata.name,
+      labels: node.metadata.labels,
+      annotations: node.metadata.annotations,
+      ...(cpu !== undefined ? { cpuCapacity: cpu } : {}),
+    },
+    changes,
+  );
   return {
     apiVersion: GPUSTACK_API_VERSION,
     kind: 'NodeProfile',
@@ -93,14 +95,15 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
     },
   );
   const annotations = Object.keys(profile.annotations).length > 0 ? { annotations: profile.annotations } : {};
-  const labels = applyChanges(node.metadata.labels, profile.labels);
+  const managedChange = profile.labels[MANAGED_LABEL];
+  const managed = managedChange === undefined ? node.metadata.labels?.[MANAGED_LABEL] : managedChange;
   const marked = node.metadata.labels?.[PROFILED_LABEL] !== undefined;
-  if (labels[MANAGED_LABEL] !== 'true') {
+  if (managed !== 'true') {
     // Unmanaged: no profile (Metacontroller deletes one left from before), and no mark of one.
     const unmark = marked ? { [PROFILED_LABEL]: null } : {};
     return { ok: true, response: { labels: { ...profile.labels, ...unmark }, ...annotations, attachments: [] } };
   }
-  const attachment = buildNodeProfile(node, labels, applyChanges(node.metadata.annotations, profile.annotations));
+  const attachment = buildNodeProfile(node, { labels: profile.labels, annotations: profile.annotations });
   // The mark takes the Node out of what the chain reads whole. A Node the chain may be reading
   // whole right now (managed, unmarked: an upgrade, or an admin's label) keeps it off until its
   // profile exists — Metacontroller writes a decorator's labels before its attachments, so both in
