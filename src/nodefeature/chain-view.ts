@@ -79,13 +79,5 @@ export function extractChainViewAfter(
  * @example extractChainView({ name: 'a', labels: { 'gpustack.ai/managed': 'true', 'nvidia.com/gpu.count': '8' } }) // { name: 'a', labels: { 'gpustack.ai/managed': 'true' } }
  */
 export function extractChainView(node: NodeLabelsInput): NodeLabelsInput {
-  const labels: Record<string, string> = {};
-  for (const [key, value] of Object.entries(node.labels ?? {})) if (isChainLabel(key)) labels[key] = value;
-  const cpuName = node.annotations?.[CPU_NAME_ANNOTATION];
-  return {
-    name: node.name,
-    labels,
-    ...(cpuName !== undefined ? { annotations: { [CPU_NAME_ANNOTATION]: cpuName } } : {}),
-    ...(node.cpuCapacity !== undefined ? { cpuCapacity: String(node.cpuCapacity) } : {}),
-  };
+  return extractChainViewAfter(node, {});
 }
