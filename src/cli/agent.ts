@@ -24,6 +24,7 @@ import {
 import { desiredSlices } from '../dra/index.js';
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
 import { UsageError } from './errors.js';
+import { requireKubeClient } from './kube-client.js';
 import { parseDuration, parseLogLevel, parsePort } from './flags.js';
 import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
@@ -63,7 +64,7 @@ function detectFor(values: { manufacturers?: string | undefined; 'host-root': st
   return () => detect({ manufacturers, hostRoot });
 }
 
-function kubeletPlugins(
+async function kubeletPlugins(
   values: {
     'kubelet-registry-dir': string;
     'kubelet-plugins-dir': string;
@@ -74,8 +75,8 @@ function kubeletPlugins(
   intervalMs: number,
   logger: Logger,
   agentApi: KubeApi | undefined,
-): KubeletPlugins {
-  const api = agentApi ?? createKubeApi(loadKubeConfig(values.kubeconfig));
+): Promise<KubeletPlugins> {
+  const api = agentApi ?? createKubeApi(await loadKubeConfig(values.kubeconfig));
   return new KubeletPlugins({
     node,
     registryDir: path.resolve(values['kubelet-registry-dir']),
@@ -105,19 +106,19 @@ function servingPlugins(detectNow: () => Promise<DetectResult>, plugins: Kubelet
  * `--publish feature-file` runs without one; there a missing node name or kubeconfig is reported
  * once and the labels are published alone.
  */
-function sliceApi(
+async function sliceApi(
   api: KubeApi | undefined,
   node: string | undefined,
   kubeconfig: string | undefined,
   logger: Logger,
-): SlicePublisher | undefined {
+): Promise<SlicePublisher | undefined> {
   if (node === undefined || node === '') {
     logger.warn({}, 'no --node (or $NODE_NAME): ResourceSlices are not published');
     return undefined;
   }
   if (api !== undefined) return resourceSlicePublisher(api, node);
   try {
-    return resourceSlicePublisher(createKubeApi(loadKubeConfig(kubeconfig)), node);
+    return resourceSlicePublisher(createKubeApi(await loadKubeConfig(kubeconfig)), node);
   } catch (error) {
     logger.warn({ err: (error as Error).message }, 'no API server: ResourceSlices are not published');
     return undefined;
@@ -136,10 +137,12 @@ export async function agentCommand(args: string[]): Promise<void> {
     throw new UsageError('agent: --kubelet-plugin needs --node (or $NODE_NAME): the node is the pool of its devices');
   const intervalMs = parseDuration(values.interval, '--interval', { minMs: 1000 });
   const healthPort = parsePort(values['health-port'], '--health-port');
-  const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
-  const api = mode === 'feature-file' ? undefined : createKubeApi(loadKubeConfig(values.kubeconfig));
+  const logLevel = parseLogLevel(values['log-level']);
+  if (mode !== 'feature-file' || values['kubelet-plugin']) requireKubeClient('agent');
+  const api = mode === 'feature-file' ? undefined : createKubeApi(await loadKubeConfig(values.kubeconfig));
+  const logger = createProcessLogger({ level: logLevel });
   const plugins = values['kubelet-plugin']
-    ? kubeletPlugins(values, node as string, intervalMs, logger, api)
+    ? await kubeletPlugins(values, node as string, intervalMs, logger, api)
     : undefined;
   const detectNow = plugins ? servingPlugins(detectFor(values), plugins) : detectFor(values);
   const publisher: Publisher =
@@ -148,7 +151,7 @@ export async function agentCommand(args: string[]): Promise<void> {
       : mode === 'node-labels'
         ? nodeLabelsPublisher(api, node as string)
         : nodeFeaturePublisher(api, node as string, namespace);
-  const slicePublisher = sliceApi(api, node, values.kubeconfig, logger);
+  const slicePublisher = await sliceApi(api, node, values.kubeconfig, logger);
   const state = createAgentState();
   const metrics = createAgentMetrics({ defaultMetrics: true });
   const health = await startHealthServer(state, {

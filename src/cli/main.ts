@@ -121,6 +121,7 @@ async function serveCommand(args: string[]): Promise<void> {
         healthPort: values['health-port'],
         checkName: values['check-name'],
         logLevel,
+        command: 'serve --admission',
       })
     : undefined;
   try {

@@ -6,7 +6,9 @@
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+// Type only: the client is imported when a kubeconfig is loaded, so that the commands that never
+// talk to a cluster (render, detect, kueue-config, serve) run on a Node.js it does not load on.
+import type { KubeConfig } from '@kubernetes/client-node';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -70,8 +72,31 @@ export interface KubeApi {
   watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void>;
 }
 
-/** Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster. */
-export function loadKubeConfig(file?: string): KubeConfig {
+/**
+ * The oldest Node.js the Kubernetes client loads on: @kubernetes/client-node 2 imports undici 8
+ * (`engines: >=22.19.0`), which fails at import on older ones (Node 20 has no zstd in zlib).
+ * `test/kube/client.test.ts` checks this against the installed undici.
+ */
+export const KUBE_CLIENT_MIN_NODE = '22.19.0';
+
+/** Whether the Kubernetes client loads on Node.js `version` (`process.versions.node` by default). */
+export function kubeClientLoads(version: string = process.versions.node): boolean {
+  const parts = (text: string) => text.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  const [major = 0, minor = 0, patch = 0] = parts(version);
+  const [minMajor = 0, minMinor = 0, minPatch = 0] = parts(KUBE_CLIENT_MIN_NODE);
+  if (major !== minMajor) return major > minMajor;
+  if (minor !== minMinor) return minor > minMinor;
+  return patch >= minPatch;
+}
+
+/**
+ * Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster. The
+ * client is imported here, on a Node.js it loads on.
+ */
+export async function loadKubeConfig(file?: string): Promise<KubeConfig> {
+  if (!kubeClientLoads())
+    throw new Error(`the Kubernetes client needs Node.js >= ${KUBE_CLIENT_MIN_NODE} (this is ${process.version})`);
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   const source = file
     ? `--kubeconfig ${file}`

@@ -5,7 +5,7 @@
  * type checking (that is `npm run typecheck`'s job), into a private folder under node_modules/.cache
  * so that a concurrent `npm run build` into dist/ cannot race with this test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -818,9 +818,9 @@ describe.concurrent('CLI conventions', () => {
 });
 
 /**
- * The README's `node dist/src/cli/main.js …` lines that need no cluster, no hardware and no long
- * run (render, kueue-config, --version, --help), as written: an example that names a missing file
- * or a flag that does not exist fails here.
+ * The README's `npx gpustack-operator …` (or `node dist/src/cli/main.js …`) lines that need no
+ * cluster, no hardware and no long run (render, kueue-config, --version, --help), as written: an
+ * example that names a missing file or a flag that does not exist fails here.
  */
 function readmeExamples(): string[][] {
   const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
@@ -828,7 +828,7 @@ function readmeExamples(): string[][] {
   return blocks
     .flatMap((block) => block.split('\n'))
     .map((line) => line.replace(/\s+#.*$/, '').trim())
-    .filter((line) => line.startsWith('node dist/src/cli/main.js '))
+    .filter((line) => line.startsWith('npx gpustack-operator ') || line.startsWith('node dist/src/cli/main.js '))
     .filter((line) => !/[|<>&$;`'"\\]/.test(line))
     .map((line) => line.split(/\s+/).slice(2))
     .filter(([command]) => ['render', 'kueue-config', '--version', '--help'].includes(command as string));
@@ -849,3 +849,155 @@ describe.concurrent("the README's examples that need no cluster", () => {
     CLI_TIMEOUT_MS,
   );
 });
+
+/**
+ * For the tests below, which start many CLIs at once on a machine that may be busy: a generous
+ * hang guard, not a timing assertion (a command that should exit but runs on is killed and fails).
+ */
+const SLOW_CLI_TIMEOUT_MS = 2 * CLI_TIMEOUT_MS;
+
+interface SpawnOptions {
+  /** The Node.js binary. @default process.execPath */
+  readonly node?: string;
+  /** Exactly this environment (PATH and an empty HOME unless given): nothing of the runner's leaks in. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Written to stdin, which is then closed. */
+  readonly input?: string;
+}
+
+/** An empty HOME (no ~/.kube/config) for the environments below. */
+function emptyHome(): string {
+  return mkdtempSync(join(scratch, 'home-'));
+}
+
+/** Runs the CLI to its exit; a hang guard (not a timing assertion) kills one that never exits. */
+function runCli(args: readonly string[], options: SpawnOptions = {}): Promise<Run> {
+  const child = spawn(options.node ?? process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+    cwd: REPO,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: emptyHome(), ...options.env },
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    timeout: SLOW_CLI_TIMEOUT_MS - 10_000,
+    killSignal: 'SIGKILL',
+  });
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  return collect(child);
+}
+
+/** The machine's own `node` (a PATH without node_modules/.bin) and its version, if there is one. */
+function systemNode(): { readonly path: string; readonly version: string } | undefined {
+  try {
+    const found = execFileSync('/bin/sh', ['-c', 'command -v node'], {
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+      encoding: 'utf8',
+    }).trim();
+    return { path: found, version: execFileSync(found, ['--version'], { encoding: 'utf8' }).trim() };
+  } catch {
+    return undefined;
+  }
+}
+
+const OLD_NODE = systemNode();
+const OLD_NODE_MISSING =
+  OLD_NODE === undefined
+    ? 'no node on /usr/local/bin:/usr/bin:/bin'
+    : Number(/^v(\d+)\./.exec(OLD_NODE.version)?.[1]) >= 22
+      ? `the machine's node is ${OLD_NODE.version}, not one older than the Kubernetes client needs (22.19)`
+      : undefined;
+
+describe
+  .skipIf(OLD_NODE_MISSING !== undefined)
+  .concurrent(
+    `on the machine's own Node.js (${OLD_NODE?.version ?? 'none'}${OLD_NODE_MISSING ? `: skipped, ${OLD_NODE_MISSING}` : ''})`,
+    () => {
+      const node = OLD_NODE?.path as string;
+
+      it.each([
+        ['render', '--nodes', REFERENCE, '-o', 'json'],
+        ['kueue-config', '--kueue-version', '0.19'],
+        ['--version'],
+      ])(
+        'runs %s (it never loads the Kubernetes client)',
+        async (...args) => {
+          const run = await runCli(args, { node });
+          expect(run.stderr).toBe('');
+          expect(run.code).toBe(0);
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+
+      it(
+        'detect gets as far as the addon: one error line about it, no stack from the Kubernetes client',
+        async () => {
+          const addon = join(scratch, 'no-such-addon.node');
+          const run = await runCli(['detect', '-o', 'text'], { node, env: { GPUSTACK_NATIVE_ADDON: addon } });
+          expect(run.code).toBe(1);
+          expect(run.stderr).not.toMatch(/^\s+at /m);
+          expect(run.stderr).not.toContain('TypeError');
+          expect(run.stderr.split('\n')[0]).toBe(`error: GPUSTACK_NATIVE_ADDON names ${addon}, which does not load:`);
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+
+      it.each([
+        { command: 'agent', args: ['agent', '--node', 'node-a', '--health-port', '0'] },
+        { command: 'admission', args: ['admission', '--health-port', '0'] },
+        { command: 'serve --admission', args: ['serve', '--admission', '--port', '0', '--host', '127.0.0.1'] },
+      ])(
+        '$command refuses in one line naming the Node.js it needs and npx, exit 1',
+        async ({ command, args }) => {
+          const run = await runCli(args, { node });
+          expect(run.code).toBe(1);
+          expect(run.stdout).toBe('');
+          expect(oneLine(run)).toBe(
+            `error: ${command} needs Node.js >= 22.19.0 (this is ${OLD_NODE?.version}); ` +
+              `run it with npx gpustack-operator ${command} …, which uses the Node.js that npm ci installed`,
+          );
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+
+      it(
+        'serve answers /healthz and exits 0 on SIGTERM',
+        async () => {
+          const child = spawn(
+            node,
+            [
+              join(outDir, 'src', 'cli', 'main.js'),
+              'serve',
+              '--port',
+              '0',
+              '--host',
+              '127.0.0.1',
+              '--log-level',
+              'warn',
+            ],
+            { cwd: REPO, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] },
+          );
+          const done = collect(child);
+          try {
+            let seen = '';
+            child.stdout.on('data', (chunk: Buffer) => {
+              seen += chunk.toString();
+            });
+            await eventually(
+              () => /hook server on http:\/\/127\.0\.0\.1:\d+\n/.test(seen),
+              'serve listening',
+              SLOW_CLI_TIMEOUT_MS / 2,
+            );
+            const base = /hook server on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(seen)?.[1] as string;
+            expect((await fetch(`${base}/healthz`)).status).toBe(200);
+            child.kill('SIGTERM');
+            const run = await done;
+            expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({
+              code: 0,
+              signal: null,
+              stderr: '',
+            });
+          } finally {
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+          }
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+    },
+  );
