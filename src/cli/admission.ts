@@ -35,6 +35,8 @@ export async function startAdmission(settings: AdmissionSettings): Promise<Runni
   }
   const level = parseLogLevel(settings.logLevel);
   requireKubeClient(settings.command ?? 'admission');
+  // No usable kubeconfig is an error now; an API server that does not answer is retried by the
+  // watches (with a backoff) and shown by /healthz.
   const api = createKubeApi(await loadKubeConfig(settings.kubeconfig));
   const logger = createProcessLogger({ level, splitErrors: true });
   const metrics = createAdmissionMetrics({ defaultMetrics: true });

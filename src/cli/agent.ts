@@ -139,6 +139,7 @@ export async function agentCommand(args: string[]): Promise<void> {
   const healthPort = parsePort(values['health-port'], '--health-port');
   const logLevel = parseLogLevel(values['log-level']);
   if (mode !== 'feature-file' || values['kubelet-plugin']) requireKubeClient('agent');
+  // No usable kubeconfig is an error now, not a loop of failing requests later.
   const api = mode === 'feature-file' ? undefined : createKubeApi(await loadKubeConfig(values.kubeconfig));
   const logger = createProcessLogger({ level: logLevel });
   const plugins = values['kubelet-plugin']

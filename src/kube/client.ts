@@ -4,8 +4,10 @@
  * every patch carries an explicit content type (client-node's generated patch calls fail with 415
  * without one) and a watch is a plain newline-delimited JSON stream we can time out and abort.
  */
+import { existsSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
+import path from 'node:path';
 // Type only: the client is imported when a kubeconfig is loaded, so that the commands that never
 // talk to a cluster (render, detect, kueue-config, serve) run on a Node.js it does not load on.
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -89,20 +91,29 @@ export function kubeClientLoads(version: string = process.versions.node): boolea
   return patch >= minPatch;
 }
 
+/** Where a Pod's service account is mounted (what the client's in-cluster configuration reads). */
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
 /**
- * Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster. The
- * client is imported here, on a Node.js it loads on.
+ * Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster, in the
+ * client's order. Where none of them exists the client would fall back to `http://localhost:8080`
+ * and every request would fail for ever; that, and a plain-`http:` server the client refuses, is
+ * an error here instead, with one line to act on.
  */
 export async function loadKubeConfig(file?: string): Promise<KubeConfig> {
   if (!kubeClientLoads())
     throw new Error(`the Kubernetes client needs Node.js >= ${KUBE_CLIENT_MIN_NODE} (this is ${process.version})`);
-  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubeConfig, findHomeDir } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   const source = file
     ? `--kubeconfig ${file}`
     : process.env['KUBECONFIG']
       ? `KUBECONFIG=${process.env['KUBECONFIG']}`
       : undefined;
+  if (source === undefined && !defaultConfigExists(findHomeDir()))
+    throw new Error(
+      'no Kubernetes cluster configured: pass --kubeconfig FILE, set KUBECONFIG, write ~/.kube/config, or run in a Pod',
+    );
   try {
     if (file) kc.loadFromFile(file);
     else kc.loadFromDefault();
@@ -110,11 +121,28 @@ export async function loadKubeConfig(file?: string): Promise<KubeConfig> {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     throw new Error(`cannot read the kubeconfig${source ? ` (${source})` : ''}: ${reason}`, { cause: error });
   }
-  if (!kc.getCurrentCluster())
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
     throw new Error(
       `no Kubernetes cluster configured${source ? ` in ${source}` : ''}: pass --kubeconfig FILE, set KUBECONFIG, or run in a Pod`,
     );
+  if (cluster.server.startsWith('http:') && !cluster.skipTLSVerify)
+    throw new Error(
+      `cluster "${cluster.name}"${source ? ` (${source})` : ''} is plain http (${cluster.server}): ` +
+        'the Kubernetes client needs insecure-skip-tls-verify: true on it for that',
+    );
   return kc;
+}
+
+/** ~/.kube/config or a mounted service account (in a Pod): what the client's default loading reads. */
+function defaultConfigExists(home: string | null): boolean {
+  if (process.platform === 'win32') return true; // the client also asks WSL there
+  if (home && existsSync(path.join(home, '.kube', 'config'))) return true;
+  return (
+    process.env['KUBERNETES_SERVICE_HOST'] !== undefined &&
+    process.env['KUBERNETES_SERVICE_PORT'] !== undefined &&
+    existsSync(SERVICE_ACCOUNT_TOKEN)
+  );
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;

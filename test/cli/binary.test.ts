@@ -1001,3 +1001,71 @@ describe
       );
     },
   );
+
+describe.concurrent('agent and admission without a usable cluster', () => {
+  it.each([
+    ['agent', '--node', 'node-a', '--health-port', '0'],
+    ['agent', '--node', 'node-a', '--publish', 'node-labels', '--health-port', '0'],
+    ['admission', '--health-port', '0'],
+    ['serve', '--admission', '--port', '0', '--host', '127.0.0.1', '--health-port', '0'],
+  ])(
+    'no kubeconfig, no KUBECONFIG, no ~/.kube/config, not in a Pod: %s exits 1 with one line',
+    async (...args) => {
+      const run = await runCli(args);
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 1, signal: null });
+      expect(oneLine(run)).toBe(
+        'error: no Kubernetes cluster configured: pass --kubeconfig FILE, set KUBECONFIG, write ~/.kube/config, or run in a Pod',
+      );
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'admission with an API server that does not answer keeps running, retrying, and /healthz says 503 with why',
+    async () => {
+      const [apiPort, healthPort] = [await freePort(), await freePort()];
+      const kubeconfig = join(scratch, 'kubeconfig-closed-port');
+      writeFileSync(kubeconfig, kubeConfigText(`http://127.0.0.1:${apiPort}`));
+      const child = spawn(
+        process.execPath,
+        [
+          join(outDir, 'src', 'cli', 'main.js'),
+          'admission',
+          '--kubeconfig',
+          kubeconfig,
+          '--health-port',
+          String(healthPort),
+        ],
+        { cwd: REPO, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const done = collect(child);
+      try {
+        let body: { healthy?: boolean; down?: string[]; watches?: { lastError: string | null }[] } = {};
+        await eventually(
+          async () => {
+            const res = await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined);
+            if (res?.status !== 503) return false;
+            body = (await res.json()) as typeof body;
+            return body.watches?.some((w) => w.lastError !== null) === true;
+          },
+          'admission /healthz 503 with an error',
+          SLOW_CLI_TIMEOUT_MS / 2,
+        );
+        expect(body.healthy).toBe(false);
+        expect(body.down).toEqual(expect.arrayContaining(['workloads', 'nodes', 'pods']));
+        expect(body.watches?.find((w) => w.lastError !== null)?.lastError).toContain(
+          `ECONNREFUSED 127.0.0.1:${apiPort}`,
+        );
+        expect(child.exitCode).toBeNull();
+
+        child.kill('SIGTERM');
+        const run = await done;
+        expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+        expect(run.stderr).toMatch(/list\/watch failed; will relist after a backoff/);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+});
