@@ -1069,3 +1069,38 @@ describe.concurrent('agent and admission without a usable cluster', () => {
     SLOW_CLI_TIMEOUT_MS,
   );
 });
+
+describe.concurrent('inputs that hold no document', () => {
+  const NO_DOCUMENT =
+    'error: stdin: no YAML or JSON document (the input is empty or only comments; did the command before the pipe fail?)';
+
+  it.each([
+    { what: 'empty', input: '' },
+    { what: 'blank', input: '  \n\n' },
+    { what: 'comment-only', input: '# helm: Error: release: not found\n' },
+  ])(
+    'kueue-config --merge - with $what stdin (a failed helm get values before the pipe) exits 1, printing nothing',
+    async ({ input }) => {
+      const run = await runCli(['kueue-config', '--kueue-version', '0.19', '--merge', '-'], { input });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(oneLine(run)).toBe(NO_DOCUMENT);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it.each([
+    ['render', '--nodes', '-'],
+    ['render', '--nodes', REFERENCE, '--chain', '-'],
+    ['kueue-config', '--nodes', '-'],
+  ])(
+    '%s … with empty stdin: the same line, exit 1',
+    async (...args) => {
+      const run = await runCli(args, { input: '' });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(oneLine(run)).toBe(NO_DOCUMENT);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+});
