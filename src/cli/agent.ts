@@ -25,7 +25,7 @@ import { desiredSlices } from '../dra/index.js';
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
 import { UsageError } from './errors.js';
 import { requireKubeClient } from './kube-client.js';
-import { parseDuration, parseLogLevel, parsePort } from './flags.js';
+import { parseDuration, parseLogLevel, parseNamespace, parseObjectName, parsePort } from './flags.js';
 import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/index.js';
@@ -125,10 +125,23 @@ async function sliceApi(
   }
 }
 
+/** A name from its flag, else from its variable (checked and named by where it came from); '' = unset. */
+function nameFrom(
+  flagValue: string | undefined,
+  flag: string,
+  variable: string,
+  parse: (text: string, from: string) => string,
+): string | undefined {
+  if (flagValue !== undefined) return parse(flagValue, flag);
+  const fromEnv = process.env[variable];
+  return fromEnv === undefined || fromEnv === '' ? undefined : parse(fromEnv, `$${variable}`);
+}
+
 export async function agentCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: AGENT_FLAGS });
-  const node = values.node ?? process.env['NODE_NAME'];
-  const namespace = values.namespace ?? process.env['POD_NAMESPACE'] ?? DEFAULT_SYSTEM_NAMESPACE;
+  const node = nameFrom(values.node, '--node', 'NODE_NAME', parseObjectName);
+  const namespace =
+    nameFrom(values.namespace, '--namespace', 'POD_NAMESPACE', parseNamespace) ?? DEFAULT_SYSTEM_NAMESPACE;
   const mode = values.publish as PublishMode;
   if (!PUBLISH_MODES.includes(mode))
     throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);

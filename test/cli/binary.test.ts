@@ -1104,3 +1104,66 @@ describe.concurrent('inputs that hold no document', () => {
     SLOW_CLI_TIMEOUT_MS,
   );
 });
+
+describe.concurrent('names given on the command line', () => {
+  const NAMESPACE_RULE = "(lowercase letters, digits and inner '-', at most 63 characters)";
+  const NAME_RULE = "(lowercase letters, digits, inner '-' and '.', at most 253 characters)";
+
+  it.each([
+    {
+      args: ['render', '--nodes', REFERENCE, '--namespaces', 'BAD NS,@@'],
+      error: `error: --namespaces: "BAD NS" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['render', '--nodes', REFERENCE, '--namespaces', 'default,@@'],
+      error: `error: --namespaces: "@@" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['render', '--nodes', REFERENCE, '--namespaces', 'a'.repeat(64)],
+      error: `error: --namespaces: "${'a'.repeat(64)}" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['agent', '--node', 'Node_A', '--health-port', '0'],
+      error: `error: --node: "Node_A" is not a Kubernetes name ${NAME_RULE}`,
+    },
+    {
+      args: ['agent', '--node', 'node-a', '--namespace', 'gpustack system', '--health-port', '0'],
+      error: `error: --namespace: "gpustack system" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['admission', '--check-name', '@@', '--health-port', '0'],
+      error: 'error: --check-name: "@@" must be a DNS subdomain of at most 128 characters',
+    },
+  ])(
+    '$args: a usage error naming the value (exit 2), nothing printed on stdout',
+    async ({ args, error }) => {
+      const run = await runCli(args);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.split('\n')[0]).toBe(error);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it.each([
+    {
+      variable: 'NODE_NAME',
+      value: 'node a',
+      error: `error: $NODE_NAME: "node a" is not a Kubernetes name ${NAME_RULE}`,
+    },
+    {
+      variable: 'POD_NAMESPACE',
+      value: 'Team',
+      error: `error: $POD_NAMESPACE: "Team" is not a namespace name ${NAMESPACE_RULE}`,
+      args: ['--node', 'node-a'],
+    },
+  ])(
+    'agent with $variable=$value: the same, naming the variable',
+    async ({ variable, value, error, args = [] }) => {
+      const run = await runCli(['agent', ...args, '--health-port', '0'], { env: { [variable]: value } });
+      expect(run.code).toBe(2);
+      expect(run.stderr.split('\n')[0]).toBe(error);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+});
