@@ -44,18 +44,22 @@ function parseManufacturers(text: string | undefined): ManufacturerName[] | unde
   return names as ManufacturerName[];
 }
 
-/** An existing directory, made absolute; '' stays '' (this process's own root). */
+/**
+ * An existing directory, made absolute; '' stays '' (this process's own root). A missing one is
+ * a path that is not there, like a missing input file: one line and exit 1, not a usage error.
+ */
 function parseHostRoot(text: string): string {
   if (text === '') return '';
   const root = path.resolve(text);
-  let directory = false;
+  let why: string;
   try {
-    directory = statSync(root).isDirectory();
-  } catch {
-    // reported below
+    if (statSync(root).isDirectory()) return root;
+    why = 'not a directory';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    why = code === 'ENOENT' ? 'no such directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
   }
-  if (!directory) throw new UsageError(`--host-root: "${text}" is not a directory`);
-  return root;
+  throw new Error(`--host-root ${text}: ${why}`);
 }
 
 function detectFor(values: { manufacturers?: string | undefined; 'host-root': string }): () => Promise<DetectResult> {

@@ -1167,3 +1167,37 @@ describe.concurrent('names given on the command line', () => {
     SLOW_CLI_TIMEOUT_MS,
   );
 });
+
+describe.concurrent('--host-root that is not there', () => {
+  it.each([
+    ['detect', '-o', 'text', '--host-root', '/nonexistent/host'],
+    [
+      'agent',
+      '--publish',
+      'feature-file',
+      '--features-dir',
+      '/nonexistent/features.d',
+      '--host-root',
+      '/nonexistent/host',
+    ],
+  ])(
+    '%s …: one line naming it, exit 1 (a missing path, not a usage error)',
+    async (...args) => {
+      const run = await runCli([...args, ...(args[0] === 'agent' ? ['--health-port', '0'] : [])]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(oneLine(run)).toBe('error: --host-root /nonexistent/host: no such directory');
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a file as --host-root: one line, exit 1',
+    async () => {
+      const run = await runCli(['detect', '--host-root', join(REPO, 'package.json')]);
+      expect(run.code).toBe(1);
+      expect(oneLine(run)).toBe(`error: --host-root ${join(REPO, 'package.json')}: not a directory`);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+});
