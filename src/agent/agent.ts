@@ -36,6 +36,8 @@ export interface AgentState {
   published?: Labels | undefined;
   lastDetection?: string;
   lastPublish?: string;
+  /** When a cycle last ended with the labels published or confirmed unchanged. */
+  lastPublished?: string;
   lastError?: string;
   failures: number;
   writes: number;
@@ -121,6 +123,7 @@ async function cycle(
     state.published ??= await options.publisher.read();
     const labels = labelsFromDetection(result, state.published);
     if (sameLabels(labels, state.published)) {
+      state.lastPublished = now();
       state.failures = 0;
       delete state.lastError;
       return 'unchanged';
@@ -128,6 +131,7 @@ async function cycle(
     await options.publisher.write(labels);
     state.published = labels;
     state.lastPublish = now();
+    state.lastPublished = state.lastPublish;
     state.writes++;
     state.failures = 0;
     delete state.lastError;
@@ -186,8 +190,15 @@ export interface HealthServerOptions {
 
 /**
  * `GET /healthz`: 200 with the time of the last successful detection while it is recent
- * (within three intervals, or the agent just started), 503 otherwise. `GET /metrics`: the
- * registry, when one is given.
+ * (within three intervals, or the agent just started), 503 otherwise. `GET /readyz`: 200 once a
+ * cycle has published its labels (or found them unchanged) and the last cycle did, 503 with the
+ * reason otherwise. `GET /metrics`: the registry, when one is given.
+ *
+ * Liveness is the detection alone, on purpose: an agent that cannot reach the API server (or its
+ * feature file) is waiting, not stuck, and restarting it would fix nothing, so a kubelet probing
+ * /healthz must not kill it for that. /readyz is what says the node's labels are not being kept;
+ * ResourceSlices are left out of it (a cluster without resource.k8s.io/v1 fails them for ever) and
+ * shown in both bodies instead.
  */
 export function startHealthServer(state: AgentState, options: HealthServerOptions): Promise<Server> {
   const { intervalMs, port, host = '0.0.0.0', clock = () => new Date(), metrics, extra } = options;
@@ -195,6 +206,18 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/metrics' && metrics) {
       sendMetrics(metrics, res);
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/readyz') {
+      const ready = state.lastPublished !== undefined && state.failures === 0;
+      const body = {
+        ready,
+        reason: ready ? null : (state.lastError ?? 'no cycle has published the labels yet'),
+        lastPublished: state.lastPublished ?? null,
+        failures: state.failures,
+        lastSliceError: state.lastSliceError ?? null,
+      };
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
     if (req.method !== 'GET' || req.url !== '/healthz') {

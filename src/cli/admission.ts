@@ -8,6 +8,7 @@ import { createAdmissionMetrics, serveHealth, startChecker } from '../admission/
 import { ADMISSION_FLAGS } from './admission-flags.js';
 import { UsageError } from './errors.js';
 import { parseLogLevel, parsePort } from './flags.js';
+import { requireKubeClient } from './kube-client.js';
 import { createProcessLogger } from '../runtime/index.js';
 import { isDnsSubdomain } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig } from '../kube/index.js';
@@ -17,6 +18,8 @@ export interface AdmissionSettings {
   readonly healthPort: string;
   readonly checkName: string;
   readonly logLevel: string;
+  /** How the user started it, for the one-line refusal on a Node.js the client does not load on. @default 'admission' */
+  readonly command?: string;
 }
 
 export interface RunningAdmission {
@@ -30,8 +33,12 @@ export async function startAdmission(settings: AdmissionSettings): Promise<Runni
   if (!isDnsSubdomain(settings.checkName) || settings.checkName.length > 128) {
     throw new UsageError(`--check-name: "${settings.checkName}" must be a DNS subdomain of at most 128 characters`);
   }
-  const logger = createProcessLogger({ level: parseLogLevel(settings.logLevel), splitErrors: true });
-  const api = createKubeApi(loadKubeConfig(settings.kubeconfig));
+  const level = parseLogLevel(settings.logLevel);
+  requireKubeClient(settings.command ?? 'admission');
+  // No usable kubeconfig is an error now; an API server that does not answer is retried by the
+  // watches (with a backoff) and shown by /healthz.
+  const api = createKubeApi(await loadKubeConfig(settings.kubeconfig));
+  const logger = createProcessLogger({ level, splitErrors: true });
   const metrics = createAdmissionMetrics({ defaultMetrics: true });
   const checker = startChecker({ api, logger, checkName: settings.checkName, recorder: metrics });
   let health: Server;

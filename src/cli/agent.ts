@@ -24,7 +24,8 @@ import {
 import { desiredSlices } from '../dra/index.js';
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
 import { UsageError } from './errors.js';
-import { parseDuration, parseLogLevel, parsePort } from './flags.js';
+import { requireKubeClient } from './kube-client.js';
+import { parseDuration, parseLogLevel, parseNamespace, parseObjectName, parsePort } from './flags.js';
 import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/index.js';
@@ -43,18 +44,22 @@ function parseManufacturers(text: string | undefined): ManufacturerName[] | unde
   return names as ManufacturerName[];
 }
 
-/** An existing directory, made absolute; '' stays '' (this process's own root). */
+/**
+ * An existing directory, made absolute; '' stays '' (this process's own root). A missing one is
+ * a path that is not there, like a missing input file: one line and exit 1, not a usage error.
+ */
 function parseHostRoot(text: string): string {
   if (text === '') return '';
   const root = path.resolve(text);
-  let directory = false;
+  let why: string;
   try {
-    directory = statSync(root).isDirectory();
-  } catch {
-    // reported below
+    if (statSync(root).isDirectory()) return root;
+    why = 'not a directory';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    why = code === 'ENOENT' ? 'no such directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
   }
-  if (!directory) throw new UsageError(`--host-root: "${text}" is not a directory`);
-  return root;
+  throw new Error(`--host-root ${text}: ${why}`);
 }
 
 function detectFor(values: { manufacturers?: string | undefined; 'host-root': string }): () => Promise<DetectResult> {
@@ -63,7 +68,7 @@ function detectFor(values: { manufacturers?: string | undefined; 'host-root': st
   return () => detect({ manufacturers, hostRoot });
 }
 
-function kubeletPlugins(
+async function kubeletPlugins(
   values: {
     'kubelet-registry-dir': string;
     'kubelet-plugins-dir': string;
@@ -74,8 +79,8 @@ function kubeletPlugins(
   intervalMs: number,
   logger: Logger,
   agentApi: KubeApi | undefined,
-): KubeletPlugins {
-  const api = agentApi ?? createKubeApi(loadKubeConfig(values.kubeconfig));
+): Promise<KubeletPlugins> {
+  const api = agentApi ?? createKubeApi(await loadKubeConfig(values.kubeconfig));
   return new KubeletPlugins({
     node,
     registryDir: path.resolve(values['kubelet-registry-dir']),
@@ -105,29 +110,42 @@ function servingPlugins(detectNow: () => Promise<DetectResult>, plugins: Kubelet
  * `--publish feature-file` runs without one; there a missing node name or kubeconfig is reported
  * once and the labels are published alone.
  */
-function sliceApi(
+async function sliceApi(
   api: KubeApi | undefined,
   node: string | undefined,
   kubeconfig: string | undefined,
   logger: Logger,
-): SlicePublisher | undefined {
+): Promise<SlicePublisher | undefined> {
   if (node === undefined || node === '') {
     logger.warn({}, 'no --node (or $NODE_NAME): ResourceSlices are not published');
     return undefined;
   }
   if (api !== undefined) return resourceSlicePublisher(api, node);
   try {
-    return resourceSlicePublisher(createKubeApi(loadKubeConfig(kubeconfig)), node);
+    return resourceSlicePublisher(createKubeApi(await loadKubeConfig(kubeconfig)), node);
   } catch (error) {
     logger.warn({ err: (error as Error).message }, 'no API server: ResourceSlices are not published');
     return undefined;
   }
 }
 
+/** A name from its flag, else from its variable (checked and named by where it came from); '' = unset. */
+function nameFrom(
+  flagValue: string | undefined,
+  flag: string,
+  variable: string,
+  parse: (text: string, from: string) => string,
+): string | undefined {
+  if (flagValue !== undefined) return parse(flagValue, flag);
+  const fromEnv = process.env[variable];
+  return fromEnv === undefined || fromEnv === '' ? undefined : parse(fromEnv, `$${variable}`);
+}
+
 export async function agentCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: AGENT_FLAGS });
-  const node = values.node ?? process.env['NODE_NAME'];
-  const namespace = values.namespace ?? process.env['POD_NAMESPACE'] ?? DEFAULT_SYSTEM_NAMESPACE;
+  const node = nameFrom(values.node, '--node', 'NODE_NAME', parseObjectName);
+  const namespace =
+    nameFrom(values.namespace, '--namespace', 'POD_NAMESPACE', parseNamespace) ?? DEFAULT_SYSTEM_NAMESPACE;
   const mode = values.publish as PublishMode;
   if (!PUBLISH_MODES.includes(mode))
     throw new UsageError(`--publish: "${values.publish}" must be one of ${PUBLISH_MODES.join(', ')}`);
@@ -136,10 +154,13 @@ export async function agentCommand(args: string[]): Promise<void> {
     throw new UsageError('agent: --kubelet-plugin needs --node (or $NODE_NAME): the node is the pool of its devices');
   const intervalMs = parseDuration(values.interval, '--interval', { minMs: 1000 });
   const healthPort = parsePort(values['health-port'], '--health-port');
-  const logger = createProcessLogger({ level: parseLogLevel(values['log-level']) });
-  const api = mode === 'feature-file' ? undefined : createKubeApi(loadKubeConfig(values.kubeconfig));
+  const logLevel = parseLogLevel(values['log-level']);
+  if (mode !== 'feature-file' || values['kubelet-plugin']) requireKubeClient('agent');
+  // No usable kubeconfig is an error now, not a loop of failing requests later.
+  const api = mode === 'feature-file' ? undefined : createKubeApi(await loadKubeConfig(values.kubeconfig));
+  const logger = createProcessLogger({ level: logLevel });
   const plugins = values['kubelet-plugin']
-    ? kubeletPlugins(values, node as string, intervalMs, logger, api)
+    ? await kubeletPlugins(values, node as string, intervalMs, logger, api)
     : undefined;
   const detectNow = plugins ? servingPlugins(detectFor(values), plugins) : detectFor(values);
   const publisher: Publisher =
@@ -148,7 +169,7 @@ export async function agentCommand(args: string[]): Promise<void> {
       : mode === 'node-labels'
         ? nodeLabelsPublisher(api, node as string)
         : nodeFeaturePublisher(api, node as string, namespace);
-  const slicePublisher = sliceApi(api, node, values.kubeconfig, logger);
+  const slicePublisher = await sliceApi(api, node, values.kubeconfig, logger);
   const state = createAgentState();
   const metrics = createAgentMetrics({ defaultMetrics: true });
   const health = await startHealthServer(state, {

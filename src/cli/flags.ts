@@ -1,5 +1,6 @@
 /** @module Flag values every command parses the same way; a bad one is a UsageError naming the flag. */
 import { LOG_LEVELS, isLogLevel, type LogLevel } from '../runtime/index.js';
+import { isDnsLabel, isDnsSubdomain } from '../k8s/index.js';
 import { UsageError } from './errors.js';
 
 /**
@@ -28,5 +29,27 @@ export function parsePort(text: string, flag: string): number {
 /** `--log-level` checked before any logger exists (pino would throw on an unknown level). */
 export function parseLogLevel(text: string): LogLevel {
   if (!isLogLevel(text)) throw new UsageError(`--log-level: "${text}" must be one of ${LOG_LEVELS.join(', ')}`);
+  return text;
+}
+
+/**
+ * A namespace name (an RFC 1123 DNS label: lowercase alphanumerics and inner `-`, at most 63
+ * characters); `flag` says where it came from.
+ * @example parseNamespace('team-a', '--namespace') // 'team-a'
+ */
+export function parseNamespace(text: string, flag: string): string {
+  if (!isDnsLabel(text))
+    throw new UsageError(
+      `${flag}: "${text}" is not a namespace name (lowercase letters, digits and inner '-', at most 63 characters)`,
+    );
+  return text;
+}
+
+/** An object name such as a Node's (an RFC 1123 DNS subdomain, at most 253 characters). */
+export function parseObjectName(text: string, flag: string): string {
+  if (!isDnsSubdomain(text))
+    throw new UsageError(
+      `${flag}: "${text}" is not a Kubernetes name (lowercase letters, digits, inner '-' and '.', at most 253 characters)`,
+    );
   return text;
 }

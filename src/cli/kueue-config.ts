@@ -19,7 +19,7 @@ import {
   type KueueTarget,
 } from '../kueue/index.js';
 import { renderChain } from '../render/index.js';
-import { InputError, parseDocument, parseNodes, readInput } from './render-input.js';
+import { InputError, parseDocument, parseInput, parseNodes, readInput } from './render-input.js';
 
 /** The key of Kueue's ConfigMap that holds the manager configuration (Kueue's own manifests). */
 export const KUEUE_CONFIG_KEY = 'controller_manager_config.yaml';
@@ -118,12 +118,12 @@ export function kueueConfigCommand(args: string[]): void {
   if (values.merge === '-' && values.nodes === '-')
     throw new UsageError('kueue-config: --merge and --nodes cannot both read stdin');
   const source = values.merge === '-' ? 'stdin' : (values.merge ?? 'an empty configuration');
-  const document = values.merge === undefined ? {} : parseDocument(readInput(values.merge, '--merge'), source);
+  const document = values.merge === undefined ? {} : parseInput(readInput(values.merge, '--merge'), source);
   const productKeys =
     values.nodes === undefined
       ? []
       : productKeysOf(readInput(values.nodes, '--nodes'), values.nodes === '-' ? 'stdin' : values.nodes);
-  const output = mergeDocument(document ?? {}, { minor, productKeys }, source);
+  const output = mergeDocument(document, { minor, productKeys }, source);
   process.stdout.write(
     values.output === 'json' ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, { lineWidth: 0 }),
   );

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ADMISSION_FLAGS } from './admission-flags.js';
 import { UsageError } from './errors.js';
-import { parseDuration, parseLogLevel, parsePort } from './flags.js';
+import { parseDuration, parseLogLevel, parseNamespace, parsePort } from './flags.js';
 import { canonicalize, parseQuantity, rfc3339Seconds } from '../k8s/index.js';
 import { InputError, parseChain, parseNodes, readInput } from './render-input.js';
 import { runServer } from '../server/index.js';
@@ -121,6 +121,7 @@ async function serveCommand(args: string[]): Promise<void> {
         healthPort: values['health-port'],
         checkName: values['check-name'],
         logLevel,
+        command: 'serve --admission',
       })
     : undefined;
   try {
@@ -153,15 +154,16 @@ function renderCommand(args: string[]): void {
     throw new UsageError(`-o: "${values.output}" must be yaml or json`);
   if (values.nodes === '-' && values.chain === '-')
     throw new UsageError('render: --nodes and --chain cannot both read stdin');
+  const namespaces = values.namespaces
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean)
+    .map((n) => parseNamespace(n, '--namespaces'));
   const nodes = parseNodes(readInput(values.nodes, '--nodes'), values.nodes === '-' ? 'stdin' : values.nodes);
   const chain =
     values.chain === undefined
       ? undefined
       : parseChain(readInput(values.chain, '--chain'), values.chain === '-' ? 'stdin' : values.chain);
-  const namespaces = values.namespaces
-    .split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
   const now = rfc3339Seconds(new Date());
   const result = renderChain({ nodes, namespaces, chain }, { now });
   if (!result.ok) throw new InputError(`${result.error.code}: ${result.error.message}`);

@@ -27,6 +27,21 @@ export function parseDocument(text: string, source: string): unknown {
   }
 }
 
+/**
+ * The one document an input must hold. Empty, blank or comment-only input is an error, not an
+ * empty document: `helm get values … | kueue-config --merge -` after a failed helm would otherwise
+ * print a bare configuration for the next `helm upgrade -f` to take.
+ */
+export function parseInput(text: string, source: string): unknown {
+  const document = parseDocument(text, source);
+  if (document === null || document === undefined)
+    throw new InputError(
+      `${source}: no YAML or JSON document (the input is empty or only comments` +
+        `${source === 'stdin' ? '; did the command before the pipe fail?' : ''})`,
+    );
+  return document;
+}
+
 function describe(error: z.ZodError, prefix: string): string {
   return error.issues
     .slice(0, 5)
@@ -39,7 +54,7 @@ function describe(error: z.ZodError, prefix: string): string {
 
 /** The Nodes of a dump: List/NodeList `items`, a plain array, or one Node. */
 export function parseNodes(text: string, source: string): Node[] {
-  const doc = parseDocument(text, source);
+  const doc = parseInput(text, source);
   const record = doc as { kind?: unknown; items?: unknown } | null;
   const items = Array.isArray(doc)
     ? doc
@@ -65,7 +80,7 @@ export function parseNodes(text: string, source: string): Node[] {
 
 /** A SchedulingChain object (its spec is checked later, by the same rules as the hook). */
 export function parseChain(text: string, source: string): SchedulingChain {
-  const parsed = SchedulingChainSchema.safeParse(parseDocument(text, source));
+  const parsed = SchedulingChainSchema.safeParse(parseInput(text, source));
   if (!parsed.success) throw new InputError(`${source}: ${describe(parsed.error, 'SchedulingChain')}`);
   // The hooks read only the SchedulingChain named `default`; rendering another would show a chain
   // the cluster never builds.

@@ -4,9 +4,13 @@
  * every patch carries an explicit content type (client-node's generated patch calls fail with 415
  * without one) and a watch is a plain newline-delimited JSON stream we can time out and abort.
  */
+import { existsSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import path from 'node:path';
+// Type only: the client is imported when a kubeconfig is loaded, so that the commands that never
+// talk to a cluster (render, detect, kueue-config, serve) run on a Node.js it does not load on.
+import type { KubeConfig } from '@kubernetes/client-node';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -70,14 +74,46 @@ export interface KubeApi {
   watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void>;
 }
 
-/** Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster. */
-export function loadKubeConfig(file?: string): KubeConfig {
+/**
+ * The oldest Node.js the Kubernetes client loads on: @kubernetes/client-node 2 imports undici 8
+ * (`engines: >=22.19.0`), which fails at import on older ones (Node 20 has no zstd in zlib).
+ * `test/kube/client.test.ts` checks this against the installed undici.
+ */
+export const KUBE_CLIENT_MIN_NODE = '22.19.0';
+
+/** Whether the Kubernetes client loads on Node.js `version` (`process.versions.node` by default). */
+export function kubeClientLoads(version: string = process.versions.node): boolean {
+  const parts = (text: string) => text.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  const [major = 0, minor = 0, patch = 0] = parts(version);
+  const [minMajor = 0, minMinor = 0, minPatch = 0] = parts(KUBE_CLIENT_MIN_NODE);
+  if (major !== minMajor) return major > minMajor;
+  if (minor !== minMinor) return minor > minMinor;
+  return patch >= minPatch;
+}
+
+/** Where a Pod's service account is mounted (what the client's in-cluster configuration reads). */
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * Loads the kube config: an explicit file, else KUBECONFIG / ~/.kube/config / in-cluster, in the
+ * client's order. Where none of them exists the client would fall back to `http://localhost:8080`
+ * and every request would fail for ever; that, and a plain-`http:` server the client refuses, is
+ * an error here instead, with one line to act on.
+ */
+export async function loadKubeConfig(file?: string): Promise<KubeConfig> {
+  if (!kubeClientLoads())
+    throw new Error(`the Kubernetes client needs Node.js >= ${KUBE_CLIENT_MIN_NODE} (this is ${process.version})`);
+  const { KubeConfig, findHomeDir } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   const source = file
     ? `--kubeconfig ${file}`
     : process.env['KUBECONFIG']
       ? `KUBECONFIG=${process.env['KUBECONFIG']}`
       : undefined;
+  if (source === undefined && !defaultConfigExists(findHomeDir()))
+    throw new Error(
+      'no Kubernetes cluster configured: pass --kubeconfig FILE, set KUBECONFIG, write ~/.kube/config, or run in a Pod',
+    );
   try {
     if (file) kc.loadFromFile(file);
     else kc.loadFromDefault();
@@ -85,11 +121,28 @@ export function loadKubeConfig(file?: string): KubeConfig {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     throw new Error(`cannot read the kubeconfig${source ? ` (${source})` : ''}: ${reason}`, { cause: error });
   }
-  if (!kc.getCurrentCluster())
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
     throw new Error(
       `no Kubernetes cluster configured${source ? ` in ${source}` : ''}: pass --kubeconfig FILE, set KUBECONFIG, or run in a Pod`,
     );
+  if (cluster.server.startsWith('http:') && !cluster.skipTLSVerify)
+    throw new Error(
+      `cluster "${cluster.name}"${source ? ` (${source})` : ''} is plain http (${cluster.server}): ` +
+        'the Kubernetes client needs insecure-skip-tls-verify: true on it for that',
+    );
   return kc;
+}
+
+/** ~/.kube/config or a mounted service account (in a Pod): what the client's default loading reads. */
+function defaultConfigExists(home: string | null): boolean {
+  if (process.platform === 'win32') return true; // the client also asks WSL there
+  if (home && existsSync(path.join(home, '.kube', 'config'))) return true;
+  return (
+    process.env['KUBERNETES_SERVICE_HOST'] !== undefined &&
+    process.env['KUBERNETES_SERVICE_PORT'] !== undefined &&
+    existsSync(SERVICE_ACCOUNT_TOKEN)
+  );
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -1,7 +1,9 @@
 /** @module src/kube: the small API-server client the agent and the admission checker share (list, watch, get, patch). */
 export {
   ApiError,
+  KUBE_CLIENT_MIN_NODE,
   createKubeApi,
+  kubeClientLoads,
   loadKubeConfig,
   withQuery,
   type KubeApi,

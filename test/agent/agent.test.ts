@@ -430,6 +430,57 @@ describe('health endpoint', () => {
     expect((await get('/healthz')).status).toBe(503);
   });
 
+  it('/readyz is 503 with the reason while the labels cannot be published, and /healthz stays 200 (waiting is not stuck)', async () => {
+    const state = createAgentState();
+    server = await startHealthServer(state, { intervalMs: INTERVAL, port: 0, host: '127.0.0.1' });
+
+    let res = await get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ ready: false, reason: 'no cycle has published the labels yet' });
+
+    const unreachable: Publisher = {
+      mode: 'node-labels',
+      read: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6443')),
+      write: () => Promise.reject(new Error('not reached')),
+    };
+    expect(
+      await runCycle(
+        state,
+        options(unreachable, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('failed');
+    res = await get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({
+      ready: false,
+      reason: 'connect ECONNREFUSED 127.0.0.1:6443',
+      lastPublished: null,
+      failures: 1,
+      lastSliceError: null,
+    });
+    expect((await get('/healthz')).status).toBe(200);
+
+    const publisher = memoryPublisher();
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('published');
+    res = await get('/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ready: true, reason: null, failures: 0 });
+    // Unchanged labels keep it ready.
+    expect(
+      await runCycle(
+        state,
+        options(publisher, () => Promise.resolve(H100_X8)),
+      ),
+    ).toBe('unchanged');
+    expect((await get('/readyz')).status).toBe(200);
+    expect((await get('/readyz', 'POST')).status).toBe(404);
+  });
+
   it('listens on every interface unless told otherwise', async () => {
     server = await startHealthServer(createAgentState(), { intervalMs: INTERVAL, port: 0 });
     expect((server.address() as AddressInfo).address).toBe('0.0.0.0');

@@ -5,7 +5,7 @@
  * type checking (that is `npm run typecheck`'s job), into a private folder under node_modules/.cache
  * so that a concurrent `npm run build` into dist/ cannot race with this test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -818,9 +818,9 @@ describe.concurrent('CLI conventions', () => {
 });
 
 /**
- * The README's `node dist/src/cli/main.js …` lines that need no cluster, no hardware and no long
- * run (render, kueue-config, --version, --help), as written: an example that names a missing file
- * or a flag that does not exist fails here.
+ * The README's `npx gpustack-operator …` (or `node dist/src/cli/main.js …`) lines that need no
+ * cluster, no hardware and no long run (render, kueue-config, --version, --help), as written: an
+ * example that names a missing file or a flag that does not exist fails here.
  */
 function readmeExamples(): string[][] {
   const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
@@ -828,7 +828,7 @@ function readmeExamples(): string[][] {
   return blocks
     .flatMap((block) => block.split('\n'))
     .map((line) => line.replace(/\s+#.*$/, '').trim())
-    .filter((line) => line.startsWith('node dist/src/cli/main.js '))
+    .filter((line) => line.startsWith('npx gpustack-operator ') || line.startsWith('node dist/src/cli/main.js '))
     .filter((line) => !/[|<>&$;`'"\\]/.test(line))
     .map((line) => line.split(/\s+/).slice(2))
     .filter(([command]) => ['render', 'kueue-config', '--version', '--help'].includes(command as string));
@@ -847,5 +847,357 @@ describe.concurrent("the README's examples that need no cluster", () => {
       expect(run.code).toBe(0);
     },
     CLI_TIMEOUT_MS,
+  );
+});
+
+/**
+ * For the tests below, which start many CLIs at once on a machine that may be busy: a generous
+ * hang guard, not a timing assertion (a command that should exit but runs on is killed and fails).
+ */
+const SLOW_CLI_TIMEOUT_MS = 2 * CLI_TIMEOUT_MS;
+
+interface SpawnOptions {
+  /** The Node.js binary. @default process.execPath */
+  readonly node?: string;
+  /** Exactly this environment (PATH and an empty HOME unless given): nothing of the runner's leaks in. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Written to stdin, which is then closed. */
+  readonly input?: string;
+}
+
+/** An empty HOME (no ~/.kube/config) for the environments below. */
+function emptyHome(): string {
+  return mkdtempSync(join(scratch, 'home-'));
+}
+
+/** Runs the CLI to its exit; a hang guard (not a timing assertion) kills one that never exits. */
+function runCli(args: readonly string[], options: SpawnOptions = {}): Promise<Run> {
+  const child = spawn(options.node ?? process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+    cwd: REPO,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: emptyHome(), ...options.env },
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    timeout: SLOW_CLI_TIMEOUT_MS - 10_000,
+    killSignal: 'SIGKILL',
+  });
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  return collect(child);
+}
+
+/** The machine's own `node` (a PATH without node_modules/.bin) and its version, if there is one. */
+function systemNode(): { readonly path: string; readonly version: string } | undefined {
+  try {
+    const found = execFileSync('/bin/sh', ['-c', 'command -v node'], {
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+      encoding: 'utf8',
+    }).trim();
+    return { path: found, version: execFileSync(found, ['--version'], { encoding: 'utf8' }).trim() };
+  } catch {
+    return undefined;
+  }
+}
+
+const OLD_NODE = systemNode();
+const OLD_NODE_MISSING =
+  OLD_NODE === undefined
+    ? 'no node on /usr/local/bin:/usr/bin:/bin'
+    : Number(/^v(\d+)\./.exec(OLD_NODE.version)?.[1]) >= 22
+      ? `the machine's node is ${OLD_NODE.version}, not one older than the Kubernetes client needs (22.19)`
+      : undefined;
+
+describe
+  .skipIf(OLD_NODE_MISSING !== undefined)
+  .concurrent(
+    `on the machine's own Node.js (${OLD_NODE?.version ?? 'none'}${OLD_NODE_MISSING ? `: skipped, ${OLD_NODE_MISSING}` : ''})`,
+    () => {
+      const node = OLD_NODE?.path as string;
+
+      it.each([
+        ['render', '--nodes', REFERENCE, '-o', 'json'],
+        ['kueue-config', '--kueue-version', '0.19'],
+        ['--version'],
+      ])(
+        'runs %s (it never loads the Kubernetes client)',
+        async (...args) => {
+          const run = await runCli(args, { node });
+          expect(run.stderr).toBe('');
+          expect(run.code).toBe(0);
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+
+      it(
+        'detect gets as far as the addon: one error line about it, no stack from the Kubernetes client',
+        async () => {
+          const addon = join(scratch, 'no-such-addon.node');
+          const run = await runCli(['detect', '-o', 'text'], { node, env: { GPUSTACK_NATIVE_ADDON: addon } });
+          expect(run.code).toBe(1);
+          expect(run.stderr).not.toMatch(/^\s+at /m);
+          expect(run.stderr).not.toContain('TypeError');
+          expect(run.stderr.split('\n')[0]).toBe(`error: GPUSTACK_NATIVE_ADDON names ${addon}, which does not load:`);
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+
+      it.each([
+        { command: 'agent', args: ['agent', '--node', 'node-a', '--health-port', '0'] },
+        { command: 'admission', args: ['admission', '--health-port', '0'] },
+        { command: 'serve --admission', args: ['serve', '--admission', '--port', '0', '--host', '127.0.0.1'] },
+      ])(
+        '$command refuses in one line naming the Node.js it needs and npx, exit 1',
+        async ({ command, args }) => {
+          const run = await runCli(args, { node });
+          expect(run.code).toBe(1);
+          expect(run.stdout).toBe('');
+          expect(oneLine(run)).toBe(
+            `error: ${command} needs Node.js >= 22.19.0 (this is ${OLD_NODE?.version}); ` +
+              `run it with npx gpustack-operator ${command} …, which uses the Node.js that npm ci installed`,
+          );
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+
+      it(
+        'serve answers /healthz and exits 0 on SIGTERM',
+        async () => {
+          const child = spawn(
+            node,
+            [
+              join(outDir, 'src', 'cli', 'main.js'),
+              'serve',
+              '--port',
+              '0',
+              '--host',
+              '127.0.0.1',
+              '--log-level',
+              'warn',
+            ],
+            { cwd: REPO, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] },
+          );
+          const done = collect(child);
+          try {
+            let seen = '';
+            child.stdout.on('data', (chunk: Buffer) => {
+              seen += chunk.toString();
+            });
+            await eventually(
+              () => /hook server on http:\/\/127\.0\.0\.1:\d+\n/.test(seen),
+              'serve listening',
+              SLOW_CLI_TIMEOUT_MS / 2,
+            );
+            const base = /hook server on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(seen)?.[1] as string;
+            expect((await fetch(`${base}/healthz`)).status).toBe(200);
+            child.kill('SIGTERM');
+            const run = await done;
+            expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({
+              code: 0,
+              signal: null,
+              stderr: '',
+            });
+          } finally {
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+          }
+        },
+        SLOW_CLI_TIMEOUT_MS,
+      );
+    },
+  );
+
+describe.concurrent('agent and admission without a usable cluster', () => {
+  it.each([
+    ['agent', '--node', 'node-a', '--health-port', '0'],
+    ['agent', '--node', 'node-a', '--publish', 'node-labels', '--health-port', '0'],
+    ['admission', '--health-port', '0'],
+    ['serve', '--admission', '--port', '0', '--host', '127.0.0.1', '--health-port', '0'],
+  ])(
+    'no kubeconfig, no KUBECONFIG, no ~/.kube/config, not in a Pod: %s exits 1 with one line',
+    async (...args) => {
+      const run = await runCli(args);
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 1, signal: null });
+      expect(oneLine(run)).toBe(
+        'error: no Kubernetes cluster configured: pass --kubeconfig FILE, set KUBECONFIG, write ~/.kube/config, or run in a Pod',
+      );
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'admission with an API server that does not answer keeps running, retrying, and /healthz says 503 with why',
+    async () => {
+      const [apiPort, healthPort] = [await freePort(), await freePort()];
+      const kubeconfig = join(scratch, 'kubeconfig-closed-port');
+      writeFileSync(kubeconfig, kubeConfigText(`http://127.0.0.1:${apiPort}`));
+      const child = spawn(
+        process.execPath,
+        [
+          join(outDir, 'src', 'cli', 'main.js'),
+          'admission',
+          '--kubeconfig',
+          kubeconfig,
+          '--health-port',
+          String(healthPort),
+        ],
+        { cwd: REPO, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const done = collect(child);
+      try {
+        let body: { healthy?: boolean; down?: string[]; watches?: { lastError: string | null }[] } = {};
+        await eventually(
+          async () => {
+            const res = await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined);
+            if (res?.status !== 503) return false;
+            body = (await res.json()) as typeof body;
+            return body.watches?.some((w) => w.lastError !== null) === true;
+          },
+          'admission /healthz 503 with an error',
+          SLOW_CLI_TIMEOUT_MS / 2,
+        );
+        expect(body.healthy).toBe(false);
+        expect(body.down).toEqual(expect.arrayContaining(['workloads', 'nodes', 'pods']));
+        expect(body.watches?.find((w) => w.lastError !== null)?.lastError).toContain(
+          `ECONNREFUSED 127.0.0.1:${apiPort}`,
+        );
+        expect(child.exitCode).toBeNull();
+
+        child.kill('SIGTERM');
+        const run = await done;
+        expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+        expect(run.stderr).toMatch(/list\/watch failed; will relist after a backoff/);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+});
+
+describe.concurrent('inputs that hold no document', () => {
+  const NO_DOCUMENT =
+    'error: stdin: no YAML or JSON document (the input is empty or only comments; did the command before the pipe fail?)';
+
+  it.each([
+    { what: 'empty', input: '' },
+    { what: 'blank', input: '  \n\n' },
+    { what: 'comment-only', input: '# helm: Error: release: not found\n' },
+  ])(
+    'kueue-config --merge - with $what stdin (a failed helm get values before the pipe) exits 1, printing nothing',
+    async ({ input }) => {
+      const run = await runCli(['kueue-config', '--kueue-version', '0.19', '--merge', '-'], { input });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(oneLine(run)).toBe(NO_DOCUMENT);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it.each([
+    ['render', '--nodes', '-'],
+    ['render', '--nodes', REFERENCE, '--chain', '-'],
+    ['kueue-config', '--nodes', '-'],
+  ])(
+    '%s … with empty stdin: the same line, exit 1',
+    async (...args) => {
+      const run = await runCli(args, { input: '' });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(oneLine(run)).toBe(NO_DOCUMENT);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+});
+
+describe.concurrent('names given on the command line', () => {
+  const NAMESPACE_RULE = "(lowercase letters, digits and inner '-', at most 63 characters)";
+  const NAME_RULE = "(lowercase letters, digits, inner '-' and '.', at most 253 characters)";
+
+  it.each([
+    {
+      args: ['render', '--nodes', REFERENCE, '--namespaces', 'BAD NS,@@'],
+      error: `error: --namespaces: "BAD NS" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['render', '--nodes', REFERENCE, '--namespaces', 'default,@@'],
+      error: `error: --namespaces: "@@" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['render', '--nodes', REFERENCE, '--namespaces', 'a'.repeat(64)],
+      error: `error: --namespaces: "${'a'.repeat(64)}" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['agent', '--node', 'Node_A', '--health-port', '0'],
+      error: `error: --node: "Node_A" is not a Kubernetes name ${NAME_RULE}`,
+    },
+    {
+      args: ['agent', '--node', 'node-a', '--namespace', 'gpustack system', '--health-port', '0'],
+      error: `error: --namespace: "gpustack system" is not a namespace name ${NAMESPACE_RULE}`,
+    },
+    {
+      args: ['admission', '--check-name', '@@', '--health-port', '0'],
+      error: 'error: --check-name: "@@" must be a DNS subdomain of at most 128 characters',
+    },
+  ])(
+    '$args: a usage error naming the value (exit 2), nothing printed on stdout',
+    async ({ args, error }) => {
+      const run = await runCli(args);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.split('\n')[0]).toBe(error);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it.each([
+    {
+      variable: 'NODE_NAME',
+      value: 'node a',
+      error: `error: $NODE_NAME: "node a" is not a Kubernetes name ${NAME_RULE}`,
+    },
+    {
+      variable: 'POD_NAMESPACE',
+      value: 'Team',
+      error: `error: $POD_NAMESPACE: "Team" is not a namespace name ${NAMESPACE_RULE}`,
+      args: ['--node', 'node-a'],
+    },
+  ])(
+    'agent with $variable=$value: the same, naming the variable',
+    async ({ variable, value, error, args = [] }) => {
+      const run = await runCli(['agent', ...args, '--health-port', '0'], { env: { [variable]: value } });
+      expect(run.code).toBe(2);
+      expect(run.stderr.split('\n')[0]).toBe(error);
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+});
+
+describe.concurrent('--host-root that is not there', () => {
+  it.each([
+    ['detect', '-o', 'text', '--host-root', '/nonexistent/host'],
+    [
+      'agent',
+      '--publish',
+      'feature-file',
+      '--features-dir',
+      '/nonexistent/features.d',
+      '--host-root',
+      '/nonexistent/host',
+    ],
+  ])(
+    '%s …: one line naming it, exit 1 (a missing path, not a usage error)',
+    async (...args) => {
+      const run = await runCli([...args, ...(args[0] === 'agent' ? ['--health-port', '0'] : [])]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(oneLine(run)).toBe('error: --host-root /nonexistent/host: no such directory');
+    },
+    SLOW_CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'a file as --host-root: one line, exit 1',
+    async () => {
+      const run = await runCli(['detect', '--host-root', join(REPO, 'package.json')]);
+      expect(run.code).toBe(1);
+      expect(oneLine(run)).toBe(`error: --host-root ${join(REPO, 'package.json')}: not a directory`);
+    },
+    SLOW_CLI_TIMEOUT_MS,
   );
 });

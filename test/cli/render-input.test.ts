@@ -144,6 +144,14 @@ describe('parseNodes', () => {
 
     it.each([
       ['an empty file', ''],
+      ['a comment-only file', '# kubectl: error: no context\n'],
+    ])('%s: no document (not "no Nodes")', (_name, text) => {
+      const error = inputError(() => parseNodes(text, 'in.yaml'));
+
+      expect(error.message).toBe('in.yaml: no YAML or JSON document (the input is empty or only comments)');
+    });
+
+    it.each([
       ['a scalar', 'hello'],
       ['an object that is neither a List nor a Node', 'kind: Pod\nmetadata:\n  name: web-0\n'],
     ])('%s', (_name, text) => {

@@ -84,7 +84,7 @@ const NONE = new Set<string>();
 beforeAll(async () => {
   plane = await startControlPlane({ controllerManager: false });
   client = plane.client;
-  api = createKubeApi(loadKubeConfig(plane.kubeconfig));
+  api = createKubeApi(await loadKubeConfig(plane.kubeconfig));
 });
 
 afterAll(async () => {
