@@ -3,9 +3,10 @@
 // 135, no output). The real CLI runs in a child process, so a crash shows as a signal exit.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { MANUFACTURER_NAMES, type DetectResult } from '../../native/index.js';
 import { ADDON_PATH, CLI_TIMEOUT_MS, useCli } from './cli-process.js';
@@ -47,6 +48,22 @@ function truncated(source: string, bytes: number): (name: string) => string {
 
 const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]);
 
+/** The fake NVML with the memory size of its last loadable segment (the one with .bss) set to 64 TiB. */
+function hugeMemorySize(name: string): string {
+  const elf = Buffer.from(readFileSync(FAKE_LIBRARIES.nvidia));
+  const table = Number(elf.readBigUInt64LE(0x20)); // e_phoff of a 64-bit ELF
+  let last = -1;
+  for (let i = 0; i < elf.readUInt16LE(0x38); i++) {
+    if (elf.readUInt32LE(table + i * elf.readUInt16LE(0x36)) === 1) last = table + i * elf.readUInt16LE(0x36); // PT_LOAD
+  }
+  elf.writeBigUInt64LE(1n << 46n, last + 40); // p_memsz
+  return file(name, elf);
+}
+
+/** Unix sockets listening at library paths, closed after the tests. */
+const sockets: Server[] = [];
+afterAll(() => sockets.forEach((server) => server.close()));
+
 const DAMAGED: readonly (readonly [string, (name: string) => string])[] = [
   ['the first 100 bytes of a shared object', truncated(ADDON_PATH, 100)],
   ['the first 1000 bytes of a shared object', truncated(ADDON_PATH, 1000)],
@@ -68,6 +85,14 @@ const DAMAGED: readonly (readonly [string, (name: string) => string])[] = [
       return path.join(scratch, name);
     },
   ],
+  [
+    'a Unix socket (open() fails with ENXIO: it is there, not missing)',
+    (name) => {
+      sockets.push(createServer().listen(path.join(scratch, name)));
+      return path.join(scratch, name);
+    },
+  ],
+  ['a shared object whose writable segment asks for 64 TiB of memory', hugeMemorySize],
   [
     'a FIFO',
     (name) => {
