@@ -203,6 +203,22 @@ FileCheck CheckSharedObject(const std::string& path) {
   return {};
 }
 
+LoadObserver TraceLoadsTo(int fd) {
+  return [fd](const std::string& library) {
+    std::string record = "L" + library;
+    record.push_back('\0');
+    const char* bytes = record.data();
+    size_t left = record.size();
+    while (left > 0) {
+      ssize_t wrote = write(fd, bytes, left);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) return;  // the parent is gone; the detection goes on regardless
+      bytes += wrote;
+      left -= static_cast<size_t>(wrote);
+    }
+  };
+}
+
 std::string OverrideVariable(const std::string& manufacturer) {
   std::string name = "GPUSTACK_";
   for (char c : manufacturer) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -383,7 +399,8 @@ void Library::Close() {
   handle_ = nullptr;
 }
 
-bool Library::Open(const std::vector<std::string>& candidates, OpenFailure* failure) {
+bool Library::Open(const std::vector<std::string>& candidates, OpenFailure* failure,
+                   const LoadObserver& before_load) {
   Close();
   std::string first_error;
   std::vector<std::string> present_errors;
@@ -399,6 +416,7 @@ bool Library::Open(const std::vector<std::string>& candidates, OpenFailure* fail
     } else if (!damaged.empty()) {
       continue;
     }
+    if (before_load) before_load(candidate);
     dlerror();
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
@@ -542,7 +560,9 @@ void Report::Add(Device device) {
 
 bool OpenLibrary(const DetectContext& context, const SearchPlan& plan, Library* library, Report& report) {
   OpenFailure failure;
-  if (library->Open(LibraryCandidates(context, report.manufacturer(), plan), &failure)) return true;
+  if (library->Open(LibraryCandidates(context, report.manufacturer(), plan), &failure, context.before_load)) {
+    return true;
+  }
   report.Fail(failure.code, failure.why);
   return false;
 }
