@@ -19,7 +19,8 @@ export type ManufacturerName = (typeof MANUFACTURER_NAMES)[number];
  * `InvalidLibrary`: the file is there but is no loadable shared object of this process
  * (truncated, empty, not ELF, another architecture, a directory or socket, an absurd memory
  * size); it is refused before it is loaded, because the loader would crash the process on a
- * truncated one.
+ * truncated one. detectIsolated() also reports it for a library that killed its child process
+ * (a full-length file with garbage inside).
  */
 export const DEVICE_ERROR_CODES = [
   'LibraryNotFound',
