@@ -18,6 +18,8 @@ export type DetectBench =
       readonly cv: number;
       readonly loadMs: number;
       readonly loadRuns: number;
+      /** detectIsolated() of all nine manufacturers (the agent's call: one child process each), from dist/. */
+      readonly isolated?: { readonly calls: number; readonly medianMs: number; readonly cpuMs: number } | undefined;
     }
   | { readonly ok: false; readonly skipped: string };
 
@@ -47,7 +49,7 @@ function h100(i: number): Record<string, string | number | bigint> {
   };
 }
 
-export async function benchDetect(calls = 200, loadRuns = 5): Promise<DetectBench> {
+export async function benchDetect(calls = 200, loadRuns = 5, isolatedCalls = 20): Promise<DetectBench> {
   const problem = await ensureNative();
   if (problem) return { ok: false, skipped: problem };
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gpustack-bench-detect-'));
@@ -63,8 +65,16 @@ export async function benchDetect(calls = 200, loadRuns = 5): Promise<DetectBenc
     for (const mfr of MANUFACTURER_NAMES) env[libraryVariable(mfr)] = path.join(directory, `missing-${mfr}.so`);
     env[libraryVariable('nvidia')] = FAKE_LIBRARIES.nvidia;
     const out = path.join(directory, 'detect.json');
-    await finished(spawnScript('detect.ts', [String(calls), '20', out], [], env), 'bench/detect.ts');
-    const run = JSON.parse(readFileSync(out, 'utf8')) as { loadMs: number; devices: number; times: number[] };
+    await finished(
+      spawnScript('detect.ts', [String(calls), '20', out, String(isolatedCalls)], [], env),
+      'bench/detect.ts',
+    );
+    const run = JSON.parse(readFileSync(out, 'utf8')) as {
+      loadMs: number;
+      devices: number;
+      times: number[];
+      isolated: { times: number[]; cpuMs: number[] };
+    };
     const loads = [run.loadMs];
     for (let i = 1; i < loadRuns; i++) {
       await finished(spawnScript('detect.ts', ['1', '0', out], [], env), 'bench/detect.ts');
@@ -80,6 +90,14 @@ export async function benchDetect(calls = 200, loadRuns = 5): Promise<DetectBenc
       cv: times.cv,
       loadMs: quantile(loads, 0.5),
       loadRuns,
+      isolated:
+        run.isolated.times.length > 0
+          ? {
+              calls: run.isolated.times.length,
+              medianMs: quantile(run.isolated.times, 0.5),
+              cpuMs: quantile(run.isolated.cpuMs, 0.5),
+            }
+          : undefined,
     };
   } finally {
     rmSync(directory, { recursive: true, force: true });

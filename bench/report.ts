@@ -220,6 +220,13 @@ export function tables(results: BenchResults): string {
       '|---:|---:|---:|---:|---:|---:|',
       `| ${d.cards} | ${d.calls} | ${round(d.medianMs)} | ${round(d.p99Ms)} | ${fixed(d.cv * 100, 0)} % | ${round(d.loadMs)} |`,
     );
+    if (d.isolated)
+      lines.push(
+        '',
+        `In a child process, as the agent and \`detect\` run it (\`detectIsolated()\` of all nine manufacturers, from \`dist/\`,` +
+          ` ${d.isolated.calls} calls): median ${round(d.isolated.medianMs)} ms, CPU ${round(d.isolated.cpuMs)} ms per call` +
+          ' (this process and the child).',
+      );
   } else {
     lines.push(`skipped: ${d.skipped}`);
   }

@@ -29,12 +29,22 @@ DetectRequest ParseRequest(const Napi::CallbackInfo& info) {
   Napi::Value options = info.Length() > 0 ? info[0] : env.Undefined();
   Napi::Value wanted = env.Undefined();
   Napi::Value host_root = env.Undefined();
+  Napi::Value trace_fd = env.Undefined();
   if (!options.IsUndefined()) {
     if (!options.IsObject()) throw Napi::TypeError::New(env, "options must be an object");
     wanted = options.As<Napi::Object>().Get("manufacturers");
     host_root = options.As<Napi::Object>().Get("hostRoot");
+    trace_fd = options.As<Napi::Object>().Get("loadTraceFd");
   }
   request.context.host_root = ParseHostRoot(env, host_root);
+  // Internal (native/detect-child.ts): the descriptor that hears of each library load.
+  if (!trace_fd.IsUndefined()) {
+    double fd = trace_fd.IsNumber() ? trace_fd.As<Napi::Number>().DoubleValue() : -1;
+    if (!(fd >= 0 && fd <= 65535 && fd == static_cast<int>(fd))) {
+      throw Napi::TypeError::New(env, "options.loadTraceFd must be a file descriptor number");
+    }
+    request.context.before_load = gpustack::TraceLoadsTo(static_cast<int>(fd));
+  }
   if (wanted.IsUndefined()) {
     for (const char* name : gpustack::kManufacturers) request.manufacturers.insert(name);
   } else {

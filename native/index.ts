@@ -2,8 +2,9 @@
 // untyped addon object stays inside this file.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { runIsolated } from './isolation.js';
 import {
   DEVICE_ERROR_CODES,
   MANUFACTURER_NAMES,
@@ -78,6 +79,8 @@ export function addonCandidates(env: NodeJS.ProcessEnv = process.env): string[] 
 interface RawOptions {
   manufacturers: string[];
   hostRoot: string;
+  /** Internal: the descriptor the addon announces each library load on (native/detect-child.ts). */
+  loadTraceFd?: number;
 }
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type RawAddon = { detect: (options: RawOptions) => Promise<any> };
@@ -95,12 +98,16 @@ function describeLoadFailure(error: unknown): string {
  * `GPUSTACK_NATIVE_ADDON` names); exported for the loader tests.
  */
 export function _loadAddon(candidates: readonly string[], override?: string): RawAddon {
+  return loadFirst(candidates, override).addon;
+}
+
+function loadFirst(candidates: readonly string[], override?: string): { addon: RawAddon; path: string } {
   const require = createRequire(import.meta.url);
   const attempts: string[] = [];
   for (const candidate of candidates) {
     try {
       const addon = require(candidate) as Partial<RawAddon>;
-      if (typeof addon.detect === 'function') return addon as RawAddon;
+      if (typeof addon.detect === 'function') return { addon: addon as RawAddon, path: candidate };
       attempts.push(`${candidate}: loaded, but exports no detect()`);
     } catch (error) {
       attempts.push(`${candidate}: ${describeLoadFailure(error)}`);
@@ -109,15 +116,18 @@ export function _loadAddon(candidates: readonly string[], override?: string): Ra
   throw new AddonLoadError(attempts, override);
 }
 
-let loaded: RawAddon | undefined;
+let loaded: { addon: RawAddon; path: string } | undefined;
 
-function addon(): RawAddon {
+/** The addon, and the file it came from (the child of detectIsolated() loads the same one). */
+function loadedAddon(): { addon: RawAddon; path: string } {
   if (loaded === undefined) {
     const candidates = addonCandidates();
-    loaded = _loadAddon(candidates, process.env[ADDON_PATH_VARIABLE] ? candidates[0] : undefined);
+    loaded = loadFirst(candidates, process.env[ADDON_PATH_VARIABLE] ? candidates[0] : undefined);
   }
   return loaded;
 }
+
+const addon = (): RawAddon => loadedAddon().addon;
 
 function validateManufacturers(value: unknown): ManufacturerName[] {
   if (!Array.isArray(value)) {
@@ -180,9 +190,11 @@ function checkResult(raw: any): DetectResult {
 }
 
 /**
- * Asks the vendor runtime libraries which accelerators this node has. Runs off the
- * main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry) or
- * a damaged library file (`InvalidLibrary`). The library of each manufacturer is opened
+ * Asks the vendor runtime libraries which accelerators this node has, in this process. Runs
+ * off the main thread; never rejects for a missing driver (that is a `LibraryNotFound` entry)
+ * or a cut or malformed library file (`InvalidLibrary`). A full-length library with garbage
+ * inside can still kill this process: long-lived callers use detectIsolated(), which runs this
+ * in a child process. The library of each manufacturer is opened
  * and closed within the call, so a changed `GPUSTACK_<MFR>_LIBRARY` (full path of the
  * vendor library, e.g. `GPUSTACK_NVIDIA_LIBRARY`) or driver is seen by the next call.
  * `GPUSTACK_SYSFS_ROOT` (default `/sys`) is where NUMA nodes are looked up when the
@@ -192,4 +204,53 @@ function checkResult(raw: any): DetectResult {
  */
 export async function detect(options?: DetectOptions): Promise<DetectResult> {
   return checkResult(await addon().detect(validateOptions(options)));
+}
+
+/** @internal The detection of native/detect-child.ts: announces each library load on `loadTraceFd`. */
+export async function _detectInChild(options: unknown, loadTraceFd: number): Promise<DetectResult> {
+  return checkResult(await addon().detect({ ...validateOptions(options), loadTraceFd }));
+}
+
+export interface IsolationOptions {
+  /**
+   * How long a library may take, from the start of its load to the end of its manufacturer's
+   * detection, before the child process is killed and the manufacturer gets a `CallFailed` entry.
+   * @default 60000
+   */
+  readonly timeoutMs?: number;
+}
+
+/** Node's arguments that start native/detect-child: the compiled file, or the source through tsx (tests, bench). */
+function childCommand(): string[] {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return [path.join(path.dirname(here), 'detect-child.js')];
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return ['--import', tsx, path.join(path.dirname(here), 'detect-child.ts')];
+}
+
+/**
+ * detect() in a child process (`process.execPath` on native/detect-child), so that a vendor
+ * library that crashes the loader or its first call (a full-length file with garbage inside:
+ * SIGSEGV), calls exit() or hangs costs its manufacturer an entry, not this process: an
+ * `InvalidLibrary` entry naming the library and the signal or exit code, or `CallFailed` after
+ * `timeoutMs` without an answer; the other manufacturers are still detected. Same results as
+ * detect() otherwise. Costs a Node start per call (about 75 ms of CPU and 50 MB for a moment,
+ * against 0.6 ms in process; bench/detect.ts), and one more for each manufacturer that kills its
+ * child. Rejects as detect() does (AddonLoadError, bad options), and when a child fails before
+ * loading any vendor library.
+ * @example
+ * const { devices, errors } = await detectIsolated({ hostRoot: '/host' });
+ */
+export async function detectIsolated(options?: DetectOptions, isolation: IsolationOptions = {}): Promise<DetectResult> {
+  const raw = validateOptions(options);
+  // Loaded here too: a broken addon is the AddonLoadError it always was, and the child loads this same file.
+  const { path: addonPath } = loadedAddon();
+  return runIsolated({
+    manufacturers: MANUFACTURER_NAMES.filter((name) => raw.manufacturers.includes(name)),
+    hostRoot: raw.hostRoot,
+    command: childCommand(),
+    env: { ...process.env, [ADDON_PATH_VARIABLE]: addonPath },
+    timeoutMs: isolation.timeoutMs ?? 60_000,
+    check: checkResult,
+  });
 }

@@ -17,8 +17,10 @@ export type ManufacturerName = (typeof MANUFACTURER_NAMES)[number];
  * Why a manufacturer (or one of its devices) could not be enumerated.
  * `LibraryNotFound` is the normal answer on a node without that vendor's driver.
  * `InvalidLibrary`: the file is there but is no loadable shared object of this process
- * (truncated, empty, not ELF, another architecture, a directory); it is refused before
- * it is loaded, because the loader would crash the process on a truncated one.
+ * (truncated, empty, not ELF, another architecture, a directory or socket, an absurd memory
+ * size); it is refused before it is loaded, because the loader would crash the process on a
+ * truncated one. detectIsolated() also reports it for a library that killed its child process
+ * (a full-length file with garbage inside).
  */
 export const DEVICE_ERROR_CODES = [
   'LibraryNotFound',

@@ -232,8 +232,8 @@ bool OpenAmdLibrary(const DetectContext& context, Library* library, Report& repo
                       {EnvValue(env, "ROCM_SMI_LIB_PATH"), root + "/lib", root + "/rocm_smi/lib"}};
   if (!EnvValue(env, OverrideVariable("amd")).empty()) return OpenLibrary(context, amd_smi, library, report);
   OpenFailure amd, rocm;
-  if (library->Open(LibraryCandidates(context, "amd", amd_smi), &amd)) return true;
-  if (library->Open(LibraryCandidates(context, "amd", rocm_smi), &rocm)) return true;
+  if (library->Open(LibraryCandidates(context, "amd", amd_smi), &amd, context.before_load)) return true;
+  if (library->Open(LibraryCandidates(context, "amd", rocm_smi), &rocm, context.before_load)) return true;
   bool damaged = amd.code == ErrorCode::kInvalidLibrary || rocm.code == ErrorCode::kInvalidLibrary;
   report.Fail(damaged ? ErrorCode::kInvalidLibrary : ErrorCode::kLibraryNotFound, amd.why + "; " + rocm.why);
   return false;

@@ -112,9 +112,17 @@ std::string ElfHeaderProblem(const ElfW(Ehdr)& header, uint64_t size) {
   return "";
 }
 
+// The most address space the loadable segments of one library may span. glibc reserves the
+// whole span, and maps each segment's memory beyond its file bytes as zero-filled pages: a
+// corrupted p_memsz asks for terabytes and dlopen() fails ("cannot map zero-fill pages"), or
+// gets them. The vendor libraries span a few MiB (libnvidia-ml.so.1 ~2 MiB, libamd_smi.so
+// ~10 MiB); 1 GiB is far beyond any of them.
+constexpr uint64_t kMaxImageSpan = uint64_t{1} << 30;
+
 std::string SegmentProblem(const std::vector<ElfW(Phdr)>& segments, uint64_t size) {
   const ElfW(Phdr)* dynamic = nullptr;
   bool loads = false;
+  uint64_t lowest = UINT64_MAX, highest = 0;
   for (size_t i = 0; i < segments.size(); ++i) {
     const ElfW(Phdr)& segment = segments[i];
     if (segment.p_type == PT_NULL) continue;
@@ -128,10 +136,19 @@ std::string SegmentProblem(const std::vector<ElfW(Phdr)>& segments, uint64_t siz
       if (segment.p_filesz > segment.p_memsz) {
         return "segment " + std::to_string(i) + " is larger on file than in memory";
       }
+      if (segment.p_memsz > kMaxImageSpan || segment.p_vaddr > UINT64_MAX - segment.p_memsz) {
+        return "segment " + std::to_string(i) + " has an implausible memory size (" +
+               std::to_string(segment.p_memsz) + " bytes)";
+      }
+      lowest = std::min<uint64_t>(lowest, segment.p_vaddr);
+      highest = std::max<uint64_t>(highest, segment.p_vaddr + segment.p_memsz);
     }
     if (segment.p_type == PT_DYNAMIC) dynamic = &segment;
   }
   if (!loads) return "no loadable segment";
+  if (highest - lowest > kMaxImageSpan) {
+    return "loadable segments span an implausible " + std::to_string(highest - lowest) + " bytes";
+  }
   if (dynamic == nullptr) return "no dynamic section";
   // The loader reads the dynamic section at its address, which must be file bytes of a load.
   for (const ElfW(Phdr)& segment : segments) {
@@ -143,16 +160,33 @@ std::string SegmentProblem(const std::vector<ElfW(Phdr)>& segments, uint64_t siz
   return "dynamic section lies outside the loaded bytes";
 }
 
+const char* FileType(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a file";
+}
+
 }  // namespace
 
 FileCheck CheckSharedObject(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer.
   FileDescriptor fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (fd.get() < 0) return {FileVerdict::kMissing, path + ": cannot open shared object file: " + std::strerror(errno)};
   auto invalid = [&path](const std::string& reason) { return FileCheck{FileVerdict::kInvalid, path + ": " + reason}; };
   struct stat info {};
+  if (fd.get() < 0) {
+    const int open_error = errno;
+    const std::string why = std::string("cannot open shared object file: ") + std::strerror(open_error);
+    // Only a path with nothing at it is missing. Something there that cannot be opened (a
+    // socket: ENXIO; a file without read permission) is a broken install, and says so.
+    if (stat(path.c_str(), &info) != 0) return {FileVerdict::kMissing, path + ": " + why};
+    if (!S_ISREG(info.st_mode)) return invalid(std::string("not a regular file (") + FileType(info.st_mode) + ")");
+    return invalid(why);
+  }
   if (fstat(fd.get(), &info) != 0) return invalid(std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(info.st_mode)) return invalid("not a regular file");
+  if (!S_ISREG(info.st_mode)) return invalid(std::string("not a regular file (") + FileType(info.st_mode) + ")");
   const auto size = static_cast<uint64_t>(info.st_size);
   ElfW(Ehdr) header{};
   if (size < sizeof header || !ReadExactly(fd.get(), 0, &header, sizeof header)) {
@@ -167,6 +201,22 @@ FileCheck CheckSharedObject(const std::string& path) {
   problem = SegmentProblem(segments, size);
   if (!problem.empty()) return invalid(problem + " (the file has " + std::to_string(size) + " bytes)");
   return {};
+}
+
+LoadObserver TraceLoadsTo(int fd) {
+  return [fd](const std::string& library) {
+    std::string record = "L" + library;
+    record.push_back('\0');
+    const char* bytes = record.data();
+    size_t left = record.size();
+    while (left > 0) {
+      ssize_t wrote = write(fd, bytes, left);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) return;  // the parent is gone; the detection goes on regardless
+      bytes += wrote;
+      left -= static_cast<size_t>(wrote);
+    }
+  };
 }
 
 std::string OverrideVariable(const std::string& manufacturer) {
@@ -349,7 +399,8 @@ void Library::Close() {
   handle_ = nullptr;
 }
 
-bool Library::Open(const std::vector<std::string>& candidates, OpenFailure* failure) {
+bool Library::Open(const std::vector<std::string>& candidates, OpenFailure* failure,
+                   const LoadObserver& before_load) {
   Close();
   std::string first_error;
   std::vector<std::string> present_errors;
@@ -365,6 +416,7 @@ bool Library::Open(const std::vector<std::string>& candidates, OpenFailure* fail
     } else if (!damaged.empty()) {
       continue;
     }
+    if (before_load) before_load(candidate);
     dlerror();
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
@@ -508,7 +560,9 @@ void Report::Add(Device device) {
 
 bool OpenLibrary(const DetectContext& context, const SearchPlan& plan, Library* library, Report& report) {
   OpenFailure failure;
-  if (library->Open(LibraryCandidates(context, report.manufacturer(), plan), &failure)) return true;
+  if (library->Open(LibraryCandidates(context, report.manufacturer(), plan), &failure, context.before_load)) {
+    return true;
+  }
   report.Fail(failure.code, failure.why);
   return false;
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -67,11 +68,20 @@ struct DetectResult {
 using Environment = std::map<std::string, std::string>;
 Environment CaptureEnvironment();
 
-// What one detection works with: the captured environment, and the folder the host's
-// filesystem is mounted at ("" = this process's own root; never ends in '/').
+// Told each file (or bare soname) just before it goes to dlopen().
+using LoadObserver = std::function<void(const std::string& library)>;
+
+// A LoadObserver that writes "L<library>\0" to `fd` with write(2), at once and unbuffered: the
+// child process of an isolated detection (native/detect-child.ts) reports to its parent what
+// it is loading, so that a crash inside the loader or the library names the file.
+LoadObserver TraceLoadsTo(int fd);
+
+// What one detection works with: the captured environment, the folder the host's filesystem
+// is mounted at ("" = this process's own root; never ends in '/'), and who hears of each load.
 struct DetectContext {
   Environment env;
   std::string host_root;
+  LoadObserver before_load;  // empty: nobody
 
   // A path on the host (vendor install folders, the install-root variables) as this
   // process reaches it: under host_root, with every symlink resolved there, an absolute
@@ -145,7 +155,8 @@ class Library {
   // loader's own search, unless a damaged file was met before: that search may well land on
   // the same file. On failure `failure` gets the code (InvalidLibrary when a damaged file
   // was all there was, else LibraryNotFound) and every attempt.
-  bool Open(const std::vector<std::string>& candidates, OpenFailure* failure);
+  // `before_load` hears of each dlopen() attempt.
+  bool Open(const std::vector<std::string>& candidates, OpenFailure* failure, const LoadObserver& before_load);
   bool IsOpen() const { return handle_ != nullptr; }
   const std::string& path() const { return path_; }
 

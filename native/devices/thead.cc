@@ -8,13 +8,13 @@ namespace {
 
 // libhgml.so needs libuki.so from the same directory; once loaded (even RTLD_LOCAL) the
 // loader satisfies libhgml's DT_NEEDED entry with it by soname.
-void PreloadUki(const std::vector<std::string>& candidates, Library* uki) {
+void PreloadUki(const std::vector<std::string>& candidates, const LoadObserver& before_load, Library* uki) {
   std::vector<std::string> present;
   for (const auto& path : candidates) {
     struct stat info {};
     if (stat(path.c_str(), &info) == 0) present.push_back(path);
   }
-  if (!present.empty()) uki->Open(present, nullptr);
+  if (!present.empty()) uki->Open(present, nullptr, before_load);
 }
 
 }  // namespace
@@ -33,7 +33,7 @@ void DetectThead(const DetectContext& context, Report& report) {
     }
   }
   Library uki_library;
-  PreloadUki(uki, &uki_library);
+  PreloadUki(uki, context.before_load, &uki_library);
   Library library;
   if (!OpenLibrary(context, plan, &library, report)) return;
   NvmlFlavor flavor{"hgml", "HGML", "DeviceGetHggcComputeCapability",

@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MANUFACTURER_NAMES, detect, type DetectResult, type ManufacturerName } from '../../native/index.js';
+import { MANUFACTURER_NAMES, detectIsolated, type DetectResult, type ManufacturerName } from '../../native/index.js';
 import {
   PUBLISH_MODES,
   createAgentState,
@@ -65,7 +65,8 @@ function parseHostRoot(text: string): string {
 function detectFor(values: { manufacturers?: string | undefined; 'host-root': string }): () => Promise<DetectResult> {
   const manufacturers = parseManufacturers(values.manufacturers);
   const hostRoot = parseHostRoot(values['host-root']);
-  return () => detect({ manufacturers, hostRoot });
+  // In a child process: a corrupted vendor library that kills it costs that vendor's cards, not the agent.
+  return () => detectIsolated({ manufacturers, hostRoot });
 }
 
 async function kubeletPlugins(

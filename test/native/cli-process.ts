@@ -2,7 +2,7 @@
 // (a signal from the dynamic loader, say) is seen as the child's exit, not as a dead test
 // runner. The sources are compiled once per test file without type checking (that is
 // `npm run typecheck`'s job) into a private folder under build/, next to the addon.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +51,8 @@ interface Cli {
    * built addon unless `env` says otherwise.
    */
   run(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<CliRun>;
+  /** Starts `gpustack-operator <args>` (the agent) with the environment of run(), without a time limit: the caller stops it. */
+  start(args: readonly string[], env?: Readonly<Record<string, string>>): ChildProcessWithoutNullStreams;
   dispose(): void;
 }
 
@@ -71,6 +73,12 @@ async function compileCli(): Promise<Cli> {
         GPUSTACK_NATIVE_ADDON: ADDON_PATH,
         ...env,
       }),
+    start: (args, env = {}) =>
+      spawn(process.execPath, [cli, ...args], {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', GPUSTACK_NATIVE_ADDON: ADDON_PATH, ...env },
+        stdio: 'pipe',
+      }),
     dispose: () => rmSync(outDir, { recursive: true, force: true }),
   };
 }
@@ -79,7 +87,11 @@ async function compileCli(): Promise<Cli> {
  * For a test file: compiles the CLI before its tests, and removes it and a scratch folder
  * (named after `name`) after them.
  */
-export function useCli(name: string): { readonly scratch: string; readonly run: Cli['run'] } {
+export function useCli(name: string): {
+  readonly scratch: string;
+  readonly run: Cli['run'];
+  readonly start: Cli['start'];
+} {
   const scratch = mkdtempSync(path.join(os.tmpdir(), `gpustack-${name}-`));
   let cli: Cli | undefined;
   beforeAll(async () => {
@@ -94,6 +106,10 @@ export function useCli(name: string): { readonly scratch: string; readonly run: 
     run: (args, env) => {
       if (cli === undefined) throw new Error('the CLI is compiled in beforeAll: run it from a test');
       return cli.run(args, env);
+    },
+    start: (args, env) => {
+      if (cli === undefined) throw new Error('the CLI is compiled in beforeAll: start it from a test');
+      return cli.start(args, env);
     },
   };
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake-common.h"
 
@@ -67,6 +68,15 @@ static const fake_record *device_of(device_t handle) {
 
 static ret_t do_init(void) {
   fake_load(FAKE_MFR);
+  /* What a corrupted or stuck library does in its first call: the isolated detection must
+     survive both (test/native/damaged-library.test.ts). */
+  if (fake_has(fake_lib(), "crash")) {
+    int *volatile nowhere = NULL;
+    *nowhere = 1;
+  }
+  if (fake_has(fake_lib(), "hang")) {
+    for (;;) pause();
+  }
   ret_t code = (ret_t)fake_int(fake_lib(), "init", SUCCESS);
   if (code != SUCCESS) return code;
   initialized++;
