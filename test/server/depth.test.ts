@@ -47,16 +47,20 @@ describe('a request nested 2,000 levels deep, in memory', () => {
     expect(answer.json).toEqual(expectedError(path));
   });
 
-  it('right at the bound is walked as usual (settings read from a 128-level related ChainSettings spec)', async () => {
-    // body → related → kind → default → spec → x: 5 levels, then 123 arrays.
-    const { text } = deepRequest('node-profile.sync.json', 'related', MAX_BODY_DEPTH - 5);
+  it('right at the bound is read as usual, one level past it is refused (a related ChainSettings spec)', async () => {
+    // body → related → kind → default → spec: 5 levels, then x's arrays.
+    const at = deepRequest('node-profile.sync.json', 'related', MAX_BODY_DEPTH - 5);
+    const past = deepRequest('node-profile.sync.json', 'related', MAX_BODY_DEPTH - 4);
 
-    const answer = await post(createApp(), '/hooks/node-profile/sync', text);
+    const read = await post(createApp(), '/hooks/node-profile/sync', at.text);
+    const refused = await post(createApp(), '/hooks/node-profile/sync', past.text);
 
-    expect(answer.status).toBe(429);
-    expect((answer.json as { error: { message: string } }).error.message).toBe(
+    expect(read.status).toBe(429);
+    expect((read.json as { error: { message: string } }).error.message).toBe(
       'ChainSettings default: spec: Unrecognized key: "x"',
     );
+    expect(refused.status).toBe(400);
+    expect(refused.json).toEqual(expectedError(past.path));
   });
 });
 
