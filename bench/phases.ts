@@ -1,11 +1,12 @@
 /**
- * @module Where one hook's time goes, phase by phase, on a generated cluster: decode, JSON.parse,
- * schema, sync, canonicalize, stringify (medians; a GC before each run of a body over 1 MB, so a
- * small hook runs warm as it does under load). For judging one change:
+ * @module Where one hook's time goes, phase by phase, on a generated cluster: decode, JSON.parse, the
+ * depth bound, schema, sync, canonicalize, stringify (medians; a GC before each run of a body over
+ * 1 MB, so a small hook runs warm as it does under load). For judging one change:
  * `node --expose-gc --import tsx bench/phases.ts [nodes=1000] [hook=scheduling-chain/sync] [runs=15]`
  */
 import { hookTable } from '../src/server/hooks.js';
-import { canonicalize } from '../src/k8s/index.js';
+import { canonicalize, pathPastDepth } from '../src/k8s/index.js';
+import { MAX_BODY_DEPTH } from '../src/server/limits.js';
 import { HOOKS, generateCluster, type HookName } from './cluster.js';
 import { quantile } from './stats.js';
 
@@ -27,6 +28,7 @@ for (let i = 0; i < Number(runsArg); i++) {
   const started = performance.now();
   const text = phase('decode', () => new TextDecoder().decode(bytes));
   const body: unknown = phase('JSON.parse', () => JSON.parse(text));
+  if (phase('depth bound', () => pathPastDepth(body, MAX_BODY_DEPTH)) !== undefined) throw new Error('too deep');
   const prepared = phase('schema', () => definition.prepare(body));
   if (!prepared.ok) throw new Error(`${hookArg}: the generated body fails its schema`);
   const outcome = phase('sync', () => prepared.run({ now: '2026-02-01T08:00:00Z' }));

@@ -293,18 +293,31 @@ export type InstanceTypeStatus = z.infer<typeof InstanceTypeStatusSchema>;
 export type SettingsResolution =
   { readonly ok: true; readonly settings: Settings } | { readonly ok: false; readonly message: string };
 
+/** A member met by {@link protoKeyPath}: a link to its parent, not a copy of its path. */
+interface Member {
+  readonly value: unknown;
+  readonly parent: Member | undefined;
+  readonly key: PropertyKey;
+}
+
 /**
  * The path of the first own `__proto__` key in a JSON value, walked without recursion. zod leaves
  * such a key out of what it parses, so `matchLabels: {__proto__: x}` would silently select more.
+ * Linear: a path is built only for the key found (a copy per member was quadratic in the depth).
  */
 function protoKeyPath(value: unknown): PropertyKey[] | undefined {
-  const pending: [unknown, PropertyKey[]][] = [[value, []]];
-  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
-    const [current, path] = item;
+  const pending: Member[] = [{ value, parent: undefined, key: '' }];
+  for (let member = pending.pop(); member !== undefined; member = pending.pop()) {
+    const current = member.value;
     if (current === null || typeof current !== 'object') continue;
-    if (Object.hasOwn(current, '__proto__')) return [...path, '__proto__'];
-    if (Array.isArray(current)) current.forEach((member: unknown, i) => pending.push([member, [...path, i]]));
-    else for (const [key, member] of Object.entries(current)) pending.push([member, [...path, key]]);
+    if (Object.hasOwn(current, '__proto__')) {
+      const path: PropertyKey[] = ['__proto__'];
+      for (let at: Member = member; at.parent !== undefined; at = at.parent) path.push(at.key);
+      return path.reverse();
+    }
+    const parent = member;
+    if (Array.isArray(current)) current.forEach((item: unknown, key) => pending.push({ value: item, parent, key }));
+    else for (const [key, item] of Object.entries(current)) pending.push({ value: item, parent, key });
   }
   return undefined;
 }

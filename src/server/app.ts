@@ -6,13 +6,14 @@ import type { IncomingMessage } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, rfc3339Seconds } from '../k8s/index.js';
-import { errorBody, schemaErrorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
+import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, pathPastDepth, rfc3339Seconds } from '../k8s/index.js';
+import { errorBody, schemaErrorBody, statusOf, tooDeepErrorBody, type ErrorBody, type ErrorCode } from './errors.js';
 import { hookTable, type HookDefinition } from './hooks.js';
 import {
   BUSY_RETRY_AFTER_SECONDS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_INFLIGHT_BYTES,
+  MAX_BODY_DEPTH,
   SERIAL_ABOVE_CHARACTERS,
 } from './limits.js';
 import type { HookMetrics } from './metrics.js';
@@ -144,6 +145,10 @@ function handleHook(definition: HookDefinition, options: AppOptions, processing:
           errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
         );
       }
+      // Every part bounded at once, before anything walks it. JSON.parse is iterative: 100,000 levels
+      // cost it about what a flat body of as many arrays does.
+      const tooDeep = pathPastDepth(body, MAX_BODY_DEPTH);
+      if (tooDeep !== undefined) return sendError(c, 'BadHookRequest', tooDeepErrorBody(tooDeep, MAX_BODY_DEPTH));
       const parent = parentNameOf(body);
       // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
       if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);

@@ -64,6 +64,25 @@ export function schemaErrorBody(error: z.ZodError): ErrorBody {
   return { error: { code: 'BadHookRequest', message: summarizeIssues(error.issues), issues } };
 }
 
+/** Levels of a too-deep value's path a 400 names; the rest are `…`. */
+export const MAX_NAMED_LEVELS = 12;
+
+/**
+ * The 400 body of a request nested past `limit` levels, naming where: the path of the first value
+ * too deep, its first {@link MAX_NAMED_LEVELS} levels (`parent.spec.x[0][0]…`).
+ */
+export function tooDeepErrorBody(path: readonly PropertyKey[], limit: number): ErrorBody {
+  const named = formatPath(path.slice(0, MAX_NAMED_LEVELS)) + (path.length > MAX_NAMED_LEVELS ? '…' : '');
+  const message = `request nests deeper than ${limit} levels`;
+  return {
+    error: {
+      code: 'BadHookRequest',
+      message: `${named}: ${message}`,
+      issues: [{ path: named, code: 'too_deep', message }],
+    },
+  };
+}
+
 /** An error body; the message is bounded (it may quote the request, e.g. a JSON syntax error). */
 export function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { error: { code, message: boundText(message, 4 * MAX_ECHOED_MESSAGE) } };

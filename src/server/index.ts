@@ -20,6 +20,7 @@ export {
   drainServer,
   readContainerMemoryLimit,
   runServer,
+  startupBanner,
   type MemoryLimit,
   type ServeOptions,
 } from './serve.js';

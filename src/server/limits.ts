@@ -44,6 +44,17 @@ export const DEFAULT_MAX_INFLIGHT_BYTES = inflightBudgetFor(ASSUMED_MEMORY_LIMIT
  */
 export const SERIAL_ABOVE_CHARACTERS = 1024 * 1024;
 
+/**
+ * How deep a request body may nest, counted as `jsonDepth` counts (the body itself is level 1).
+ * Objects sit at most 4 levels down (`children` → kind → name → object) and a Kubernetes object
+ * nests a dozen levels or so (`managedFields[].fieldsV1` is among the deepest); an observed child's
+ * `spec`, 5 levels down, may nest `MAX_ECHOED_DEPTH` (100) levels and gets its own 400 past that.
+ * 128 leaves both their room. Past it the body is a 400 before anything walks it: a walk that
+ * copies a path per level grows with the square of the depth (100,000 levels held the server for
+ * minutes), and the serialisers of the answer recurse.
+ */
+export const MAX_BODY_DEPTH = 128;
+
 /** Retry-After of a 429 for a full budget: about the time a large request takes to answer. */
 export const BUSY_RETRY_AFTER_SECONDS = 5;
 

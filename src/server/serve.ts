@@ -97,6 +97,33 @@ export function readContainerMemoryLimit(root = '/sys/fs/cgroup'): MemoryLimit |
   return undefined;
 }
 
+/** An address as a URL's host: IPv6 in brackets. */
+function urlHost(address: string, family: string): string {
+  return family === 'IPv6' ? `[${address}]` : address;
+}
+
+/**
+ * What `serve` prints once it listens: where, the routes, and a curl to try. On a specific address
+ * (`--host 127.0.0.1`) the URL of that address; on every interface (the default `0.0.0.0`, or
+ * `::`) that, and a URL that reaches the server from this machine (the loopback address).
+ * @example startupBanner({ address: '0.0.0.0', family: 'IPv4', port: 8090 }).split('\n')[0] // 'gpustack-operator hook server listening on 0.0.0.0:8090 (every interface); from this machine: http://127.0.0.1:8090'
+ */
+export function startupBanner({ address, family, port }: AddressInfo): string {
+  const everywhere = address === '0.0.0.0' || address === '::';
+  const local = everywhere ? (family === 'IPv6' ? '::1' : '127.0.0.1') : address;
+  const base = `http://${urlHost(local, family)}:${port}`;
+  return [
+    everywhere
+      ? `gpustack-operator hook server listening on ${urlHost(address, family)}:${port} (every interface); from this machine: ${base}`
+      : `gpustack-operator hook server on ${base}`,
+    ...hookRoutes().map((r) => `  POST ${r}`),
+    '  GET  /healthz  /readyz  /metrics',
+    'try:',
+    `  curl -s -H 'content-type: application/json' -d @examples/hooks/scheduling-chain.sync.json ${base}/hooks/scheduling-chain/sync`,
+    '',
+  ].join('\n');
+}
+
 /** Starts the server and resolves once it is closed by a signal. */
 export function runServer(options: ServeOptions): Promise<void> {
   const logger = createProcessLogger({ level: options.logLevel ?? 'info' });
@@ -120,8 +147,8 @@ export function runServer(options: ServeOptions): Promise<void> {
   return new Promise((resolve, reject) => {
     server.on('error', reject);
     server.listen(options.port, options.host, () => {
-      const { port } = server.address() as AddressInfo;
-      const base = `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}`;
+      const address = server.address() as AddressInfo;
+      const { port } = address;
       logger.info(
         {
           port,
@@ -135,16 +162,7 @@ export function runServer(options: ServeOptions): Promise<void> {
         },
         'hook server listening',
       );
-      process.stdout.write(
-        [
-          `gpustack-operator hook server on ${base}`,
-          ...hookRoutes().map((r) => `  POST ${r}`),
-          '  GET  /healthz  /readyz  /metrics',
-          'try:',
-          `  curl -s -H 'content-type: application/json' -d @examples/hooks/scheduling-chain.sync.json ${base}/hooks/scheduling-chain/sync`,
-          '',
-        ].join('\n'),
-      );
+      process.stdout.write(startupBanner(address));
     });
     const stop = (signal: string) => {
       logger.info({ signal, drainTimeoutMs }, 'shutting down: no new connections, finishing the requests in flight');

@@ -29,4 +29,17 @@ describe('resolveSettings', () => {
       message: expect.stringMatching(/^spec\.manufacturers\[1\]\.name: Invalid option/),
     });
   });
+
+  it('looks for __proto__ keys in a spec 100,000 levels deep in one linear walk', () => {
+    // Read outside the server too (the admission checker, render), where no body bound applies.
+    const deep = JSON.parse(`{"x":${'['.repeat(100_000)}{"__proto__":1}${']'.repeat(100_000)}}`) as unknown;
+
+    const resolution = resolveSettings(deep);
+
+    expect(resolution.ok).toBe(false);
+    // spec.x, 100,000 × [0], .__proto__: 300,016 characters, cut at 1,024.
+    expect(!resolution.ok && resolution.message).toMatch(
+      /^spec\.x(\[0\]){300}.*… \(300016 characters\): "__proto__" is not a valid key$/,
+    );
+  });
 });

@@ -147,13 +147,19 @@ describe('examples/hooks', () => {
     },
   );
 
-  it('lists a curl line for every example in the README', () => {
+  it('lists a curl line for every example in the README, on the port serve listens on by default', () => {
     const readme = readFileSync(`${EXAMPLES_DIR}README.md`, 'utf8');
+    // Read, not imported: importing src/cli/main.ts runs the CLI.
+    const port = /export const DEFAULT_PORT = (\d+);/.exec(
+      readFileSync(new URL('../../src/cli/main.ts', import.meta.url), 'utf8'),
+    )?.[1];
+    expect(port).toBeDefined();
     for (const { route, file } of EXAMPLE_ROUTES) {
       expect(readme).toContain(
-        `curl -s -H 'content-type: application/json' -d @examples/hooks/${file} localhost:8080${route}`,
+        `curl -s -H 'content-type: application/json' -d @examples/hooks/${file} localhost:${port}${route}`,
       );
     }
+    expect(readme.match(/localhost:\d+/g)?.filter((address) => address !== `localhost:${port}`)).toEqual([]);
   });
 
   it.each(EXAMPLE_ROUTES)('$file → 200 on $route with a strict $kind response', async ({ route, file, kind }) => {

@@ -93,3 +93,51 @@ export function nullPaths(value: unknown, path = '$'): string[] {
   if (typeof value !== 'object') return [];
   return Object.entries(value).flatMap(([k, v]) => nullPaths(v, `${path}.${k}`));
 }
+
+/** The top-level parts of a hook request, by route kind (a decorator reads v1's `object` and `attachments` too). */
+export const REQUEST_PARTS = {
+  customize: ['controller', 'parent'],
+  composite: ['controller', 'parent', 'children', 'related'],
+  decorator: ['controller', 'parent', 'children', 'related', 'object', 'attachments'],
+} as const;
+
+export type RequestPart = (typeof REQUEST_PARTS)[keyof typeof REQUEST_PARTS][number];
+
+const DEEP_PLACEHOLDER = 'deep-value-goes-here';
+
+/**
+ * An example request as text with `depth` arrays nested in one another at `spec.x` of an object of
+ * `part`: the part itself (`controller`, `parent`, `object`), or the first object of its map (a new
+ * one when the map is empty). `object` and `attachments` replace `parent` and `children`, as a v1
+ * decorator request names them. Also the path of that `x`.
+ */
+export function deepRequest(file: ExampleFile, part: RequestPart, depth: number): { text: string; path: string[] } {
+  const body = exampleBody(file);
+  const v2 = { object: 'parent', attachments: 'children' }[part as string];
+  if (v2 !== undefined) {
+    body[part] = body[v2] ?? {};
+    delete body[v2];
+  }
+  const value = body[part] as Record<string, Record<string, Record<string, unknown>>>;
+  let holder: Record<string, unknown> | undefined;
+  let path: string[] = [part];
+  if (part === 'controller' || part === 'parent' || part === 'object') holder = value as Record<string, unknown>;
+  else {
+    for (const [kind, objects] of Object.entries(value)) {
+      const name = Object.keys(objects)[0];
+      if (name === undefined) continue;
+      holder = objects[name];
+      path = [part, kind, name];
+      break;
+    }
+    if (holder === undefined) {
+      holder = { apiVersion: 'example.com/v1', kind: 'Deep', metadata: { name: 'deep' } };
+      value['Deep.example.com/v1'] = { deep: holder };
+      path = [part, 'Deep.example.com/v1', 'deep'];
+    }
+  }
+  holder = holder as Record<string, unknown>;
+  holder['spec'] = { ...(holder['spec'] as object | undefined), x: DEEP_PLACEHOLDER };
+  const text = JSON.stringify(body).replace(`"${DEEP_PLACEHOLDER}"`, '['.repeat(depth) + ']'.repeat(depth));
+  return { text, path: [...path, 'spec', 'x'] };
+}

@@ -44,24 +44,39 @@ describe('deeply nested values', () => {
     app = createApp();
   });
 
+  it('an observed child spec nested 101 levels deep → 400 naming the spec, not a 500', async () => {
+    // spec → 100 arrays in extra: 101 levels, within the request's own bound (128 from the body).
+    const answer = await post(app, '/hooks/scheduling-chain/sync', chainWithObservedSpec(nestedArrayText(100)));
+
+    expect(answer.status).toBe(400);
+    const path = `children.${FLAVOR_KEY}.${FLAVOR}.spec`;
+    expect(answer.json).toEqual({
+      error: {
+        code: 'BadHookRequest',
+        message: `${path}: nests deeper than 100 levels`,
+        issues: [{ path, code: 'custom', message: 'nests deeper than 100 levels' }],
+      },
+    });
+  });
+
   it.each([2_000, 100_000])(
-    'an observed child spec nested %i levels deep → 400 naming the spec, not a 500',
+    'an observed child spec nested %i levels deep → 400 naming the spec, past the request bound',
     async (depth) => {
       const answer = await post(app, '/hooks/scheduling-chain/sync', chainWithObservedSpec(nestedArrayText(depth)));
 
       expect(answer.status).toBe(400);
-      const path = `children.${FLAVOR_KEY}.${FLAVOR}.spec`;
+      const path = `children.${FLAVOR_KEY}.${FLAVOR}.spec.extra${'[0]'.repeat(7)}…`;
       expect(answer.json).toEqual({
         error: {
           code: 'BadHookRequest',
-          message: `${path}: nests deeper than 100 levels`,
-          issues: [{ path, code: 'custom', message: 'nests deeper than 100 levels' }],
+          message: `${path}: request nests deeper than 128 levels`,
+          issues: [{ path, code: 'too_deep', message: 'request nests deeper than 128 levels' }],
         },
       });
     },
   );
 
-  it('an observed InstanceType whose spec carries a deep unknown field → 400 naming the spec', async () => {
+  it('an observed InstanceType whose spec carries a deep unknown field (101 levels) → 400 naming the spec', async () => {
     const key = 'InstanceType.worker.gpustack.ai/v1alpha1';
     const type = {
       apiVersion: 'worker.gpustack.ai/v1alpha1',
@@ -75,7 +90,7 @@ describe('deeply nested values', () => {
     const answer = await post(
       app,
       '/hooks/scheduling-chain/sync',
-      JSON.stringify(body).replace(`"${PLACEHOLDER}"`, nestedArrayText(2_000)),
+      JSON.stringify(body).replace(`"${PLACEHOLDER}"`, nestedArrayText(100)),
     );
 
     expect(answer.status).toBe(400);
@@ -88,12 +103,12 @@ describe('deeply nested values', () => {
   });
 
   it('a spec right at the bound is kept and sent back whole', async () => {
-    // spec → extra → 98 arrays: 100 levels.
-    const answer = await post(app, '/hooks/scheduling-chain/sync', chainWithObservedSpec(nestedArrayText(98)));
+    // spec → 99 arrays in extra: 100 levels.
+    const answer = await post(app, '/hooks/scheduling-chain/sync', chainWithObservedSpec(nestedArrayText(99)));
 
     expect(answer.status).toBe(200);
     const { children } = answer.json as { children: { metadata: { name: string }; spec: { extra: unknown } }[] };
-    expect(children.find((c) => c.metadata.name === FLAVOR)?.spec.extra).toEqual(JSON.parse(nestedArrayText(98)));
+    expect(children.find((c) => c.metadata.name === FLAVOR)?.spec.extra).toEqual(JSON.parse(nestedArrayText(99)));
   });
 });
 

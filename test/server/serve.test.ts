@@ -13,6 +13,7 @@ import {
   createApp,
   createHookServer,
   drainServer,
+  startupBanner,
 } from '../../src/server/index.js';
 
 const BODY = JSON.stringify({ parent: { metadata: { name: 'someone-elses-check' } } });
@@ -126,5 +127,57 @@ describe('createHookServer', () => {
     expect(refused.received()).toMatch(/HTTP\/1\.1 200 OK\r\n[\s\S]*\{"status":"ok"\}$/);
     holder.socket.destroy();
     refused.socket.destroy();
+  });
+});
+
+describe('startupBanner', () => {
+  it.each([
+    {
+      name: 'every IPv4 interface (the default): that, and the loopback URL',
+      address: { address: '0.0.0.0', family: 'IPv4', port: 8090 },
+      first:
+        'gpustack-operator hook server listening on 0.0.0.0:8090 (every interface); from this machine: http://127.0.0.1:8090',
+      base: 'http://127.0.0.1:8090',
+    },
+    {
+      name: 'every interface (::): that, and the IPv6 loopback URL',
+      address: { address: '::', family: 'IPv6', port: 8090 },
+      first:
+        'gpustack-operator hook server listening on [::]:8090 (every interface); from this machine: http://[::1]:8090',
+      base: 'http://[::1]:8090',
+    },
+    {
+      name: 'one address: its URL',
+      address: { address: '10.1.2.3', family: 'IPv4', port: 9000 },
+      first: 'gpustack-operator hook server on http://10.1.2.3:9000',
+      base: 'http://10.1.2.3:9000',
+    },
+    {
+      name: 'one IPv6 address: its URL, bracketed',
+      address: { address: '::1', family: 'IPv6', port: 9000 },
+      first: 'gpustack-operator hook server on http://[::1]:9000',
+      base: 'http://[::1]:9000',
+    },
+  ])('$name', ({ address, first, base }) => {
+    const lines = startupBanner(address).split('\n');
+
+    expect(lines[0]).toBe(first);
+    expect(lines).toContain(
+      `  curl -s -H 'content-type: application/json' -d @examples/hooks/scheduling-chain.sync.json ${base}/hooks/scheduling-chain/sync`,
+    );
+  });
+
+  it('names a URL that reaches the server it describes', async () => {
+    const server = createHookServer(createApp());
+    await listen(server);
+    try {
+      const base = /on (http:\/\/\S+)\n/.exec(startupBanner(server.address() as AddressInfo))?.[1];
+
+      const answer = await fetch(`${base}/healthz`);
+
+      expect(answer.status).toBe(200);
+    } finally {
+      server.close();
+    }
   });
 });
