@@ -1,11 +1,13 @@
 // Lint enforces the dependency direction of DESIGN §2:
-// server → sync → nodefeature → k8s, agent → native, agent → nodefeature, agent → kube,
+// server → sync → nodefeature → contracts → k8s, agent → native, agent → nodefeature, agent → kube,
 // admission → placement | sync | kube; render → sync; server, agent, admission → runtime (shared plumbing);
 // dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and admission import it;
 // placement and render are pure like sync.
+// contracts holds what several processes must agree on (the manufacturer table): every folder but
+// k8s, kube and runtime may import it, and it imports only k8s.
 // kube is the shared API client and runtime the processes' plumbing: neither imports src/.
-// sync, nodefeature and k8s are pure: no hono, client-node, native code, Node built-ins, no clock, timers,
-// environment or global state. Everywhere in src/, another folder is imported only through its index.js.
+// sync, nodefeature, contracts and k8s are pure: no hono, client-node, native code, Node built-ins, no clock,
+// timers, environment or global state. Everywhere in src/, another folder is imported only through its index.js.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -89,6 +91,7 @@ export default tseslint.config(
     rules: {
       ...restrict(
         [
+          'contracts',
           'nodefeature',
           'dra',
           'sync',
@@ -109,12 +112,38 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/contracts/**/*.ts'],
+    rules: {
+      ...restrict(
+        [
+          'nodefeature',
+          'dra',
+          'sync',
+          'placement',
+          'render',
+          'kueue',
+          'server',
+          'agent',
+          'admission',
+          'kubelet-plugin',
+          'kube',
+          'runtime',
+          'native',
+          'cli',
+        ],
+        [...IO_MODULES, ...FRAMEWORKS],
+        'src/contracts (what several processes must agree on) may import only src/k8s and is pure',
+      ),
+      ...PURE_GLOBALS_RULE,
+    },
+  },
+  {
     files: ['src/nodefeature/**/*.ts'],
     rules: {
       ...restrict(
         ['dra', 'sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/nodefeature may import only src/k8s and is pure',
+        'src/nodefeature may import only src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -125,7 +154,7 @@ export default tseslint.config(
       ...restrict(
         ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/sync may import only src/dra, src/nodefeature and src/k8s and is pure',
+        'src/sync may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -136,7 +165,7 @@ export default tseslint.config(
       ...restrict(
         ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature and src/k8s and is pure",
+        "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure",
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -147,7 +176,7 @@ export default tseslint.config(
       ...restrict(
         ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'kueue', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/dra (the DRA model: slices, classes, the ledger) may import only src/nodefeature and src/k8s and is pure',
+        'src/dra (the DRA model: slices, classes, the ledger) may import only src/nodefeature, src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -158,7 +187,7 @@ export default tseslint.config(
       ...restrict(
         ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature and src/k8s and is pure',
+        'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -187,7 +216,7 @@ export default tseslint.config(
     rules: restrict(
       ['placement', 'render', 'sync', 'server', 'admission', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/agent imports native/, src/kube, src/nodefeature and src/k8s, never sync, server or admission',
+      'src/agent imports native/, src/kube, src/dra, src/nodefeature, src/contracts and src/k8s, never sync, server or admission',
     ),
   },
   {
@@ -206,6 +235,7 @@ export default tseslint.config(
         'placement',
         'render',
         'k8s',
+        'contracts',
         'nodefeature',
         'dra',
         'sync',
@@ -223,7 +253,20 @@ export default tseslint.config(
   {
     files: ['src/kube/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'k8s', 'nodefeature', 'dra', 'sync', 'server', 'agent', 'admission', 'native', 'cli'],
+      [
+        'placement',
+        'render',
+        'k8s',
+        'contracts',
+        'nodefeature',
+        'dra',
+        'sync',
+        'server',
+        'agent',
+        'admission',
+        'native',
+        'cli',
+      ],
       ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
       'src/kube is the shared API client: it imports nothing from src/',
     ),

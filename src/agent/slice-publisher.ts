@@ -16,7 +16,8 @@ import {
 } from '../dra/index.js';
 import { ApiError, withQuery, type KubeApi } from '../kube/index.js';
 import { canonicalize, parseQuantityExact, type ManufacturerName } from '../k8s/index.js';
-import { SYSTEM_DOMAIN, isManufacturer } from '../nodefeature/index.js';
+import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
+import { isManufacturer } from '../contracts/index.js';
 
 export type SlicePublishResult = 'published' | 'unchanged';
 

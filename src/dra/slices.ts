@@ -11,9 +11,9 @@ import {
   constructAcceleratorKey,
   deviceAcceleratorKeys,
   fnv1a64Hex,
-  isManufacturer,
   type DeviceFacts,
 } from '../nodefeature/index.js';
+import { isManufacturer } from '../contracts/index.js';
 import { formatDecimalQuantity, type ManufacturerName } from '../k8s/index.js';
 import {
   ATTRIBUTE,

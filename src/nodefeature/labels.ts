@@ -6,7 +6,7 @@ import type { ManufacturerName } from '../k8s/index.js';
 import { byText } from '../k8s/index.js';
 import { ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX } from './constants.js';
 import { constructAcceleratorKey } from './keys.js';
-import { isManufacturer } from './manufacturers.js';
+import { isManufacturer } from '../contracts/index.js';
 import { formatMemoryMiB } from './memory.js';
 import { sanitizeLabelValue } from './names.js';
 

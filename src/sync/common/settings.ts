@@ -13,7 +13,7 @@ import {
   type SettingsResolution,
   type Toleration,
 } from '../../k8s/index.js';
-import { MANUFACTURERS } from '../../nodefeature/index.js';
+import { MANUFACTURERS } from '../../contracts/index.js';
 import { CHAIN_SETTINGS_KEY, SCHEDULING_CHAIN_KEY } from './related.js';
 
 type ObjectMap = Readonly<Record<string, Readonly<Record<string, KubeObject>>>>;
