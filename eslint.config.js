@@ -1,10 +1,10 @@
 // Lint enforces the dependency direction of DESIGN §2:
 // server → sync → nodefeature → contracts → k8s, agent → native, agent → nodefeature, agent → kube,
-// admission → placement | sync | kube; render → sync; server, agent, admission → runtime (shared plumbing);
-// dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and admission import it;
-// placement and render are pure like sync.
-// contracts holds what several processes must agree on (the manufacturer table): every folder but
-// k8s, kube and runtime may import it, and it imports only k8s.
+// admission → placement | contracts | kube (never sync); render → sync; server, agent, admission → runtime
+// (shared plumbing); dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and
+// admission import it; placement and render are pure like sync.
+// contracts holds what several processes must agree on (the manufacturer table, settings resolution):
+// every folder but k8s, kube and runtime may import it, and it imports only k8s.
 // kube is the shared API client and runtime the processes' plumbing: neither imports src/.
 // sync, nodefeature, contracts and k8s are pure: no hono, client-node, native code, Node built-ins, no clock,
 // timers, environment or global state. Everywhere in src/, another folder is imported only through its index.js.
@@ -274,9 +274,9 @@ export default tseslint.config(
   {
     files: ['src/admission/**/*.ts'],
     rules: restrict(
-      ['render', 'server', 'agent', 'native', 'cli'],
+      ['sync', 'render', 'server', 'agent', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/admission imports src/sync, src/placement, src/dra, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
+      'src/admission imports src/placement, src/dra, src/contracts, src/kube (and src/nodefeature, src/k8s), never sync, server, agent or native code: what it shares with the controllers lives in src/contracts',
     ),
   },
   {

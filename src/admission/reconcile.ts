@@ -28,7 +28,7 @@ import {
   type Pod,
   type Workload,
 } from '../placement/index.js';
-import { deviceResourceOf } from '../sync/index.js';
+import { deviceResourceOf } from '../contracts/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import { objectKey, resourceVersionOf, type WatchedInstanceType } from './resources.js';

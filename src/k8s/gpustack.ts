@@ -289,38 +289,3 @@ export const InstanceTypeStatusSchema = z.strictObject({
   devices: InstanceTypeDevicesSchema.optional(),
 });
 export type InstanceTypeStatus = z.infer<typeof InstanceTypeStatusSchema>;
-
-export type SettingsResolution =
-  { readonly ok: true; readonly settings: Settings } | { readonly ok: false; readonly message: string };
-
-/**
- * The path of the first own `__proto__` key in a JSON value, walked without recursion. zod leaves
- * such a key out of what it parses, so `matchLabels: {__proto__: x}` would silently select more.
- */
-function protoKeyPath(value: unknown): PropertyKey[] | undefined {
-  const pending: [unknown, PropertyKey[]][] = [[value, []]];
-  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
-    const [current, path] = item;
-    if (current === null || typeof current !== 'object') continue;
-    if (Object.hasOwn(current, '__proto__')) return [...path, '__proto__'];
-    if (Array.isArray(current)) current.forEach((member: unknown, i) => pending.push([member, [...path, i]]));
-    else for (const [key, member] of Object.entries(current)) pending.push([member, [...path, key]]);
-  }
-  return undefined;
-}
-
-/**
- * Resolves the settings of a SchedulingChain spec (absent chain or spec → all defaults).
- * An invalid spec yields a bounded message naming the fields, never a throw.
- */
-export function resolveSettings(spec: unknown): SettingsResolution {
-  const proto = protoKeyPath(spec);
-  if (proto !== undefined)
-    return {
-      ok: false,
-      message: summarizeIssues([{ path: proto, message: '"__proto__" is not a valid key' }], ['spec']),
-    };
-  const parsed = SchedulingChainSpecSchema.safeParse(spec ?? {});
-  if (parsed.success) return { ok: true, settings: parsed.data };
-  return { ok: false, message: summarizeIssues(parsed.error.issues, ['spec']) };
-}

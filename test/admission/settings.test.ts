@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ChainSettings, type WatchedChain } from '../../src/admission/index.js';
-import { resolveSettings, type Settings } from '../../src/k8s/index.js';
-import { deviceResourceOf } from '../../src/sync/index.js';
+import type { Settings } from '../../src/k8s/index.js';
+import { resolveSettings, deviceResourceOf } from '../../src/contracts/index.js';
 import { recordingLogger } from './support.js';
 
 const RENAMED = 'nvidia.com/gpu-h100';

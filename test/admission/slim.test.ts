@@ -28,8 +28,7 @@ import {
   type Pod,
   type Workload,
 } from '../../src/placement/index.js';
-import { deviceResourceOf } from '../../src/sync/index.js';
-import { resolveSettings } from '../../src/k8s/index.js';
+import { deviceResourceOf, resolveSettings } from '../../src/contracts/index.js';
 import {
   CHECK,
   H100,

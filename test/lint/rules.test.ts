@@ -71,6 +71,12 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     rule: 'no-restricted-globals',
   },
   {
+    name: 'the admission checker importing sync (what they share lives in src/contracts)',
+    path: 'src/admission/probe.ts',
+    code: "import { settingsForNodes } from '../sync/index.js';\nexport const s = settingsForNodes;",
+    rule: 'no-restricted-imports',
+  },
+  {
     name: 'new Date()',
     path: 'src/sync/probe.ts',
     code: 'export const now = new Date();',

@@ -7,13 +7,13 @@ import {
   SCHEDULING_CHAIN_NAME,
   checkInstanceTypeSpec,
   matchesSelector,
-  resolveSettings,
   sortObjects,
   type CompositeSyncResponse,
   type CustomizeResponse,
   type Settings,
   type SyncOutcome,
 } from '../../k8s/index.js';
+import { resolveSettings, enabledManufacturers } from '../../contracts/index.js';
 import {
   NODE_DEVICES_CHECK_NAME,
   RESOURCE_TYPE_LABEL,
@@ -27,7 +27,6 @@ import {
   LOCAL_QUEUE_KEY,
   NAMESPACE_KEY,
   RESOURCE_FLAVOR_KEY,
-  enabledManufacturers,
   isTerminating,
   keepObservedChildren,
   objectsOf,
