@@ -36,10 +36,9 @@ export {
   SCHEDULING_CHAINS,
   WORKLOADS,
   objectKey,
-  type WatchedChain,
-  type WatchedInstanceType,
   type WatchedResource,
 } from './resources.js';
+export type { WatchedChain, WatchedInstanceType } from './received.js';
 export { ChainSettings } from './settings.js';
 export {
   admissionCheckPatch,

@@ -31,7 +31,8 @@ import {
 import { deviceResourceOf } from '../contracts/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
-import { objectKey, resourceVersionOf, type WatchedInstanceType } from './resources.js';
+import type { WatchedInstanceType } from './received.js';
+import { objectKey, resourceVersionOf } from './resources.js';
 import { MANAGED_LABEL } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 

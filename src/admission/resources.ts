@@ -4,15 +4,8 @@
  * ResourceClaimTemplates (the card ledger), each parsed once at the boundary with the loose schemas the
  * decision reads.
  */
-import { z } from 'zod';
-import {
-  GPUSTACK_API_VERSION,
-  KubeObjectSchema,
-  NodeSchema,
-  SCHEDULING_CHAIN_NAME,
-  type KubeObject,
-  type Node,
-} from '../k8s/index.js';
+import type { z } from 'zod';
+import { GPUSTACK_API_VERSION, NodeSchema, SCHEDULING_CHAIN_NAME, type KubeObject, type Node } from '../k8s/index.js';
 import {
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
@@ -31,6 +24,12 @@ import {
   slimResourceSlice,
   slimWorkload,
 } from './slim.js';
+import {
+  WatchedChainSchema,
+  WatchedInstanceTypeSchema,
+  type WatchedChain,
+  type WatchedInstanceType,
+} from './received.js';
 import {
   ObservedResourceFlavorSchema,
   PodSchema,
@@ -101,18 +100,6 @@ export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemp
   slim: slimResourceClaimTemplate,
 };
 
-/** An InstanceType: its pool (accelerator key, os, arch) and the ledger count we last annotated. */
-const WatchedInstanceTypeSchema = KubeObjectSchema.extend({
-  spec: z
-    .looseObject({
-      acceleratable: z.boolean().optional(),
-      acceleratorGroup: z.string().optional(),
-      os: z.string().optional(),
-      arch: z.string().optional(),
-    })
-    .optional(),
-});
-export type WatchedInstanceType = z.infer<typeof WatchedInstanceTypeSchema>;
 export const INSTANCE_TYPES: WatchedResource<WatchedInstanceType> = {
   name: 'instancetypes',
   path: `/apis/${GPUSTACK_API_VERSION}/instancetypes`,
@@ -120,13 +107,6 @@ export const INSTANCE_TYPES: WatchedResource<WatchedInstanceType> = {
   slim: slimInstanceType,
 };
 
-/**
- * The SchedulingChain, for its settings only. Why not `SchedulingChainSchema`: the status is not
- * read here, and a chain whose status failed a schema would be dropped from the store and read as
- * absent, that is as every default; the spec is resolved later by the chain's own `resolveSettings`.
- */
-const WatchedChainSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
-export type WatchedChain = z.infer<typeof WatchedChainSchema>;
 export const SCHEDULING_CHAINS: WatchedResource<WatchedChain> = {
   name: 'schedulingchains',
   path: `/apis/${GPUSTACK_API_VERSION}/schedulingchains?fieldSelector=${encodeURIComponent(`metadata.name=${SCHEDULING_CHAIN_NAME}`)}`,

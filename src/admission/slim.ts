@@ -19,7 +19,7 @@ import {
   type ObservedResourceSlice,
 } from '../dra/index.js';
 import type { Node } from '../k8s/index.js';
-import type { WatchedInstanceType } from './resources.js';
+import type { WatchedInstanceType } from './received.js';
 import type { Container, ObservedResourceFlavor, Pod, PodSpec, Workload } from '../placement/index.js';
 
 /**
