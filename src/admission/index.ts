@@ -38,7 +38,7 @@ export {
   objectKey,
   type WatchedResource,
 } from './resources.js';
-export type { WatchedChain, WatchedInstanceType } from './received.js';
+export type { ReceivedSchedulingChain, ReceivedInstanceType } from './received.js';
 export { ChainSettings } from './settings.js';
 export {
   admissionCheckPatch,

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { KubeObjectSchema } from '../k8s/index.js';
 
 /** An InstanceType: its pool (accelerator key, os, arch) and the ledger count we last annotated. */
-export const WatchedInstanceTypeSchema = KubeObjectSchema.extend({
+export const ReceivedInstanceTypeSchema = KubeObjectSchema.extend({
   spec: z
     .looseObject({
       acceleratable: z.boolean().optional(),
@@ -17,12 +17,12 @@ export const WatchedInstanceTypeSchema = KubeObjectSchema.extend({
     })
     .optional(),
 });
-export type WatchedInstanceType = z.infer<typeof WatchedInstanceTypeSchema>;
+export type ReceivedInstanceType = z.infer<typeof ReceivedInstanceTypeSchema>;
 
 /**
  * The SchedulingChain, for its settings only. Why not `SchedulingChainSchema`: the status is not
  * read here, and a chain whose status failed a schema would be dropped from the store and read as
- * absent, that is as every default; the spec is resolved later by the chain's own `resolveSettings`.
+ * absent, that is as every default; the spec is resolved later (`settingsFromChains`) as the chain resolves it.
  */
-export const WatchedChainSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
-export type WatchedChain = z.infer<typeof WatchedChainSchema>;
+export const ReceivedSchedulingChainSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
+export type ReceivedSchedulingChain = z.infer<typeof ReceivedSchedulingChainSchema>;

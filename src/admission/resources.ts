@@ -9,10 +9,10 @@ import { GPUSTACK_API_VERSION, NodeSchema, SCHEDULING_CHAIN_NAME, type KubeObjec
 import {
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
-  ObservedResourceSliceSchema,
+  ReceivedResourceSliceSchema,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ObservedResourceSlice,
+  type ReceivedResourceSlice,
 } from '../dra/index.js';
 import {
   slimNode,
@@ -25,16 +25,16 @@ import {
   slimWorkload,
 } from './slim.js';
 import {
-  WatchedChainSchema,
-  WatchedInstanceTypeSchema,
-  type WatchedChain,
-  type WatchedInstanceType,
+  ReceivedSchedulingChainSchema,
+  ReceivedInstanceTypeSchema,
+  type ReceivedSchedulingChain,
+  type ReceivedInstanceType,
 } from './received.js';
 import {
-  ObservedResourceFlavorSchema,
+  ReceivedResourceFlavorSchema,
   PodSchema,
   WorkloadSchema,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from '../placement/index.js';
@@ -58,10 +58,10 @@ export const WORKLOADS: WatchedResource<Workload> = {
   schema: WorkloadSchema,
   slim: slimWorkload,
 };
-export const RESOURCE_FLAVORS: WatchedResource<ObservedResourceFlavor> = {
+export const RESOURCE_FLAVORS: WatchedResource<ReceivedResourceFlavor> = {
   name: 'resourceflavors',
   path: `${KUEUE_API}/resourceflavors`,
-  schema: ObservedResourceFlavorSchema,
+  schema: ReceivedResourceFlavorSchema,
   slim: slimResourceFlavor,
 };
 export const NODES: WatchedResource<Node> = {
@@ -81,10 +81,10 @@ export const PODS: WatchedResource<Pod> = {
 export const RESOURCE_API = '/apis/resource.k8s.io/v1';
 
 /** Every driver's slices (a field selector takes one driver, we have nine): others are slimmed to their pool. */
-export const RESOURCE_SLICES: WatchedResource<ObservedResourceSlice> = {
+export const RESOURCE_SLICES: WatchedResource<ReceivedResourceSlice> = {
   name: 'resourceslices',
   path: `${RESOURCE_API}/resourceslices`,
-  schema: ObservedResourceSliceSchema,
+  schema: ReceivedResourceSliceSchema,
   slim: slimResourceSlice,
 };
 export const RESOURCE_CLAIMS: WatchedResource<ReceivedResourceClaim> = {
@@ -100,17 +100,17 @@ export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemp
   slim: slimResourceClaimTemplate,
 };
 
-export const INSTANCE_TYPES: WatchedResource<WatchedInstanceType> = {
+export const INSTANCE_TYPES: WatchedResource<ReceivedInstanceType> = {
   name: 'instancetypes',
   path: `/apis/${GPUSTACK_API_VERSION}/instancetypes`,
-  schema: WatchedInstanceTypeSchema,
+  schema: ReceivedInstanceTypeSchema,
   slim: slimInstanceType,
 };
 
-export const SCHEDULING_CHAINS: WatchedResource<WatchedChain> = {
+export const SCHEDULING_CHAINS: WatchedResource<ReceivedSchedulingChain> = {
   name: 'schedulingchains',
   path: `/apis/${GPUSTACK_API_VERSION}/schedulingchains?fieldSelector=${encodeURIComponent(`metadata.name=${SCHEDULING_CHAIN_NAME}`)}`,
-  schema: WatchedChainSchema,
+  schema: ReceivedSchedulingChainSchema,
   // One object, its spec read whole by the chain's own helpers: nothing to gain.
   slim: (chain) => chain,
 };

@@ -14,7 +14,7 @@ import type {
   ReceivedQuantity,
   ReceivedRequestPolicy,
   ReceivedResourceClaim,
-  ObservedResourceSlice,
+  ReceivedResourceSlice,
 } from './received.js';
 
 /** How one capacity of a shared device is handed out, in numbers (bytes for memory). */
@@ -206,12 +206,12 @@ function byCardName(a: DeviceCard, b: DeviceCard): number {
 
 /** One pool's current slices turned into cards, and its devices by name (for the claims' results). */
 interface PoolCards {
-  readonly slices: readonly ObservedResourceSlice[];
+  readonly slices: readonly ReceivedResourceSlice[];
   readonly cards: readonly DeviceCard[];
   readonly byDevice: ReadonlyMap<string, DeviceCard>;
 }
 
-function poolCards(slices: readonly ObservedResourceSlice[], rules: RuleCache): PoolCards {
+function poolCards(slices: readonly ReceivedResourceSlice[], rules: RuleCache): PoolCards {
   type Building = { -readonly [K in keyof DeviceCard]: DeviceCard[K] } & { capacity: Record<string, CapacityRule> };
   const cards = new Map<string, Building>();
   const devices: [string, Building][] = [];
@@ -250,7 +250,7 @@ function poolCards(slices: readonly ObservedResourceSlice[], rules: RuleCache): 
   return { slices, cards: [...cards.values()].sort(byCardName), byDevice: new Map(devices) };
 }
 
-function sameSlices(a: readonly ObservedResourceSlice[], b: readonly ObservedResourceSlice[]): boolean {
+function sameSlices(a: readonly ReceivedResourceSlice[], b: readonly ReceivedResourceSlice[]): boolean {
   return a.length === b.length && a.every((slice, i) => slice === b[i]);
 }
 
@@ -265,7 +265,7 @@ export class SliceCache {
   private readonly rules = new RuleCache();
 
   /** The pools' cards for this build's current slices; forgets pools no longer current. */
-  cardsOf(current: ReadonlyMap<string, readonly ObservedResourceSlice[]>): Map<string, PoolCards> {
+  cardsOf(current: ReadonlyMap<string, readonly ReceivedResourceSlice[]>): Map<string, PoolCards> {
     const next = new Map<string, PoolCards>();
     for (const [key, slices] of current) {
       const known = this.pools.get(key);
@@ -277,11 +277,11 @@ export class SliceCache {
 }
 
 /** The slices of each of our pools that count (the newest generation, only when it is complete), by pool. */
-function currentPools(slices: Iterable<ObservedResourceSlice>): {
-  current: Map<string, ObservedResourceSlice[]>;
+function currentPools(slices: Iterable<ReceivedResourceSlice>): {
+  current: Map<string, ReceivedResourceSlice[]>;
   incompletePools: number;
 } {
-  const pools = new Map<string, ObservedResourceSlice[]>();
+  const pools = new Map<string, ReceivedResourceSlice[]>();
   for (const slice of slices) {
     if (!OUR_DRIVERS.has(slice.spec.driver)) continue;
     const key = `${slice.spec.driver}\u0000${slice.spec.pool.name}`;
@@ -449,7 +449,7 @@ export class DeviceLedger {
  * //    allocatedWhole: 3, sharedInUse: 1, freeWhole: 4, consumed: { memory: 21474836480, … }, freeShared: […] }]
  */
 export function buildDeviceLedger(
-  slices: Iterable<ObservedResourceSlice>,
+  slices: Iterable<ReceivedResourceSlice>,
   claims: Iterable<ReceivedResourceClaim>,
   cache: SliceCache = new SliceCache(),
 ): DeviceLedger {

@@ -12,7 +12,7 @@ import { CardLedger, type Pool, type PoolNode } from './pool.js';
 import {
   NODE_DEVICES_REQUEUE_SECONDS,
   type NodeDevicesVerdict,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from './schema.js';
@@ -28,7 +28,7 @@ export interface ClaimsInput {
 export interface NodeDevicesInput {
   readonly workload: Workload;
   /** ResourceFlavors by name. */
-  readonly flavors: Readonly<Record<string, ObservedResourceFlavor>>;
+  readonly flavors: Readonly<Record<string, ReceivedResourceFlavor>>;
   readonly nodes: readonly Node[];
   /** Pods of the cluster (or of the flavors' nodes); unbound and terminated ones are ignored. */
   readonly pods: readonly Pod[];

@@ -12,7 +12,7 @@ import {
   type ReceivedToleration,
 } from '../k8s/index.js';
 import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../nodefeature/index.js';
-import type { ObservedResourceFlavor } from './schema.js';
+import type { ReceivedResourceFlavor } from './schema.js';
 
 export interface PoolNode {
   readonly name: string;
@@ -39,7 +39,7 @@ export type PoolResolution =
  * both sets decide which selected nodes the scheduler would use.
  */
 export function resolvePool(
-  flavor: ObservedResourceFlavor,
+  flavor: ReceivedResourceFlavor,
   mfr: ManufacturerName,
   nodes: readonly Node[],
   podTolerations: readonly ReceivedToleration[],

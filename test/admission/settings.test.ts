@@ -5,17 +5,17 @@
  * per change.
  */
 import { describe, expect, it } from 'vitest';
-import { ChainSettings, type WatchedChain } from '../../src/admission/index.js';
+import { ChainSettings, type ReceivedSchedulingChain } from '../../src/admission/index.js';
 import type { Settings } from '../../src/k8s/index.js';
 import { resolveSettings, deviceResourceOf } from '../../src/contracts/index.js';
 import { recordingLogger } from './support.js';
 
 const RENAMED = 'nvidia.com/gpu-h100';
 
-function chain(spec: unknown, name = 'default'): WatchedChain {
+function chain(spec: unknown, name = 'default'): ReceivedSchedulingChain {
   return { apiVersion: 'worker.gpustack.ai/v1alpha1', kind: 'SchedulingChain', metadata: { name }, spec };
 }
-const store = (...chains: WatchedChain[]) => new Map(chains.map((c) => [c.metadata.name, c]));
+const store = (...chains: ReceivedSchedulingChain[]) => new Map(chains.map((c) => [c.metadata.name, c]));
 const defaults = (): Settings => (resolveSettings(undefined) as { settings: Settings }).settings;
 const renamed = { manufacturers: [{ name: 'nvidia', resourceName: RENAMED }] };
 const invalid = { manufacturers: [{ name: 'nvidia', resourceName: '' }] };

@@ -24,7 +24,7 @@ import { createKubeApi } from '../../src/kube/index.js';
 import {
   decideNodeDevices,
   type Container,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from '../../src/placement/index.js';
@@ -276,7 +276,7 @@ function fatWorkload(workload: Workload): Json {
 }
 
 /** A builder's flavor as the API server holds it once the chain applied it. */
-function fatFlavor(flavor: ObservedResourceFlavor): Json {
+function fatFlavor(flavor: ReceivedResourceFlavor): Json {
   return {
     ...flavor,
     metadata: {
