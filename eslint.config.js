@@ -1,11 +1,11 @@
 // Lint enforces the dependency direction of DESIGN §2:
-// server → sync → nodefeature → contracts → k8s, agent → native, agent → nodefeature, agent → kube,
-// admission → placement | contracts | kube (never sync); render → sync; server, agent, admission → runtime
+// server → sync → nodefeature → contracts → k8s, agent → native, agent → nodefeature, agent → api-client,
+// admission → placement | contracts | api-client (never sync); render → sync; server, agent, admission → runtime
 // (shared plumbing); dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and
 // admission import it; placement and render are pure like sync.
-// contracts holds what several processes must agree on (the manufacturer table, settings resolution):
-// every folder but k8s, kube and runtime may import it, and it imports only k8s.
-// kube is the shared API client and runtime the processes' plumbing: neither imports src/.
+// contracts holds what several processes must agree on (the manufacturer table, settings resolution,
+// the card): every folder but k8s, api-client and runtime may import it, and it imports only k8s.
+// api-client is the shared API-server client and runtime the processes' plumbing: neither imports src/.
 // sync, nodefeature, contracts and k8s are pure: no hono, client-node, native code, Node built-ins, no clock,
 // timers, environment or global state. Everywhere in src/, another folder is imported only through its index.js.
 import js from '@eslint/js';
@@ -100,7 +100,7 @@ export default tseslint.config(
           'server',
           'agent',
           'admission',
-          'kube',
+          'api-client',
           'runtime',
           'native',
           'cli',
@@ -126,7 +126,7 @@ export default tseslint.config(
           'agent',
           'admission',
           'kubelet-plugin',
-          'kube',
+          'api-client',
           'runtime',
           'native',
           'cli',
@@ -141,7 +141,19 @@ export default tseslint.config(
     files: ['src/nodefeature/**/*.ts'],
     rules: {
       ...restrict(
-        ['dra', 'sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        [
+          'dra',
+          'sync',
+          'placement',
+          'render',
+          'server',
+          'agent',
+          'admission',
+          'api-client',
+          'runtime',
+          'native',
+          'cli',
+        ],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/nodefeature may import only src/contracts and src/k8s and is pure',
       ),
@@ -152,7 +164,7 @@ export default tseslint.config(
     files: ['src/sync/**/*.ts'],
     rules: {
       ...restrict(
-        ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['placement', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/sync may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
       ),
@@ -163,7 +175,7 @@ export default tseslint.config(
     files: ['src/placement/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['sync', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure",
       ),
@@ -174,7 +186,19 @@ export default tseslint.config(
     files: ['src/dra/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'kueue', 'runtime', 'native', 'cli'],
+        [
+          'sync',
+          'placement',
+          'render',
+          'server',
+          'agent',
+          'admission',
+          'api-client',
+          'kueue',
+          'runtime',
+          'native',
+          'cli',
+        ],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/dra (the DRA model: slices, classes, the ledger) may import only src/nodefeature, src/contracts and src/k8s and is pure',
       ),
@@ -185,7 +209,7 @@ export default tseslint.config(
     files: ['src/kueue/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
       ),
@@ -196,7 +220,7 @@ export default tseslint.config(
     files: ['src/render/**/*.ts'],
     rules: {
       ...restrict(
-        ['placement', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['placement', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/render runs the sync functions offline: it imports src/sync (and what sync imports) and is pure',
       ),
@@ -206,7 +230,7 @@ export default tseslint.config(
   {
     files: ['src/server/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'agent', 'admission', 'kube', 'native', 'cli'],
+      ['placement', 'render', 'agent', 'admission', 'api-client', 'native', 'cli'],
       ['@kubernetes/client-node'],
       'src/server imports src/sync and src/k8s, never the agent, the admission checker, the API client or native code',
     ),
@@ -216,7 +240,7 @@ export default tseslint.config(
     rules: restrict(
       ['placement', 'render', 'sync', 'server', 'admission', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/agent imports native/, src/kube, src/dra, src/nodefeature, src/contracts and src/k8s, never sync, server or admission',
+      'src/agent imports native/, src/api-client, src/dra, src/nodefeature, src/contracts and src/k8s, never sync, server or admission',
     ),
   },
   {
@@ -225,7 +249,7 @@ export default tseslint.config(
     rules: restrict(
       ['placement', 'render', 'sync', 'server', 'admission', 'agent', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/kubelet-plugin imports src/dra, src/kube, native/ (types), src/k8s and src/runtime, never the agent, sync or server',
+      'src/kubelet-plugin imports src/dra, src/api-client, native/ (types), src/k8s and src/runtime, never the agent, sync or server',
     ),
   },
   {
@@ -242,7 +266,7 @@ export default tseslint.config(
         'server',
         'agent',
         'admission',
-        'kube',
+        'api-client',
         'native',
         'cli',
       ],
@@ -251,7 +275,7 @@ export default tseslint.config(
     ),
   },
   {
-    files: ['src/kube/**/*.ts'],
+    files: ['src/api-client/**/*.ts'],
     rules: restrict(
       [
         'placement',
@@ -268,7 +292,7 @@ export default tseslint.config(
         'cli',
       ],
       ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
-      'src/kube is the shared API client: it imports nothing from src/',
+      'src/api-client is the shared API client: it imports nothing from src/',
     ),
   },
   {
@@ -276,7 +300,7 @@ export default tseslint.config(
     rules: restrict(
       ['sync', 'render', 'server', 'agent', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/admission imports src/placement, src/dra, src/contracts, src/kube (and src/nodefeature, src/k8s), never sync, server, agent or native code: what it shares with the controllers lives in src/contracts',
+      'src/admission imports src/placement, src/dra, src/contracts, src/api-client (and src/nodefeature, src/k8s), never sync, server, agent or native code: what it shares with the controllers lives in src/contracts',
     ),
   },
   {

@@ -9,7 +9,7 @@
  * ledger's three stores get their first list before the first pass, but one that fails (no
  * resource.k8s.io/v1, no RBAC for it) holds nothing back: only Workloads using claims wait for it.
  */
-import type { KubeApi } from '../kube/index.js';
+import type { KubeApi } from '../api-client/index.js';
 import { healthReport, type HealthReport } from './health.js';
 import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { DEFAULT_BACKOFF, Informer } from './informer.js';

@@ -16,7 +16,7 @@ import {
   type ReceivedResourceSlice,
 } from '../dra/index.js';
 import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from '../k8s/index.js';
-import { ApiError } from '../kube/index.js';
+import { ApiError } from '../api-client/index.js';
 import {
   decideNodeDevices,
   indexNodeDevices,

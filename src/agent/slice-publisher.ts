@@ -14,7 +14,7 @@ import {
   type ResourceSlice,
   type SliceCard,
 } from '../dra/index.js';
-import { ApiError, withQuery, type KubeApi } from '../kube/index.js';
+import { ApiError, withQuery, type KubeApi } from '../api-client/index.js';
 import { canonicalize, parseQuantityExact, type ManufacturerName } from '../k8s/index.js';
 import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
 import { isManufacturer } from '../contracts/index.js';

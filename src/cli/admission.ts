@@ -10,7 +10,7 @@ import { UsageError } from './errors.js';
 import { parseLogLevel, parsePort } from './flags.js';
 import { createProcessLogger } from '../runtime/index.js';
 import { isDnsSubdomain } from '../k8s/index.js';
-import { createKubeApi, loadKubeConfig } from '../kube/index.js';
+import { createKubeApi, loadKubeConfig } from '../api-client/index.js';
 
 export interface AdmissionSettings {
   readonly kubeconfig?: string | undefined;

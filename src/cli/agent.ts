@@ -27,7 +27,7 @@ import { UsageError } from './errors.js';
 import { parseDuration, parseLogLevel, parsePort } from './flags.js';
 import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
-import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/index.js';
+import { createKubeApi, loadKubeConfig, type KubeApi } from '../api-client/index.js';
 import { KubeletPlugins, resourceClaimPath } from '../kubelet-plugin/index.js';
 
 /** `60s`, `5m`, `1h` or plain seconds. */

@@ -20,7 +20,7 @@ import {
 import { buildDeviceLedger, podDeviceAsks } from '../../src/dra/index.js';
 import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
 import type { KubeObject, Node } from '../../src/k8s/index.js';
-import { createKubeApi } from '../../src/kube/index.js';
+import { createKubeApi } from '../../src/api-client/index.js';
 import {
   decideNodeDevices,
   type Container,

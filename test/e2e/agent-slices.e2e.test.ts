@@ -16,7 +16,7 @@ import {
 } from '../../src/agent/index.js';
 import type { SliceCard } from '../../src/dra/index.js';
 import type { ManufacturerName } from '../../src/k8s/index.js';
-import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/kube/index.js';
+import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/api-client/index.js';
 import type { DetectResult, Device } from '../../native/index.js';
 import { recordingLogger } from '../agent/support.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
