@@ -26,7 +26,7 @@ import {
   SCHEDULING_CHAINS,
   WORKLOADS,
 } from './resources.js';
-import { ChainSettings } from './settings.js';
+import { SettingsTracker } from './settings.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
 
 export const DEFAULT_CHECK_NAME = 'gpustack-node-devices';
@@ -98,7 +98,7 @@ export function startChecker(options: CheckerOptions): Checker {
   const templates = new Informer(options.api, RESOURCE_CLAIM_TEMPLATES, informerOptions);
   const instanceTypes = new Informer(options.api, INSTANCE_TYPES, informerOptions);
   const draInformers = [slices, claims, templates, instanceTypes];
-  const settings = new ChainSettings(options.logger);
+  const settings = new SettingsTracker(options.logger);
   const reconciler = new Reconciler({
     writer: options.writer ?? kubeCheckWriter(options.api, checkName),
     checkName,

@@ -39,7 +39,7 @@ export {
   type WatchedResource,
 } from './resources.js';
 export type { ReceivedSchedulingChain, ReceivedInstanceType } from './received.js';
-export { ChainSettings } from './settings.js';
+export { SettingsTracker } from './settings.js';
 export {
   admissionCheckPatch,
   devicesAnnotationPatch,

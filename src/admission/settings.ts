@@ -13,7 +13,7 @@ import type { Logger } from '../runtime/index.js';
  * settings: the last valid ones are kept, or, when none has been seen since the process started,
  * passes are skipped until the spec is corrected.
  */
-export class ChainSettings {
+export class SettingsTracker {
   private lastGood: Settings | undefined;
   /** The invalid-spec message already warned about; cleared once the spec is valid again. */
   private warned: string | undefined;
