@@ -1,11 +1,13 @@
 // Lint enforces the dependency direction of DESIGN §2:
-// server → sync → nodefeature → k8s, agent → native, agent → nodefeature, agent → kube,
-// admission → placement | sync | kube; render → sync; server, agent, admission → runtime (shared plumbing);
-// dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and admission import it;
-// placement and render are pure like sync.
-// kube is the shared API client and runtime the processes' plumbing: neither imports src/.
-// sync, nodefeature and k8s are pure: no hono, client-node, native code, Node built-ins, no clock, timers,
-// environment or global state. Everywhere in src/, another folder is imported only through its index.js.
+// server → sync → nodefeature → contracts → k8s, agent → native, agent → nodefeature, agent → api-client,
+// admission → placement | contracts | api-client (never sync); render → sync; server, agent, admission → runtime
+// (shared plumbing); dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and
+// admission import it; placement and render are pure like sync.
+// contracts holds what several processes must agree on (the manufacturer table, settings resolution,
+// the card): every folder but k8s, api-client and runtime may import it, and it imports only k8s.
+// api-client is the shared API-server client and runtime the processes' plumbing: neither imports src/.
+// sync, nodefeature, contracts and k8s are pure: no hono, client-node, native code, Node built-ins, no clock,
+// timers, environment or global state. Everywhere in src/, another folder is imported only through its index.js.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -89,6 +91,7 @@ export default tseslint.config(
     rules: {
       ...restrict(
         [
+          'contracts',
           'nodefeature',
           'dra',
           'sync',
@@ -97,7 +100,7 @@ export default tseslint.config(
           'server',
           'agent',
           'admission',
-          'kube',
+          'api-client',
           'runtime',
           'native',
           'cli',
@@ -109,12 +112,50 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/contracts/**/*.ts'],
+    rules: {
+      ...restrict(
+        [
+          'nodefeature',
+          'dra',
+          'sync',
+          'placement',
+          'render',
+          'kueue',
+          'server',
+          'agent',
+          'admission',
+          'kubelet-plugin',
+          'api-client',
+          'runtime',
+          'native',
+          'cli',
+        ],
+        [...IO_MODULES, ...FRAMEWORKS],
+        'src/contracts (what several processes must agree on) may import only src/k8s and is pure',
+      ),
+      ...PURE_GLOBALS_RULE,
+    },
+  },
+  {
     files: ['src/nodefeature/**/*.ts'],
     rules: {
       ...restrict(
-        ['dra', 'sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        [
+          'dra',
+          'sync',
+          'placement',
+          'render',
+          'server',
+          'agent',
+          'admission',
+          'api-client',
+          'runtime',
+          'native',
+          'cli',
+        ],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/nodefeature may import only src/k8s and is pure',
+        'src/nodefeature may import only src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -123,9 +164,9 @@ export default tseslint.config(
     files: ['src/sync/**/*.ts'],
     rules: {
       ...restrict(
-        ['placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['placement', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/sync may import only src/dra, src/nodefeature and src/k8s and is pure',
+        'src/sync may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -134,9 +175,9 @@ export default tseslint.config(
     files: ['src/placement/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['sync', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature and src/k8s and is pure",
+        "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure",
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -145,9 +186,21 @@ export default tseslint.config(
     files: ['src/dra/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'kueue', 'runtime', 'native', 'cli'],
+        [
+          'sync',
+          'placement',
+          'render',
+          'server',
+          'agent',
+          'admission',
+          'api-client',
+          'kueue',
+          'runtime',
+          'native',
+          'cli',
+        ],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/dra (the DRA model: slices, classes, the ledger) may import only src/nodefeature and src/k8s and is pure',
+        'src/dra (the DRA model: slices, classes, the ledger) may import only src/nodefeature, src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -156,9 +209,9 @@ export default tseslint.config(
     files: ['src/kueue/**/*.ts'],
     rules: {
       ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
-        'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature and src/k8s and is pure',
+        'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
       ),
       ...PURE_GLOBALS_RULE,
     },
@@ -167,7 +220,7 @@ export default tseslint.config(
     files: ['src/render/**/*.ts'],
     rules: {
       ...restrict(
-        ['placement', 'server', 'agent', 'admission', 'kube', 'runtime', 'native', 'cli'],
+        ['placement', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
         [...IO_MODULES, ...FRAMEWORKS],
         'src/render runs the sync functions offline: it imports src/sync (and what sync imports) and is pure',
       ),
@@ -177,7 +230,7 @@ export default tseslint.config(
   {
     files: ['src/server/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'agent', 'admission', 'kube', 'native', 'cli'],
+      ['placement', 'render', 'agent', 'admission', 'api-client', 'native', 'cli'],
       ['@kubernetes/client-node'],
       'src/server imports src/sync and src/k8s, never the agent, the admission checker, the API client or native code',
     ),
@@ -187,7 +240,7 @@ export default tseslint.config(
     rules: restrict(
       ['placement', 'render', 'sync', 'server', 'admission', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/agent imports native/, src/kube, src/nodefeature and src/k8s, never sync, server or admission',
+      'src/agent imports native/, src/api-client, src/dra, src/nodefeature, src/contracts and src/k8s, never sync, server or admission',
     ),
   },
   {
@@ -196,7 +249,7 @@ export default tseslint.config(
     rules: restrict(
       ['placement', 'render', 'sync', 'server', 'admission', 'agent', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/kubelet-plugin imports src/dra, src/kube, native/ (types), src/k8s and src/runtime, never the agent, sync or server',
+      'src/kubelet-plugin imports src/dra, src/api-client, native/ (types), src/k8s and src/runtime, never the agent, sync or server',
     ),
   },
   {
@@ -206,13 +259,14 @@ export default tseslint.config(
         'placement',
         'render',
         'k8s',
+        'contracts',
         'nodefeature',
         'dra',
         'sync',
         'server',
         'agent',
         'admission',
-        'kube',
+        'api-client',
         'native',
         'cli',
       ],
@@ -221,19 +275,32 @@ export default tseslint.config(
     ),
   },
   {
-    files: ['src/kube/**/*.ts'],
+    files: ['src/api-client/**/*.ts'],
     rules: restrict(
-      ['placement', 'render', 'k8s', 'nodefeature', 'dra', 'sync', 'server', 'agent', 'admission', 'native', 'cli'],
+      [
+        'placement',
+        'render',
+        'k8s',
+        'contracts',
+        'nodefeature',
+        'dra',
+        'sync',
+        'server',
+        'agent',
+        'admission',
+        'native',
+        'cli',
+      ],
       ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
-      'src/kube is the shared API client: it imports nothing from src/',
+      'src/api-client is the shared API client: it imports nothing from src/',
     ),
   },
   {
     files: ['src/admission/**/*.ts'],
     rules: restrict(
-      ['render', 'server', 'agent', 'native', 'cli'],
+      ['sync', 'render', 'server', 'agent', 'native', 'cli'],
       ['hono', 'hono/*', '@hono/*'],
-      'src/admission imports src/sync, src/placement, src/dra, src/kube (and src/nodefeature, src/k8s), never server, agent or native code',
+      'src/admission imports src/placement, src/dra, src/contracts, src/api-client (and src/nodefeature, src/k8s), never sync, server, agent or native code: what it shares with the controllers lives in src/contracts',
     ),
   },
   {

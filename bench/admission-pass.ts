@@ -24,7 +24,8 @@ import {
   type WatchedResource,
 } from '../src/admission/index.js';
 import { aKeyOfFlavor, claimWorkload, generateDra } from './admission-dra.js';
-import { resolveSettings, type KubeObject } from '../src/k8s/index.js';
+import type { KubeObject } from '../src/k8s/index.js';
+import { resolveSettings } from '../src/contracts/index.js';
 import { generateAdmissionCluster } from './admission-cluster.js';
 import { summarize, type Summary } from './stats.js';
 

@@ -22,7 +22,7 @@ import {
   PROFILED_LABEL,
   constructDeviceLabels,
   constructProfileLabels,
-  type DeviceFacts,
+  type LabelledCard,
 } from '../src/nodefeature/index.js';
 import {
   SchedulingChainSyncRequestSchema,
@@ -463,7 +463,7 @@ function pickKind(random: Random): Kind {
   return KINDS[0] as Kind;
 }
 
-function cardFacts(card: Card): DeviceFacts {
+function cardFacts(card: Card): LabelledCard {
   return {
     manufacturer: card.manufacturer,
     product: card.product,

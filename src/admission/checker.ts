@@ -9,7 +9,7 @@
  * ledger's three stores get their first list before the first pass, but one that fails (no
  * resource.k8s.io/v1, no RBAC for it) holds nothing back: only Workloads using claims wait for it.
  */
-import type { KubeApi } from '../kube/index.js';
+import type { KubeApi } from '../api-client/index.js';
 import { healthReport, type HealthReport } from './health.js';
 import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { DEFAULT_BACKOFF, Informer } from './informer.js';
@@ -26,7 +26,7 @@ import {
   SCHEDULING_CHAINS,
   WORKLOADS,
 } from './resources.js';
-import { ChainSettings } from './settings.js';
+import { SettingsTracker } from './settings.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
 
 export const DEFAULT_CHECK_NAME = 'gpustack-node-devices';
@@ -98,7 +98,7 @@ export function startChecker(options: CheckerOptions): Checker {
   const templates = new Informer(options.api, RESOURCE_CLAIM_TEMPLATES, informerOptions);
   const instanceTypes = new Informer(options.api, INSTANCE_TYPES, informerOptions);
   const draInformers = [slices, claims, templates, instanceTypes];
-  const settings = new ChainSettings(options.logger);
+  const settings = new SettingsTracker(options.logger);
   const reconciler = new Reconciler({
     writer: options.writer ?? kubeCheckWriter(options.api, checkName),
     checkName,

@@ -36,11 +36,10 @@ export {
   SCHEDULING_CHAINS,
   WORKLOADS,
   objectKey,
-  type WatchedChain,
-  type WatchedInstanceType,
   type WatchedResource,
 } from './resources.js';
-export { ChainSettings } from './settings.js';
+export type { ReceivedSchedulingChain, ReceivedInstanceType } from './received.js';
+export { SettingsTracker } from './settings.js';
 export {
   admissionCheckPatch,
   devicesAnnotationPatch,

@@ -6,7 +6,7 @@
  * keeps is what the health endpoint reports.
  */
 import type { KubeObject } from '../k8s/index.js';
-import { ApiError, type KubeApi, type WatchEvent } from '../kube/index.js';
+import { ApiError, type KubeApi, type WatchEvent } from '../api-client/index.js';
 import { backoffMs, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { objectKey, resourceVersionOf, type WatchedResource } from './resources.js';
 

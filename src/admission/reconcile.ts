@@ -13,10 +13,10 @@ import {
   type DeviceLedger,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ObservedResourceSlice,
+  type ReceivedResourceSlice,
 } from '../dra/index.js';
 import { rfc3339Seconds, type ManufacturerName, type Node, type Settings } from '../k8s/index.js';
-import { ApiError } from '../kube/index.js';
+import { ApiError } from '../api-client/index.js';
 import {
   decideNodeDevices,
   indexNodeDevices,
@@ -24,14 +24,15 @@ import {
   type AdmissionCheckState,
   type NodeDevicesIndex,
   type NodeDevicesVerdict,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from '../placement/index.js';
-import { deviceResourceOf } from '../sync/index.js';
+import { deviceResourceOf } from '../contracts/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
-import { objectKey, resourceVersionOf, type WatchedInstanceType } from './resources.js';
+import type { ReceivedInstanceType } from './received.js';
+import { objectKey, resourceVersionOf } from './resources.js';
 import { MANAGED_LABEL } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
@@ -39,7 +40,7 @@ import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 export interface Snapshot {
   readonly workloads: Iterable<Workload>;
   /** ResourceFlavors by name. */
-  readonly flavors: Readonly<Record<string, ObservedResourceFlavor>>;
+  readonly flavors: Readonly<Record<string, ReceivedResourceFlavor>>;
   readonly nodes: readonly Node[];
   readonly pods: readonly Pod[];
   /**
@@ -54,12 +55,12 @@ export interface Snapshot {
    * claims is answered Retry. Templates keyed `namespace/name`, as the informer keeps them.
    */
   readonly dra?: {
-    readonly slices: ReadonlyMap<string, ObservedResourceSlice>;
+    readonly slices: ReadonlyMap<string, ReceivedResourceSlice>;
     readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
     readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
   };
   /** InstanceTypes, to annotate each device pool with the ledger's count (with `dra` only). */
-  readonly instanceTypes?: Iterable<WatchedInstanceType>;
+  readonly instanceTypes?: Iterable<ReceivedInstanceType>;
 }
 
 /** Managed nodes by `<os>/<arch>`: the nodes an InstanceType's pool can have (its model is checked per card). */
@@ -181,7 +182,7 @@ export class Reconciler {
    * from the observed one; the instance-type hook copies it into `status.devices`.
    */
   private async annotatePools(
-    instanceTypes: Iterable<WatchedInstanceType>,
+    instanceTypes: Iterable<ReceivedInstanceType>,
     nodes: readonly Node[],
     ledger: DeviceLedger,
   ): Promise<{ failed: number }> {

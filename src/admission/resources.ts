@@ -4,22 +4,15 @@
  * ResourceClaimTemplates (the card ledger), each parsed once at the boundary with the loose schemas the
  * decision reads.
  */
-import { z } from 'zod';
-import {
-  GPUSTACK_API_VERSION,
-  KubeObjectSchema,
-  NodeSchema,
-  SCHEDULING_CHAIN_NAME,
-  type KubeObject,
-  type Node,
-} from '../k8s/index.js';
+import type { z } from 'zod';
+import { GPUSTACK_API_VERSION, NodeSchema, SCHEDULING_CHAIN_NAME, type KubeObject, type Node } from '../k8s/index.js';
 import {
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
-  ObservedResourceSliceSchema,
+  ReceivedResourceSliceSchema,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ObservedResourceSlice,
+  type ReceivedResourceSlice,
 } from '../dra/index.js';
 import {
   slimNode,
@@ -32,10 +25,16 @@ import {
   slimWorkload,
 } from './slim.js';
 import {
-  ObservedResourceFlavorSchema,
+  ReceivedSchedulingChainSchema,
+  ReceivedInstanceTypeSchema,
+  type ReceivedSchedulingChain,
+  type ReceivedInstanceType,
+} from './received.js';
+import {
+  ReceivedResourceFlavorSchema,
   PodSchema,
   WorkloadSchema,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from '../placement/index.js';
@@ -59,10 +58,10 @@ export const WORKLOADS: WatchedResource<Workload> = {
   schema: WorkloadSchema,
   slim: slimWorkload,
 };
-export const RESOURCE_FLAVORS: WatchedResource<ObservedResourceFlavor> = {
+export const RESOURCE_FLAVORS: WatchedResource<ReceivedResourceFlavor> = {
   name: 'resourceflavors',
   path: `${KUEUE_API}/resourceflavors`,
-  schema: ObservedResourceFlavorSchema,
+  schema: ReceivedResourceFlavorSchema,
   slim: slimResourceFlavor,
 };
 export const NODES: WatchedResource<Node> = {
@@ -82,10 +81,10 @@ export const PODS: WatchedResource<Pod> = {
 export const RESOURCE_API = '/apis/resource.k8s.io/v1';
 
 /** Every driver's slices (a field selector takes one driver, we have nine): others are slimmed to their pool. */
-export const RESOURCE_SLICES: WatchedResource<ObservedResourceSlice> = {
+export const RESOURCE_SLICES: WatchedResource<ReceivedResourceSlice> = {
   name: 'resourceslices',
   path: `${RESOURCE_API}/resourceslices`,
-  schema: ObservedResourceSliceSchema,
+  schema: ReceivedResourceSliceSchema,
   slim: slimResourceSlice,
 };
 export const RESOURCE_CLAIMS: WatchedResource<ReceivedResourceClaim> = {
@@ -101,36 +100,17 @@ export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemp
   slim: slimResourceClaimTemplate,
 };
 
-/** An InstanceType: its pool (accelerator key, os, arch) and the ledger count we last annotated. */
-const WatchedInstanceTypeSchema = KubeObjectSchema.extend({
-  spec: z
-    .looseObject({
-      acceleratable: z.boolean().optional(),
-      acceleratorGroup: z.string().optional(),
-      os: z.string().optional(),
-      arch: z.string().optional(),
-    })
-    .optional(),
-});
-export type WatchedInstanceType = z.infer<typeof WatchedInstanceTypeSchema>;
-export const INSTANCE_TYPES: WatchedResource<WatchedInstanceType> = {
+export const INSTANCE_TYPES: WatchedResource<ReceivedInstanceType> = {
   name: 'instancetypes',
   path: `/apis/${GPUSTACK_API_VERSION}/instancetypes`,
-  schema: WatchedInstanceTypeSchema,
+  schema: ReceivedInstanceTypeSchema,
   slim: slimInstanceType,
 };
 
-/**
- * The SchedulingChain, for its settings only. Why not `SchedulingChainSchema`: the status is not
- * read here, and a chain whose status failed a schema would be dropped from the store and read as
- * absent, that is as every default; the spec is resolved later by the chain's own `resolveSettings`.
- */
-const WatchedChainSchema = KubeObjectSchema.extend({ spec: z.unknown().optional() });
-export type WatchedChain = z.infer<typeof WatchedChainSchema>;
-export const SCHEDULING_CHAINS: WatchedResource<WatchedChain> = {
+export const SCHEDULING_CHAINS: WatchedResource<ReceivedSchedulingChain> = {
   name: 'schedulingchains',
   path: `/apis/${GPUSTACK_API_VERSION}/schedulingchains?fieldSelector=${encodeURIComponent(`metadata.name=${SCHEDULING_CHAIN_NAME}`)}`,
-  schema: WatchedChainSchema,
+  schema: ReceivedSchedulingChainSchema,
   // One object, its spec read whole by the chain's own helpers: nothing to gain.
   slim: (chain) => chain,
 };

@@ -1,11 +1,11 @@
 /**
  * @module The settings the checker decides with: those of the SchedulingChain `default`, resolved
- * by the chain's own helpers, so a manufacturer's device resource (`spec.manufacturers[].resourceName`)
- * is the one the chain's flavors and queues were built for. No chain → every default, as the other
- * controllers read it (`settingsFromRelated`).
+ * as the chain resolves them (src/contracts), so a manufacturer's device resource
+ * (`spec.manufacturers[].resourceName`) is the one the chain's flavors and queues were built for.
+ * No chain → every default (`settingsFromChains`).
  */
 import { SCHEDULING_CHAIN_NAME, type KubeObject, type Settings } from '../k8s/index.js';
-import { SCHEDULING_CHAIN_KEY, settingsFromRelated } from '../sync/index.js';
+import { settingsFromChains } from '../contracts/index.js';
 import type { Logger } from '../runtime/index.js';
 
 /**
@@ -13,7 +13,7 @@ import type { Logger } from '../runtime/index.js';
  * settings: the last valid ones are kept, or, when none has been seen since the process started,
  * passes are skipped until the spec is corrected.
  */
-export class ChainSettings {
+export class SettingsTracker {
   private lastGood: Settings | undefined;
   /** The invalid-spec message already warned about; cleared once the spec is valid again. */
   private warned: string | undefined;
@@ -22,7 +22,7 @@ export class ChainSettings {
 
   /** The settings to decide with, or `undefined` to skip the pass. `chains` by name, as the informer stores them. */
   resolve(chains: ReadonlyMap<string, KubeObject>): Settings | undefined {
-    const resolution = settingsFromRelated({ [SCHEDULING_CHAIN_KEY]: Object.fromEntries(chains) });
+    const resolution = settingsFromChains(chains.values());
     if (resolution.ok) {
       if (this.warned !== undefined)
         this.logger.info({}, 'SchedulingChain settings are valid again; deciding with them');

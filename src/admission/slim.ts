@@ -16,11 +16,11 @@ import {
   type ReceivedDevice,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ObservedResourceSlice,
+  type ReceivedResourceSlice,
 } from '../dra/index.js';
 import type { Node } from '../k8s/index.js';
-import type { WatchedInstanceType } from './resources.js';
-import type { Container, ObservedResourceFlavor, Pod, PodSpec, Workload } from '../placement/index.js';
+import type { ReceivedInstanceType } from './received.js';
+import type { Container, ReceivedResourceFlavor, Pod, PodSpec, Workload } from '../placement/index.js';
 
 /**
  * The members of `source` named in `keys` that are present; an absent one stays absent, not
@@ -133,7 +133,7 @@ export function slimWorkload(workload: Workload): Workload {
 }
 
 /** A ResourceFlavor: its name, the node labels it pins and the taints it tolerates. */
-export function slimResourceFlavor(flavor: ObservedResourceFlavor): ObservedResourceFlavor {
+export function slimResourceFlavor(flavor: ReceivedResourceFlavor): ReceivedResourceFlavor {
   const spec = pickOptional(flavor.spec, ['nodeLabels', 'tolerations']);
   return {
     ...pick(flavor, IDENTITY),
@@ -165,7 +165,7 @@ function slimDevice(device: ReceivedDevice, driver: string): ReceivedDevice {
 }
 
 /** A ResourceSlice: driver, pool and node; devices only for our drivers (another vendor's are never counted). */
-export function slimResourceSlice(slice: ObservedResourceSlice): ObservedResourceSlice {
+export function slimResourceSlice(slice: ReceivedResourceSlice): ReceivedResourceSlice {
   const ours = manufacturerOfDriver(slice.spec.driver) !== undefined;
   return {
     ...pick(slice, IDENTITY),
@@ -208,7 +208,7 @@ export function slimResourceClaimTemplate(template: ReceivedResourceClaimTemplat
 }
 
 /** An InstanceType: name, its pool's key, os and arch, and only our annotation. */
-export function slimInstanceType(type: WatchedInstanceType): WatchedInstanceType {
+export function slimInstanceType(type: ReceivedInstanceType): ReceivedInstanceType {
   const annotations = type.metadata.annotations;
   const ours = annotations !== undefined && Object.hasOwn(annotations, DEVICES_ANNOTATION);
   const spec =

@@ -6,7 +6,7 @@
  */
 import { DEVICES_ANNOTATION } from '../dra/index.js';
 import { GPUSTACK_API_VERSION } from '../k8s/index.js';
-import type { KubeApi } from '../kube/index.js';
+import type { KubeApi } from '../api-client/index.js';
 import { KUEUE_API } from './resources.js';
 
 /** Our entry as written: the verdict plus the transition time the process stamps. */

@@ -5,7 +5,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeApi } from '../kube/index.js';
+import type { KubeApi } from '../api-client/index.js';
 import { AGENT_LABELS_ANNOTATION, DERIVED_LABELS_ANNOTATION, readDerivedRecord } from '../nodefeature/index.js';
 import { isAgentLabel, type Labels } from './labels.js';
 

@@ -7,16 +7,17 @@
  */
 import {
   RESOURCE_API_VERSION,
-  ReceivedResourceSliceSchema,
+  ReceivedPublishedSliceSchema,
   desiredSlices,
   withGeneration,
-  type ReceivedResourceSlice,
+  type ReceivedPublishedSlice,
   type ResourceSlice,
   type SliceCard,
 } from '../dra/index.js';
-import { ApiError, withQuery, type KubeApi } from '../kube/index.js';
+import { ApiError, withQuery, type KubeApi } from '../api-client/index.js';
 import { canonicalize, parseQuantityExact, type ManufacturerName } from '../k8s/index.js';
-import { SYSTEM_DOMAIN, isManufacturer } from '../nodefeature/index.js';
+import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
+import { isManufacturer } from '../contracts/index.js';
 
 export type SlicePublishResult = 'published' | 'unchanged';
 
@@ -66,7 +67,7 @@ function normalize(value: unknown, key?: string): unknown {
 }
 
 /** What must match for a published slice to count as the desired one: owner, spec but the generation. */
-function comparable(slice: ResourceSlice | ReceivedResourceSlice): string {
+function comparable(slice: ResourceSlice | ReceivedPublishedSlice): string {
   const spec = slice.spec as Record<string, unknown> & { pool: Record<string, unknown> };
   const owners = (slice.metadata as { ownerReferences?: { uid?: string }[] }).ownerReferences ?? [];
   return JSON.stringify(
@@ -130,10 +131,10 @@ export function resourceSlicePublisher(
   }
 
   /** Our slices on this node, by manufacturer (drivers `<mfr>.gpustack.ai`). */
-  async function published(): Promise<Map<string, ReceivedResourceSlice[]>> {
-    const byMfr = new Map<string, ReceivedResourceSlice[]>();
+  async function published(): Promise<Map<string, ReceivedPublishedSlice[]>> {
+    const byMfr = new Map<string, ReceivedPublishedSlice[]>();
     await api.listEach(withQuery(COLLECTION, { fieldSelector: `spec.nodeName=${node}` }), (item) => {
-      const parsed = ReceivedResourceSliceSchema.safeParse(item);
+      const parsed = ReceivedPublishedSliceSchema.safeParse(item);
       if (!parsed.success) return;
       const driver = parsed.data.spec.driver;
       if (!driver.endsWith(DRIVER_SUFFIX)) return;
@@ -152,7 +153,7 @@ export function resourceSlicePublisher(
   /** Writes one pool (or deletes it: `desired` empty); a 409 on the way rejects. */
   async function writePool(
     desired: readonly ResourceSlice[],
-    existing: readonly ReceivedResourceSlice[],
+    existing: readonly ReceivedPublishedSlice[],
   ): Promise<{ written: number; deleted: number }> {
     let written = 0;
     let deleted = 0;
@@ -185,7 +186,7 @@ export function resourceSlicePublisher(
     return { written, deleted };
   }
 
-  function samePool(desired: readonly ResourceSlice[], existing: readonly ReceivedResourceSlice[]): boolean {
+  function samePool(desired: readonly ResourceSlice[], existing: readonly ReceivedPublishedSlice[]): boolean {
     if (desired.length !== existing.length) return false;
     if (new Set(existing.map((s) => s.spec.pool.generation)).size > 1) return false;
     const have = new Set(existing.map(comparable));

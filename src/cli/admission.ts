@@ -11,7 +11,7 @@ import { parseLogLevel, parsePort } from './flags.js';
 import { requireKubeClient } from './kube-client.js';
 import { createProcessLogger } from '../runtime/index.js';
 import { isDnsSubdomain } from '../k8s/index.js';
-import { createKubeApi, loadKubeConfig } from '../kube/index.js';
+import { createKubeApi, loadKubeConfig } from '../api-client/index.js';
 
 export interface AdmissionSettings {
   readonly kubeconfig?: string | undefined;

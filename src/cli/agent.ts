@@ -28,7 +28,7 @@ import { requireKubeClient } from './kube-client.js';
 import { parseDuration, parseLogLevel, parseNamespace, parseObjectName, parsePort } from './flags.js';
 import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
-import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/index.js';
+import { createKubeApi, loadKubeConfig, type KubeApi } from '../api-client/index.js';
 import { KubeletPlugins, resourceClaimPath } from '../kubelet-plugin/index.js';
 
 /** `60s`, `5m`, `1h` or plain seconds. */

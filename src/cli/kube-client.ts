@@ -3,7 +3,7 @@
  * the Kubernetes client, which does not load on every Node.js the others run on: they refuse in
  * one line instead of failing inside the client's imports.
  */
-import { KUBE_CLIENT_MIN_NODE, kubeClientLoads } from '../kube/index.js';
+import { KUBE_CLIENT_MIN_NODE, kubeClientLoads } from '../api-client/index.js';
 
 /** Throws (exit 1, one line) when `command` cannot load the Kubernetes client on this Node.js. */
 export function requireKubeClient(command: string): void {

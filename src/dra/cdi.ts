@@ -12,6 +12,7 @@
 import type { ManufacturerName } from '../k8s/index.js';
 import type { AllocatedDevice } from './claim-allocation.js';
 import { driverName } from './constants.js';
+import type { CardIdentity } from './device-health.js';
 
 /**
  * The CDI spec version we write: the oldest that allows what we use (device names starting with a
@@ -32,11 +33,8 @@ export function cdiSpecFileName(mfr: ManufacturerName, claimUid: string): string
   return `${driverName(mfr)}-${CDI_CLASS}_${claimUid.replace(/\//g, '_')}.json`;
 }
 
-/** What the plugin knows about one card on this node. */
-export interface CardFacts {
-  readonly index: number;
-  /** Vendor UUID; '' when the library cannot tell. */
-  readonly uuid: string;
+/** What the plugin knows about one card on this node: its identity, and what the host tells of it. */
+export interface CardFacts extends CardIdentity {
   /** The card's DRM nodes (`/dev/dri/card1`, `/dev/dri/renderD129`), read from sysfs by PCI address. */
   readonly drmNodes?: readonly string[];
   /** The device node's minor number where the driver tells it (NVIDIA: `/dev/nvidia<minor>`), else the index is used. */

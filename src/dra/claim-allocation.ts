@@ -6,8 +6,11 @@
 import { z } from 'zod';
 import { parseQuantity } from '../k8s/index.js';
 
-/** The part of a resource.k8s.io/v1 ResourceClaim we read (loose: we receive it). */
-export const ResourceClaimSchema = z
+/**
+ * The part of a resource.k8s.io/v1 ResourceClaim the plugin reads to prepare it (loose: we
+ * receive it; the ledger reads another part, `ReceivedResourceClaim`).
+ */
+export const ReceivedClaimToPrepareSchema = z
   .object({
     metadata: z.object({ name: z.string(), namespace: z.string().optional(), uid: z.string() }).loose(),
     status: z
@@ -41,7 +44,7 @@ export const ResourceClaimSchema = z
       .optional(),
   })
   .loose();
-export type ResourceClaim = z.infer<typeof ResourceClaimSchema>;
+export type ReceivedClaimToPrepare = z.infer<typeof ReceivedClaimToPrepareSchema>;
 
 /** The claim the kubelet asks about (NodePrepareResources' `Claim`). */
 export interface ClaimReference {
@@ -105,7 +108,7 @@ export function claimAllocationOnNode(
   node: string,
 ): ClaimAllocation {
   const what = `ResourceClaim ${ref.namespace}/${ref.name}`;
-  const parsed = ResourceClaimSchema.safeParse(raw);
+  const parsed = ReceivedClaimToPrepareSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, error: `${what}: not a ResourceClaim: ${parsed.error.issues[0]?.message}` };
   const claim = parsed.data;
   if (claim.metadata.uid !== ref.uid)

@@ -9,13 +9,13 @@ import { z } from 'zod';
 import { MANUFACTURER_NAMES, isDnsSubdomain, type ManufacturerName } from '../k8s/index.js';
 import {
   ACCELERATABLE_PREFIX,
-  MANUFACTURERS,
   PART_OF_LABEL,
   PART_OF_VALUE,
   RESOURCE_TYPE_LABEL,
   SYSTEM_DOMAIN,
   acceleratorKeyManufacturer,
 } from '../nodefeature/index.js';
+import { MANUFACTURERS } from '../contracts/index.js';
 import {
   ATTRIBUTE,
   MODE_SHARED,

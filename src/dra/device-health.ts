@@ -5,6 +5,7 @@
  * detection failed: `NoSchedule`, so no new claim lands on it while claims already allocated keep
  * their card (nothing is evicted). A card back healthy loses it.
  */
+import type { Card } from '../contracts/index.js';
 import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
 
 export const UNHEALTHY_TAINT_KEY = `${SYSTEM_DOMAIN}/unhealthy`;
@@ -19,9 +20,8 @@ export interface DeviceTaint {
   readonly effect: 'NoSchedule';
 }
 
-/** A card as published or detected: its index (the device name) and UUID. */
-export interface CardIdentity {
-  readonly index: number;
+/** A card as published or detected: its index (the device name) and UUID (`''` when unknown). */
+export interface CardIdentity extends Pick<Card, 'index'> {
   readonly uuid: string;
 }
 

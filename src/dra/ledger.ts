@@ -14,7 +14,7 @@ import type {
   ReceivedQuantity,
   ReceivedRequestPolicy,
   ReceivedResourceClaim,
-  ObservedResourceSlice,
+  ReceivedResourceSlice,
 } from './received.js';
 
 /** How one capacity of a shared device is handed out, in numbers (bytes for memory). */
@@ -28,8 +28,11 @@ export interface CapacityRule {
   readonly validValues?: readonly number[];
 }
 
-/** One card as published: its devices and model. Fixed while its pool's slices are. */
-export interface DeviceCard {
+/**
+ * One card as our ResourceSlices publish it (what the ledger knows of a detected `Card`): its
+ * devices and model. Fixed while its pool's slices are.
+ */
+export interface PublishedCard {
   /** `card-<i>`: the counter set's card, or the device name without `-shared`. */
   readonly name: string;
   readonly node: string;
@@ -148,7 +151,7 @@ export function consumedAmount(rule: CapacityRule, requested: number | undefined
  * `undefined` when the card cannot serve them (a capacity it lacks, or more than any valid amount).
  */
 export function shareConsumption(
-  card: DeviceCard,
+  card: PublishedCard,
   requests: Readonly<Record<string, number>>,
 ): Record<string, number> | undefined {
   if (card.sharedDevice === undefined) return undefined;
@@ -163,12 +166,12 @@ export function shareConsumption(
 }
 
 /** Neither device of the card is allocated. */
-export function isFreeWhole(card: DeviceCard, use: CardUse): boolean {
+export function isFreeWhole(card: PublishedCard, use: CardUse): boolean {
   return card.wholeDevice !== undefined && !use.wholeAllocated && use.shares === 0;
 }
 
 /** Free capacity of a card that can still be shared (not allocated whole); `undefined` otherwise. */
-export function freeSharedCapacity(card: DeviceCard, use: CardUse): Record<string, number> | undefined {
+export function freeSharedCapacity(card: PublishedCard, use: CardUse): Record<string, number> | undefined {
   if (card.sharedDevice === undefined || use.wholeAllocated) return undefined;
   const free: Record<string, number> = {};
   for (const [name, rule] of Object.entries(card.capacity)) free[name] = rule.total - (use.consumed[name] ?? 0);
@@ -197,7 +200,7 @@ function cardName(device: ReceivedDevice, shared: boolean): string {
 }
 
 /** card-2 before card-10: the index compared as a number where both names end in one. */
-function byCardName(a: DeviceCard, b: DeviceCard): number {
+function byCardName(a: PublishedCard, b: PublishedCard): number {
   const na = Number(/(\d+)$/.exec(a.name)?.[1]);
   const nb = Number(/(\d+)$/.exec(b.name)?.[1]);
   if (Number.isFinite(na) && Number.isFinite(nb) && na !== nb) return na - nb;
@@ -206,13 +209,15 @@ function byCardName(a: DeviceCard, b: DeviceCard): number {
 
 /** One pool's current slices turned into cards, and its devices by name (for the claims' results). */
 interface PoolCards {
-  readonly slices: readonly ObservedResourceSlice[];
-  readonly cards: readonly DeviceCard[];
-  readonly byDevice: ReadonlyMap<string, DeviceCard>;
+  readonly slices: readonly ReceivedResourceSlice[];
+  readonly cards: readonly PublishedCard[];
+  readonly byDevice: ReadonlyMap<string, PublishedCard>;
 }
 
-function poolCards(slices: readonly ObservedResourceSlice[], rules: RuleCache): PoolCards {
-  type Building = { -readonly [K in keyof DeviceCard]: DeviceCard[K] } & { capacity: Record<string, CapacityRule> };
+function poolCards(slices: readonly ReceivedResourceSlice[], rules: RuleCache): PoolCards {
+  type Building = { -readonly [K in keyof PublishedCard]: PublishedCard[K] } & {
+    capacity: Record<string, CapacityRule>;
+  };
   const cards = new Map<string, Building>();
   const devices: [string, Building][] = [];
   for (const slice of slices) {
@@ -250,7 +255,7 @@ function poolCards(slices: readonly ObservedResourceSlice[], rules: RuleCache): 
   return { slices, cards: [...cards.values()].sort(byCardName), byDevice: new Map(devices) };
 }
 
-function sameSlices(a: readonly ObservedResourceSlice[], b: readonly ObservedResourceSlice[]): boolean {
+function sameSlices(a: readonly ReceivedResourceSlice[], b: readonly ReceivedResourceSlice[]): boolean {
   return a.length === b.length && a.every((slice, i) => slice === b[i]);
 }
 
@@ -265,7 +270,7 @@ export class SliceCache {
   private readonly rules = new RuleCache();
 
   /** The pools' cards for this build's current slices; forgets pools no longer current. */
-  cardsOf(current: ReadonlyMap<string, readonly ObservedResourceSlice[]>): Map<string, PoolCards> {
+  cardsOf(current: ReadonlyMap<string, readonly ReceivedResourceSlice[]>): Map<string, PoolCards> {
     const next = new Map<string, PoolCards>();
     for (const [key, slices] of current) {
       const known = this.pools.get(key);
@@ -277,11 +282,11 @@ export class SliceCache {
 }
 
 /** The slices of each of our pools that count (the newest generation, only when it is complete), by pool. */
-function currentPools(slices: Iterable<ObservedResourceSlice>): {
-  current: Map<string, ObservedResourceSlice[]>;
+function currentPools(slices: Iterable<ReceivedResourceSlice>): {
+  current: Map<string, ReceivedResourceSlice[]>;
   incompletePools: number;
 } {
-  const pools = new Map<string, ObservedResourceSlice[]>();
+  const pools = new Map<string, ReceivedResourceSlice[]>();
   for (const slice of slices) {
     if (!OUR_DRIVERS.has(slice.spec.driver)) continue;
     const key = `${slice.spec.driver}\u0000${slice.spec.pool.name}`;
@@ -315,8 +320,8 @@ interface MutableUse {
 function recordAllocations(
   pools: ReadonlyMap<string, PoolCards>,
   claims: Iterable<ReceivedResourceClaim>,
-): { uses: Map<DeviceCard, MutableUse>; unknown: number } {
-  const uses = new Map<DeviceCard, MutableUse>();
+): { uses: Map<PublishedCard, MutableUse>; unknown: number } {
+  const uses = new Map<PublishedCard, MutableUse>();
   let unknown = 0;
   for (const claim of claims) {
     // An allocated claim holds its devices whether or not a pod has reserved it yet.
@@ -352,8 +357,8 @@ export class DeviceLedger {
   private readonly freeWholeMemo = new Map<string, Map<string, number>>();
 
   constructor(
-    private readonly nodes: ReadonlyMap<string, readonly DeviceCard[]>,
-    private readonly uses: ReadonlyMap<DeviceCard, CardUse>,
+    private readonly nodes: ReadonlyMap<string, readonly PublishedCard[]>,
+    private readonly uses: ReadonlyMap<PublishedCard, CardUse>,
     /** Pools whose newest generation is incomplete: their cards are left out. */
     readonly incompletePools: number,
     /** Allocated devices of ours no current slice publishes (gone cards, old generations). */
@@ -361,12 +366,12 @@ export class DeviceLedger {
   ) {}
 
   /** Our cards on `node`, by driver and then card index; empty for a node without slices. */
-  cards(node: string): readonly DeviceCard[] {
+  cards(node: string): readonly PublishedCard[] {
     return this.nodes.get(node) ?? [];
   }
 
   /** What the claims hold of `card`. */
-  use(card: DeviceCard): CardUse {
+  use(card: PublishedCard): CardUse {
     return this.uses.get(card) ?? UNUSED;
   }
 
@@ -375,7 +380,7 @@ export class DeviceLedger {
    * signature must always come with the same predicate): every decision of a pass asks it of every
    * node of a pool, so each node is counted once per kind of ask, not once per pod.
    */
-  freeWhole(node: string, signature: string, matches: (card: DeviceCard) => boolean): number {
+  freeWhole(node: string, signature: string, matches: (card: PublishedCard) => boolean): number {
     let bySignature = this.freeWholeMemo.get(signature);
     if (bySignature === undefined) this.freeWholeMemo.set(signature, (bySignature = new Map()));
     let free = bySignature.get(node);
@@ -396,7 +401,7 @@ export class DeviceLedger {
   summary(): NodeModelSummary[] {
     const out: NodeModelSummary[] = [];
     for (const node of this.nodeNames()) {
-      const groups = new Map<string, DeviceCard[]>();
+      const groups = new Map<string, PublishedCard[]>();
       for (const card of this.cards(node)) {
         if (card.productKey === undefined) continue;
         const key = `${card.driver}\u0000${card.productKey}`;
@@ -409,7 +414,7 @@ export class DeviceLedger {
     return out;
   }
 
-  private summarise(node: string, cards: readonly DeviceCard[]): NodeModelSummary {
+  private summarise(node: string, cards: readonly PublishedCard[]): NodeModelSummary {
     const [first] = cards;
     const consumed: Record<string, number> = {};
     const freeShared: { card: string; free: Record<string, number> }[] = [];
@@ -449,13 +454,13 @@ export class DeviceLedger {
  * //    allocatedWhole: 3, sharedInUse: 1, freeWhole: 4, consumed: { memory: 21474836480, … }, freeShared: […] }]
  */
 export function buildDeviceLedger(
-  slices: Iterable<ObservedResourceSlice>,
+  slices: Iterable<ReceivedResourceSlice>,
   claims: Iterable<ReceivedResourceClaim>,
   cache: SliceCache = new SliceCache(),
 ): DeviceLedger {
   const { current, incompletePools } = currentPools(slices);
   const pools = cache.cardsOf(current);
-  const nodes = new Map<string, DeviceCard[]>();
+  const nodes = new Map<string, PublishedCard[]>();
   for (const key of [...pools.keys()].sort()) {
     for (const card of pools.get(key)?.cards ?? []) {
       const list = nodes.get(card.node);

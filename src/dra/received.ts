@@ -1,8 +1,10 @@
 /**
- * @module What the ledger reads of resource.k8s.io/v1 objects it receives: ResourceSlices (every
- * driver's; ours are picked by driver later), ResourceClaims (their allocation) and
- * ResourceClaimTemplates (what a pod will ask for). Loose: only the fields read are checked, so a
- * newer API server's extra fields pass, and quantities arrive as strings or JSON numbers.
+ * @module What we read of resource.k8s.io/v1 objects we receive: for the ledger, ResourceSlices
+ * (every driver's; ours are picked by driver later), ResourceClaims (their allocation) and
+ * ResourceClaimTemplates (what a pod will ask for); for the agent's publisher, its own slices.
+ * Loose: only the fields read are checked, so a newer API server's extra fields pass, and
+ * quantities arrive as strings or JSON numbers. Every such schema is `Received…`; the strict ones
+ * of what we send (resource-slice.ts) have the plain name.
  */
 import { z } from 'zod';
 import { KubeObjectSchema } from '../k8s/index.js';
@@ -46,8 +48,8 @@ export const ReceivedDeviceSchema = z.looseObject({
 });
 export type ReceivedDevice = z.infer<typeof ReceivedDeviceSchema>;
 
-/** A ResourceSlice with its devices, as the ledger reads it (the agent's `ReceivedResourceSlice` compares pools only). */
-export const ObservedResourceSliceSchema = KubeObjectSchema.extend({
+/** A ResourceSlice with its devices, as the ledger reads it (the agent's publisher reads a `ReceivedPublishedSlice`). */
+export const ReceivedResourceSliceSchema = KubeObjectSchema.extend({
   spec: z.looseObject({
     driver: z.string().min(1),
     nodeName: z.string().optional(),
@@ -59,7 +61,7 @@ export const ObservedResourceSliceSchema = KubeObjectSchema.extend({
     devices: z.array(ReceivedDeviceSchema).optional(),
   }),
 });
-export type ObservedResourceSlice = z.infer<typeof ObservedResourceSliceSchema>;
+export type ReceivedResourceSlice = z.infer<typeof ReceivedResourceSliceSchema>;
 
 /** One allocated device: which driver, pool and device, and for a shared device what it took. */
 export const ReceivedAllocationResultSchema = z.looseObject({
@@ -111,3 +113,22 @@ export const ReceivedResourceClaimTemplateSchema = KubeObjectSchema.extend({
   }),
 });
 export type ReceivedResourceClaimTemplate = z.infer<typeof ReceivedResourceClaimTemplateSchema>;
+
+/** One of our ResourceSlices as the API server answers it, loosely: what the agent's publisher compares. */
+export const ReceivedPublishedSliceSchema = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    resourceVersion: z.string().optional(),
+    uid: z.string().optional(),
+  }),
+  spec: z.looseObject({
+    driver: z.string(),
+    nodeName: z.string().optional(),
+    pool: z.looseObject({
+      name: z.string(),
+      generation: z.number().int(),
+      resourceSliceCount: z.number().int(),
+    }),
+  }),
+});
+export type ReceivedPublishedSlice = z.infer<typeof ReceivedPublishedSliceSchema>;

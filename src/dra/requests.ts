@@ -6,7 +6,7 @@
  * ask matches every card of its class's manufacturer or model. Pure.
  */
 import { parseQuantity, type ManufacturerName } from '../k8s/index.js';
-import { isManufacturer } from '../nodefeature/index.js';
+import { isManufacturer } from '../contracts/index.js';
 import { DEVICE_CLASS_PREFIX, driverName } from './constants.js';
 import type { ReceivedResourceClaimTemplate } from './received.js';
 

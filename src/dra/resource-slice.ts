@@ -1,7 +1,7 @@
 /**
  * @module The ResourceSlice (resource.k8s.io/v1) we send, as a strict schema: the fields we set
  * and nothing else, with the API limits DESIGN §8 lists so a slice that would be rejected fails
- * here first. What the API server answers is read loosely (`ReceivedResourceSliceSchema`).
+ * here first. What the API server answers is read loosely (received.ts).
  */
 import { z } from 'zod';
 import { isDnsLabel, isDnsSubdomain } from '../k8s/index.js';
@@ -117,22 +117,3 @@ export const ResourceSliceSchema = z
     'too many devices in one slice',
   );
 export type ResourceSlice = z.infer<typeof ResourceSliceSchema>;
-
-/** A ResourceSlice as the API server answers it: what we compare, loosely. */
-export const ReceivedResourceSliceSchema = z.looseObject({
-  metadata: z.looseObject({
-    name: z.string(),
-    resourceVersion: z.string().optional(),
-    uid: z.string().optional(),
-  }),
-  spec: z.looseObject({
-    driver: z.string(),
-    nodeName: z.string().optional(),
-    pool: z.looseObject({
-      name: z.string(),
-      generation: z.number().int(),
-      resourceSliceCount: z.number().int(),
-    }),
-  }),
-});
-export type ReceivedResourceSlice = z.infer<typeof ReceivedResourceSliceSchema>;

@@ -11,9 +11,8 @@ import {
   constructAcceleratorKey,
   deviceAcceleratorKeys,
   fnv1a64Hex,
-  isManufacturer,
-  type DeviceFacts,
 } from '../nodefeature/index.js';
+import { isManufacturer, type Card } from '../contracts/index.js';
 import { formatDecimalQuantity, type ManufacturerName } from '../k8s/index.js';
 import {
   ATTRIBUTE,
@@ -42,16 +41,12 @@ import {
 } from './resource-slice.js';
 import { unhealthyTaint, type CardProblem } from './device-health.js';
 
-/** One detected card as the agent hands it over (the addon's `Device`, strings already cut at NUL). */
-export interface SliceCard extends Omit<DeviceFacts, 'memoryMiB'> {
-  readonly index: number;
-  /** `undefined`, non-finite, ≤ 0 or beyond 16 TiB: published without memory (capacity and counter). */
-  readonly memoryMiB?: number | undefined;
-  readonly uuid?: string | undefined;
-  /** PCI address in sysfs form, `0000:18:00.0`. */
-  readonly pciBusId?: string | undefined;
-  /** Negative: unknown. */
-  readonly numaNode?: number | undefined;
+/**
+ * One card to publish: a detected `Card` (strings already cut at NUL; memory that is not a number,
+ * ≤ 0 or beyond 16 TiB is published without memory capacity and counter), and why it is unhealthy
+ * if it is.
+ */
+export interface SliceCard extends Card {
   /** Why the card is unhealthy: both of its devices are published with a `NoSchedule` taint. */
   readonly problem?: CardProblem | undefined;
 }
@@ -276,7 +271,7 @@ function poolSlices(node: SliceNode, mfr: ManufacturerName, cards: readonly Plac
  */
 export function desiredSlices(node: SliceNode, cards: readonly SliceCard[]): DesiredSlices {
   const problems: string[] = [];
-  const usable: (SliceCard & { manufacturer: ManufacturerName })[] = [];
+  const usable: SliceCard[] = [];
   const seen = new Set<string>();
   for (const card of cards) {
     const mfr = card.manufacturer;
@@ -293,7 +288,7 @@ export function desiredSlices(node: SliceNode, cards: readonly SliceCard[]): Des
       continue;
     }
     seen.add(`${mfr}/${card.index}`);
-    usable.push({ ...card, manufacturer: mfr });
+    usable.push(card);
   }
   const figures = usable.map((card): CardFigures => ({ memoryMiB: plausibleMemory(card.memoryMiB) }));
   for (const [i, card] of usable.entries())

@@ -15,7 +15,8 @@ import {
   modelClassKey,
   wholeClassName,
 } from '../dra/index.js';
-import { CREDITS_PER_CARD, MANUFACTURERS, acceleratorKeyManufacturer, creditsResource } from '../nodefeature/index.js';
+import { CREDITS_PER_CARD, acceleratorKeyManufacturer, creditsResource } from '../nodefeature/index.js';
+import { MANUFACTURERS } from '../contracts/index.js';
 
 export const KUEUE_CONFIG_API_VERSION = 'config.kueue.x-k8s.io/v1beta2';
 /** The oldest Kueue whose manager reads a `config.kueue.x-k8s.io/v1beta2` Configuration with our fields. */

@@ -18,7 +18,7 @@ import {
   NFD_FEATURE_LABELS_ANNOTATION,
 } from './constants.js';
 import { constructModelLabels } from './labels.js';
-import { MANUFACTURERS } from './manufacturers.js';
+import { MANUFACTURERS } from '../contracts/index.js';
 import { VENDOR_LABEL_SOURCES } from './vendor-labels.js';
 
 export interface DerivationInput {

@@ -1,6 +1,6 @@
 /** @module src/nodefeature: the pure label algebra of the scheduling chain (DESIGN §3). */
 export * from './constants.js';
-export * from './manufacturers.js';
+export * from './per-manufacturer.js';
 export * from './names.js';
 export * from './memory.js';
 export * from './fnv.js';

@@ -5,7 +5,7 @@
  */
 import type { ManufacturerName } from '../k8s/index.js';
 import { ACCELERATOR_KEY_MAX, GENERAL_KEY_MAX, GENERIC_KEY } from './constants.js';
-import { isManufacturer } from './manufacturers.js';
+import { isManufacturer } from '../contracts/index.js';
 import { normalizeName } from './names.js';
 
 /** Model id used when a product name normalises to nothing (e.g. the bare word `NVIDIA`). */

@@ -6,29 +6,32 @@ import type { ManufacturerName } from '../k8s/index.js';
 import { byText } from '../k8s/index.js';
 import { ACCELERATABLE_LABEL, ACCELERATABLE_PREFIX } from './constants.js';
 import { constructAcceleratorKey } from './keys.js';
-import { isManufacturer } from './manufacturers.js';
+import { isManufacturer, type Card } from '../contracts/index.js';
 import { formatMemoryMiB } from './memory.js';
 import { sanitizeLabelValue } from './names.js';
 
-/** One detected card, as the agent hands it over (a subset of the addon's `Device`). */
-export interface DeviceFacts {
-  readonly manufacturer: string;
-  readonly product: string;
-  readonly memoryMiB: number;
-  readonly cores?: number | undefined;
-  readonly family?: string | undefined;
-  readonly computeCapability?: string | undefined;
-  readonly driverVersion?: string | undefined;
-  readonly runtimeVersion?: string | undefined;
-}
+/**
+ * What the labels read of a card: the fields that make its model. The rest of a `Card` (index,
+ * UUID, PCI address) tells cards of one model apart and is the ResourceSlices' business.
+ */
+export type LabelledCard = Pick<
+  Card,
+  | 'manufacturer'
+  | 'product'
+  | 'memoryMiB'
+  | 'cores'
+  | 'family'
+  | 'computeCapability'
+  | 'driverVersion'
+  | 'runtimeVersion'
+>;
 
 /**
  * One device model of a node: what the agent builds from its cards, and what node-profile
  * derives from a vendor's labels (GPU Feature Discovery, …). Both become labels through
  * `constructModelLabels`, so the names and the 63-character rule are the same.
  */
-export interface DeviceModel extends Omit<DeviceFacts, 'manufacturer'> {
-  readonly manufacturer: ManufacturerName;
+export interface DeviceModel extends LabelledCard {
   /** Product name as reported (`NVIDIA H100 80GB HBM3`); the aKey and `.product` come from it. */
   readonly product: string;
   /** Per-card memory in MiB; 0 when unknown (the `.memory` label is then `0`). */
@@ -85,7 +88,7 @@ function groupsByKey(models: readonly DeviceModel[]): Map<string, ModelGroup[]> 
  * cards (so a ResourceSlice's `productKey` names the model the labels count it under);
  * `undefined` for a manufacturer we do not know.
  */
-export function deviceAcceleratorKeys(devices: readonly DeviceFacts[]): (string | undefined)[] {
+export function deviceAcceleratorKeys(devices: readonly LabelledCard[]): (string | undefined)[] {
   const models = devices.map((d) =>
     isManufacturer(d.manufacturer) ? { ...d, manufacturer: d.manufacturer, count: 1 } : undefined,
   );
@@ -146,7 +149,7 @@ export function constructModelLabels(models: readonly DeviceModel[]): Record<str
  * The stage-2 labels of a node from its detected devices: `feature.gpustack.ai/acceleratable`,
  * then the labels of every model (`constructModelLabels`, one card at a time).
  */
-export function constructDeviceLabels(devices: readonly DeviceFacts[]): Record<string, string> {
+export function constructDeviceLabels(devices: readonly LabelledCard[]): Record<string, string> {
   const models: DeviceModel[] = devices.flatMap((d) =>
     isManufacturer(d.manufacturer) ? [{ ...d, manufacturer: d.manufacturer, count: 1 }] : [],
   );

@@ -11,7 +11,7 @@ import {
   shareConsumption,
   type CardUse,
   type DeviceAsk,
-  type DeviceCard,
+  type PublishedCard,
   type DeviceLedger,
 } from '../dra/index.js';
 import type { Pool } from './pool.js';
@@ -21,7 +21,7 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function matches(ask: DeviceAsk, card: DeviceCard): boolean {
+function matches(ask: DeviceAsk, card: PublishedCard): boolean {
   return card.driver === ask.driver && (ask.productKey === undefined || card.productKey === ask.productKey);
 }
 
@@ -34,7 +34,7 @@ function signatureOf(asks: readonly DeviceAsk[]): string {
 export interface AskSet {
   readonly asks: readonly DeviceAsk[];
   readonly signature: string;
-  readonly matches: (card: DeviceCard) => boolean;
+  readonly matches: (card: PublishedCard) => boolean;
   /** Whole cards one pod needs at least: a node with fewer free ones cannot fit it. */
   readonly wholeNeeded: number;
 }
@@ -49,19 +49,19 @@ function askSet(asks: readonly DeviceAsk[]): AskSet {
 }
 
 /** What one pod's cards become, by card: the changes `fit` found, applied by `place`. */
-export type Taken = Map<DeviceCard, CardUse>;
+export type Taken = Map<PublishedCard, CardUse>;
 
 /**
  * The cards this decision has placed pods on, as they stand after those pods (the ledger is never
  * changed): one decision's pods see each other, the next decision starts afresh.
  */
 export class ClaimPlacement {
-  private readonly placed = new Map<DeviceCard, CardUse>();
+  private readonly placed = new Map<PublishedCard, CardUse>();
   private readonly touched = new Set<string>();
 
   constructor(readonly ledger: DeviceLedger) {}
 
-  private now(card: DeviceCard, scratch?: ReadonlyMap<DeviceCard, CardUse>): CardUse {
+  private now(card: PublishedCard, scratch?: ReadonlyMap<PublishedCard, CardUse>): CardUse {
     return scratch?.get(card) ?? this.placed.get(card) ?? this.ledger.use(card);
   }
 
@@ -91,7 +91,7 @@ export class ClaimPlacement {
     }
   }
 
-  private fitWhole(ask: DeviceAsk, cards: readonly DeviceCard[], scratch: Taken): boolean {
+  private fitWhole(ask: DeviceAsk, cards: readonly PublishedCard[], scratch: Taken): boolean {
     const matching = cards.filter((card) => matches(ask, card));
     const free = matching.filter((card) => isFreeWhole(card, this.now(card, scratch)));
     const wanted = ask.count === 'all' ? matching.length : ask.count;
@@ -100,11 +100,11 @@ export class ClaimPlacement {
     return true;
   }
 
-  private fitShares(ask: DeviceAsk, cards: readonly DeviceCard[], scratch: Taken): boolean {
+  private fitShares(ask: DeviceAsk, cards: readonly PublishedCard[], scratch: Taken): boolean {
     const matching = cards.filter((card) => matches(ask, card));
     const wanted = ask.count === 'all' ? matching.length : ask.count;
     if (wanted === 0) return false;
-    const used = new Set<DeviceCard>();
+    const used = new Set<PublishedCard>();
     for (let i = 0; i < wanted; i++) {
       const chosen = this.bestShareCard(ask, matching, used, scratch);
       if (chosen === undefined) return false;
@@ -120,11 +120,11 @@ export class ClaimPlacement {
   /** A card already shared where the share fits, else a free card; among equals the first by index. */
   private bestShareCard(
     ask: DeviceAsk,
-    matching: readonly DeviceCard[],
-    used: ReadonlySet<DeviceCard>,
+    matching: readonly PublishedCard[],
+    used: ReadonlySet<PublishedCard>,
     scratch: Taken,
-  ): { card: DeviceCard; takes: Record<string, number> } | undefined {
-    let fresh: { card: DeviceCard; takes: Record<string, number> } | undefined;
+  ): { card: PublishedCard; takes: Record<string, number> } | undefined {
+    let fresh: { card: PublishedCard; takes: Record<string, number> } | undefined;
     for (const card of matching) {
       if (used.has(card)) continue;
       const current = this.now(card, scratch);

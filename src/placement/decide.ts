@@ -8,11 +8,11 @@ import type { DeviceLedger } from '../dra/index.js';
 import type { ManufacturerName, Node } from '../k8s/index.js';
 import { ClaimPlacement, placeClaimDemand } from './claims.js';
 import { indexNodeDevices, type NodeDevicesIndex } from './pass-index.js';
-import { CardLedger, type Pool, type PoolNode } from './pool.js';
+import { ResourcePlacement, type Pool, type PoolNode } from './pool.js';
 import {
   NODE_DEVICES_REQUEUE_SECONDS,
   type NodeDevicesVerdict,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from './schema.js';
@@ -28,7 +28,7 @@ export interface ClaimsInput {
 export interface NodeDevicesInput {
   readonly workload: Workload;
   /** ResourceFlavors by name. */
-  readonly flavors: Readonly<Record<string, ObservedResourceFlavor>>;
+  readonly flavors: Readonly<Record<string, ReceivedResourceFlavor>>;
   readonly nodes: readonly Node[];
   /** Pods of the cluster (or of the flavors' nodes); unbound and terminated ones are ignored. */
   readonly pods: readonly Pod[];
@@ -59,11 +59,11 @@ function plural(n: number, word: string): string {
 }
 
 /** Best fit: the node with the fewest free cards that still holds `cards`; ties by name (nodes are sorted). */
-function bestFit(pool: Pool, ledger: CardLedger, resource: string, cards: number): PoolNode | undefined {
+function bestFit(pool: Pool, resources: ResourcePlacement, resource: string, cards: number): PoolNode | undefined {
   let best: PoolNode | undefined;
   let bestFree = Infinity;
   for (const node of pool.nodes) {
-    const free = ledger.free(resource, node);
+    const free = resources.free(resource, node);
     if (free >= cards && free < bestFree) {
       best = node;
       bestFree = free;
@@ -73,10 +73,10 @@ function bestFit(pool: Pool, ledger: CardLedger, resource: string, cards: number
 }
 
 /** The largest free block left (first by name among equals), or why the pool has no node. */
-function largestBlock(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string {
+function largestBlock(demand: PodSetDemand, pool: Pool, resources: ResourcePlacement): string {
   let largest: { node: string; free: number } | undefined;
   for (const node of pool.nodes) {
-    const free = ledger.free(demand.resource, node);
+    const free = resources.free(demand.resource, node);
     if (largest === undefined || free > largest.free) largest = { node: node.name, free };
   }
   if (largest !== undefined) return `the largest free block is ${plural(largest.free, 'card')} (node ${largest.node})`;
@@ -84,20 +84,20 @@ function largestBlock(demand: PodSetDemand, pool: Pool, ledger: CardLedger): str
 }
 
 /** Why a PodSet did not fit: the largest free block, and how many of the flavor's nodes it may not use. */
-function noFitMessage(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string {
+function noFitMessage(demand: PodSetDemand, pool: Pool, resources: ResourcePlacement): string {
   const asked =
     `podset "${demand.podSet}": ${plural(demand.pods, 'pod')} × ` +
     `${plural(demand.cards, 'card')} do not fit in flavor ${pool.flavor}`;
   const excluded = pool.excluded > 0 ? `; ${plural(pool.excluded, 'node')} cordoned or tainted not counted` : '';
-  return `${asked}; ${largestBlock(demand, pool, ledger)}${excluded}; will retry as capacity frees`;
+  return `${asked}; ${largestBlock(demand, pool, resources)}${excluded}; will retry as capacity frees`;
 }
 
-/** Places every pod of one PodSet, recording each in the ledger; the failure message if one does not fit. */
-function placePodSet(demand: PodSetDemand, pool: Pool, ledger: CardLedger): string | undefined {
+/** Places every pod of one PodSet, recording each as placed; the failure message if one does not fit. */
+function placePodSet(demand: PodSetDemand, pool: Pool, resources: ResourcePlacement): string | undefined {
   for (let pod = 0; pod < demand.pods; pod++) {
-    const node = bestFit(pool, ledger, demand.resource, demand.cards);
-    if (node === undefined) return noFitMessage(demand, pool, ledger);
-    ledger.place(demand.resource, node.name, demand.cards);
+    const node = bestFit(pool, resources, demand.resource, demand.cards);
+    if (node === undefined) return noFitMessage(demand, pool, resources);
+    resources.place(demand.resource, node.name, demand.cards);
   }
   return undefined;
 }
@@ -111,7 +111,7 @@ function checkDemand(
   demand: PodSetDemand,
   input: NodeDevicesInput,
   index: NodeDevicesIndex,
-  ledger: CardLedger,
+  resources: ResourcePlacement,
 ): string | undefined {
   // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
   const flavor = flavorOf(input, demand.flavor);
@@ -123,7 +123,7 @@ function checkDemand(
   }
   const resolution = index.pool(flavor, demand.mfr, demand.tolerations);
   if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
-  return placePodSet(demand, resolution.pool, ledger);
+  return placePodSet(demand, resolution.pool, resources);
 }
 
 function flavorOf(input: NodeDevicesInput, name: string) {
@@ -174,7 +174,7 @@ export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict |
   if (!awaitsVerdict(workload, checkName)) return undefined;
   const assignments = workload.status?.admission?.podSetAssignments ?? [];
   const index = input.index ?? indexNodeDevices(input.nodes, input.pods);
-  const ledger = new CardLedger((resource) => index.taken(resource));
+  const resources = new ResourcePlacement((resource) => index.taken(resource));
   const claims = input.claims;
   // Created on the first claim demand: a pass whose Workloads use no claims never builds the ledger.
   let placement: ClaimPlacement | undefined;
@@ -197,7 +197,7 @@ export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict |
       placedClaims++;
     }
     if (resolution.demand === undefined) continue;
-    const problem = checkDemand(resolution.demand, input, index, ledger);
+    const problem = checkDemand(resolution.demand, input, index, resources);
     if (problem !== undefined) return retry(checkName, problem);
     placed++;
   }

@@ -7,7 +7,7 @@
 import type { ManufacturerName, Node, ReceivedToleration } from '../k8s/index.js';
 import { podCards } from './demand.js';
 import { resolvePool, type PoolResolution } from './pool.js';
-import type { ObservedResourceFlavor, Pod } from './schema.js';
+import type { ReceivedResourceFlavor, Pod } from './schema.js';
 
 function isTerminated(pod: Pod): boolean {
   const phase = pod.status?.phase;
@@ -21,7 +21,7 @@ function isTerminated(pod: Pod): boolean {
  */
 export class NodeDevicesIndex {
   private readonly usage = new Map<string, ReadonlyMap<string, number>>();
-  private readonly pools = new Map<ObservedResourceFlavor, Map<string, PoolResolution>>();
+  private readonly pools = new Map<ReceivedResourceFlavor, Map<string, PoolResolution>>();
 
   constructor(
     readonly nodes: readonly Node[],
@@ -45,7 +45,7 @@ export class NodeDevicesIndex {
 
   /** `resolvePool` over the index's Nodes, once per flavor, manufacturer and set of tolerations. */
   pool(
-    flavor: ObservedResourceFlavor,
+    flavor: ReceivedResourceFlavor,
     mfr: ManufacturerName,
     podTolerations: readonly ReceivedToleration[],
   ): PoolResolution {

@@ -12,7 +12,7 @@ import {
   type ReceivedToleration,
 } from '../k8s/index.js';
 import { ACCELERATABLE_PREFIX, extractAcceleratorKeys, parseCount } from '../nodefeature/index.js';
-import type { ObservedResourceFlavor } from './schema.js';
+import type { ReceivedResourceFlavor } from './schema.js';
 
 export interface PoolNode {
   readonly name: string;
@@ -39,7 +39,7 @@ export type PoolResolution =
  * both sets decide which selected nodes the scheduler would use.
  */
 export function resolvePool(
-  flavor: ObservedResourceFlavor,
+  flavor: ReceivedResourceFlavor,
   mfr: ManufacturerName,
   nodes: readonly Node[],
   podTolerations: readonly ReceivedToleration[],
@@ -68,11 +68,12 @@ export function resolvePool(
 }
 
 /**
- * Cards taken per node and device resource: those the Pods hold (`held`, per resource: see
+ * Cards of device-plugin resources taken per node: those the Pods hold (`held`, per resource: see
  * `NodeDevicesIndex.taken`) plus the pods this decision has placed. Keyed by resource as well as
- * node because a mixed node's device plugin hands out one resource across models.
+ * node because a mixed node's device plugin hands out one resource across models. The DRA
+ * counterpart, card by card, is `ClaimPlacement` over the pass's `DeviceLedger`.
  */
-export class CardLedger {
+export class ResourcePlacement {
   private readonly placed = new Map<string, Map<string, number>>();
 
   constructor(private readonly held: (resource: string) => ReadonlyMap<string, number>) {}

@@ -96,10 +96,10 @@ export const WorkloadSchema = KubeObjectSchema.extend({
 export type Workload = z.infer<typeof WorkloadSchema>;
 
 /**
- * A ResourceFlavor as observed (ours or not): its name, the node labels it pins, and the
+ * A ResourceFlavor as received (ours or not): its name, the node labels it pins, and the
  * tolerations Kueue adds to the pods it admits on it.
  */
-export const ObservedResourceFlavorSchema = KubeObjectSchema.extend({
+export const ReceivedResourceFlavorSchema = KubeObjectSchema.extend({
   spec: z
     .looseObject({
       nodeLabels: ReceivedLabelsSchema.optional(),
@@ -107,7 +107,7 @@ export const ObservedResourceFlavorSchema = KubeObjectSchema.extend({
     })
     .optional(),
 });
-export type ObservedResourceFlavor = z.infer<typeof ObservedResourceFlavorSchema>;
+export type ReceivedResourceFlavor = z.infer<typeof ReceivedResourceFlavorSchema>;
 
 /** A Pod: where it is bound, what its containers ask for, and whether it has terminated. */
 export const PodSchema = KubeObjectSchema.extend({

@@ -4,7 +4,8 @@
  */
 import { podDeviceAsks, type DeviceAsk, type ReceivedResourceClaimTemplate } from '../dra/index.js';
 import type { ManufacturerName, ReceivedToleration } from '../k8s/index.js';
-import { CREDITS_PREFIX, isManufacturer } from '../nodefeature/index.js';
+import { CREDITS_PREFIX } from '../nodefeature/index.js';
+import { isManufacturer } from '../contracts/index.js';
 import { podCards } from './demand.js';
 import type { PodSet, PodSetAssignment, Workload } from './schema.js';
 

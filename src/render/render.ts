@@ -8,7 +8,6 @@ import {
   GPUSTACK_API_VERSION,
   SCHEDULING_CHAIN_NAME,
   SchedulingChainStatusSchema,
-  resolveSettings,
   sortObjects,
   type DecoratorSyncResponse,
   type Node,
@@ -16,6 +15,7 @@ import {
   type SyncOutcome,
   type SyncRefusal,
 } from '../k8s/index.js';
+import { resolveSettings } from '../contracts/index.js';
 import { MANAGED_LABEL, PROFILED_LABEL, applyChanges } from '../nodefeature/index.js';
 import * as sync from '../sync/index.js';
 

@@ -15,7 +15,7 @@ import {
   type Checker,
   type CheckerOptions,
 } from '../../src/admission/index.js';
-import { createKubeApi } from '../../src/kube/index.js';
+import { createKubeApi } from '../../src/api-client/index.js';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';

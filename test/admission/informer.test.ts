@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Informer, NODES, healthReport, isLive, type InformerStatus } from '../../src/admission/index.js';
 import type { Node } from '../../src/k8s/index.js';
-import { createKubeApi } from '../../src/kube/index.js';
+import { createKubeApi } from '../../src/api-client/index.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 function node(name: string, labels: Record<string, unknown> = {}): Record<string, unknown> {

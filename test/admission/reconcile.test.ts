@@ -12,8 +12,9 @@ import {
   type Snapshot,
   type WorkloadRef,
 } from '../../src/admission/index.js';
-import { ApiError } from '../../src/kube/index.js';
-import { resolveSettings, type Settings } from '../../src/k8s/index.js';
+import { ApiError } from '../../src/api-client/index.js';
+import type { Settings } from '../../src/k8s/index.js';
+import { resolveSettings } from '../../src/contracts/index.js';
 import { WorkloadSchema, type AdmissionCheckState, type Pod, type Workload } from '../../src/placement/index.js';
 import {
   CHECK,

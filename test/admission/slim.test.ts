@@ -20,16 +20,15 @@ import {
 import { buildDeviceLedger, podDeviceAsks } from '../../src/dra/index.js';
 import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
 import type { KubeObject, Node } from '../../src/k8s/index.js';
-import { createKubeApi } from '../../src/kube/index.js';
+import { createKubeApi } from '../../src/api-client/index.js';
 import {
   decideNodeDevices,
   type Container,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from '../../src/placement/index.js';
-import { deviceResourceOf } from '../../src/sync/index.js';
-import { resolveSettings } from '../../src/k8s/index.js';
+import { deviceResourceOf, resolveSettings } from '../../src/contracts/index.js';
 import {
   CHECK,
   H100,
@@ -277,7 +276,7 @@ function fatWorkload(workload: Workload): Json {
 }
 
 /** A builder's flavor as the API server holds it once the chain applied it. */
-function fatFlavor(flavor: ObservedResourceFlavor): Json {
+function fatFlavor(flavor: ReceivedResourceFlavor): Json {
   return {
     ...flavor,
     metadata: {

@@ -16,7 +16,7 @@ import {
   type Labels,
   type Publisher,
 } from '../../src/agent/index.js';
-import { createKubeApi } from '../../src/kube/index.js';
+import { createKubeApi } from '../../src/api-client/index.js';
 import {
   H100_LABELS,
   detection,

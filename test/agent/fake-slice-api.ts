@@ -1,5 +1,5 @@
 /** An in-memory API server for the ResourceSlice publisher: slices by name, with resourceVersions. */
-import type { KubeApi } from '../../src/kube/index.js';
+import type { KubeApi } from '../../src/api-client/index.js';
 
 /** `/apis/<group>/<version>/<resource>[/name]` or `/api/v1/<resource>[/name]` → group and resource. */
 export function groupResource(path: string): [string, string] {

@@ -17,7 +17,7 @@ import {
   type Labels,
   type Publisher,
 } from '../../src/agent/index.js';
-import { createKubeApi } from '../../src/kube/index.js';
+import { createKubeApi } from '../../src/api-client/index.js';
 import {
   A,
   ACCELERATABLE,

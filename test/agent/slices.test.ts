@@ -11,7 +11,7 @@ import {
   type SlicePublisher,
 } from '../../src/agent/index.js';
 import type { SliceCard } from '../../src/dra/index.js';
-import { ApiError } from '../../src/kube/index.js';
+import { ApiError } from '../../src/api-client/index.js';
 import { detection, h100, mi300x, recordingLogger, times } from './support.js';
 
 function labelPublisher(): Publisher & { written: Labels[] } {

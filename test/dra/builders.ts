@@ -8,10 +8,10 @@
 import {
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
-  ObservedResourceSliceSchema,
+  ReceivedResourceSliceSchema,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ObservedResourceSlice,
+  type ReceivedResourceSlice,
 } from '../../src/dra/index.js';
 
 export const NVIDIA = 'nvidia.gpustack.ai';
@@ -46,7 +46,7 @@ function wholeCapacity(memoryMiB: number) {
 }
 
 /** The slices of one node's pool with `cards` cards. */
-export function nodePool(node: string, cards: number, options: PoolOptions = {}): ObservedResourceSlice[] {
+export function nodePool(node: string, cards: number, options: PoolOptions = {}): ReceivedResourceSlice[] {
   const driver = options.driver ?? NVIDIA;
   const productKey = options.productKey ?? H100_KEY;
   const generation = options.generation ?? 1;
@@ -105,7 +105,7 @@ export function nodePool(node: string, cards: number, options: PoolOptions = {})
     },
   };
   const slices = options.devicesOnly ? [devices] : [counters, devices];
-  return slices.map((s) => ObservedResourceSliceSchema.parse(s));
+  return slices.map((s) => ReceivedResourceSliceSchema.parse(s));
 }
 
 export interface Allocated {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import {
-  ObservedResourceSliceSchema,
+  ReceivedResourceSliceSchema,
   SliceCache,
   buildDeviceLedger,
   consumedAmount,
@@ -132,7 +132,7 @@ describe('buildDeviceLedger', () => {
 describe("the agent's slices (src/dra/slices.ts, snapshot h200-8x-slices.yaml)", () => {
   it('reads them as 8 H200 cards, all free, each with its shared device and the policy defaults', () => {
     const slices = parseAllDocuments(readFileSync('test/snapshots/dra/h200-8x-slices.yaml', 'utf8')).map((d) =>
-      ObservedResourceSliceSchema.parse(d.toJS()),
+      ReceivedResourceSliceSchema.parse(d.toJS()),
     );
     const ledger = buildDeviceLedger(slices, [
       allocatedClaim('w', [{ node: 'h200-node', device: 'card-7' }]),

@@ -13,7 +13,7 @@ import {
   type SliceCard,
   type SliceDevice,
 } from '../../src/dra/index.js';
-import { isDnsSubdomain } from '../../src/k8s/index.js';
+import { isDnsSubdomain, type ManufacturerName } from '../../src/k8s/index.js';
 import { constructDeviceLabels } from '../../src/nodefeature/index.js';
 
 const NODE = { name: 'gpu-node-1', uid: '7f1c2a3e-0000-4000-8000-000000000001' };
@@ -222,8 +222,9 @@ describe('desiredSlices', () => {
   });
 
   it('implausible memory: the card is published without memory capacity and counter, and reported', () => {
+    // `undefined` too: the types say the addon always reports a number; the builder does not trust them.
     for (const memoryMiB of [Number.NaN, -1, 0, 17 * 1024 * 1024, undefined]) {
-      const { pools, problems } = desiredSlices(NODE, [h200(0), h200(1, { memoryMiB })]);
+      const { pools, problems } = desiredSlices(NODE, [h200(0), h200(1, { memoryMiB: memoryMiB as number })]);
       expect(problems).toEqual([
         `nvidia card 1: implausible memory ${memoryMiB} MiB; published without memory capacity and counter`,
       ]);
@@ -265,7 +266,7 @@ describe('desiredSlices', () => {
       h200(0, { product: `NVIDIA ${'X'.repeat(100)}` }),
       h200(0),
       h200(-1),
-      { ...h200(1), manufacturer: 'acme' },
+      { ...h200(1), manufacturer: 'acme' as ManufacturerName },
     ]);
     expect(problems).toEqual([
       'nvidia card 0: index reported twice; the first card is published',

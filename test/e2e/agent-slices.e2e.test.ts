@@ -15,7 +15,8 @@ import {
   type SlicePublisher,
 } from '../../src/agent/index.js';
 import type { SliceCard } from '../../src/dra/index.js';
-import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/kube/index.js';
+import type { ManufacturerName } from '../../src/k8s/index.js';
+import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/api-client/index.js';
 import type { DetectResult, Device } from '../../native/index.js';
 import { recordingLogger } from '../agent/support.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
@@ -63,7 +64,7 @@ async function node(name: string): Promise<void> {
   } as never);
 }
 
-function card(manufacturer: string, index: number, memoryMiB = 143771): SliceCard {
+function card(manufacturer: ManufacturerName, index: number, memoryMiB = 143771): SliceCard {
   return {
     manufacturer,
     index,
@@ -78,7 +79,7 @@ function card(manufacturer: string, index: number, memoryMiB = 143771): SliceCar
   };
 }
 
-const cards = (manufacturer: string, n: number) => Array.from({ length: n }, (_, i) => card(manufacturer, i));
+const cards = (manufacturer: ManufacturerName, n: number) => Array.from({ length: n }, (_, i) => card(manufacturer, i));
 const NONE = new Set<string>();
 
 beforeAll(async () => {

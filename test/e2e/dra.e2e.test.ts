@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTes
 
 import type { ManufacturerName } from '../../src/k8s/index.js';
 import { DEFAULT_KUEUE_MINOR, DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
-import { CREDITS_PER_CARD, MANUFACTURERS, localQueueName } from '../../src/nodefeature/index.js';
+import { CREDITS_PER_CARD, localQueueName } from '../../src/nodefeature/index.js';
+import { MANUFACTURERS } from '../../src/contracts/index.js';
 import { MiB, type FakeFields, type FakeMachine } from '../native/fake-machine.js';
 import { attributeOf, poolOf, startFakeAgent, waitPool, type FakeAgent, type SliceDevice } from './support/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESOURCE_CLAIMS, RESOURCE_SLICES } from '../../src/admission/index.js';
-import { buildDeviceLedger, type ReceivedResourceClaim, type ObservedResourceSlice } from '../../src/dra/index.js';
+import { buildDeviceLedger, type ReceivedResourceClaim, type ReceivedResourceSlice } from '../../src/dra/index.js';
 import { allocatedClaim, nodePool } from '../dra/builders.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
 
@@ -104,7 +104,7 @@ describe('the ledger on a real API server (resource.k8s.io/v1, Kubernetes 1.36)'
       );
     }
     const slices = (await client.request<{ items: unknown[] }>('GET', `${RESOURCE}/resourceslices`)).items.map(
-      (raw) => RESOURCE_SLICES.slim(RESOURCE_SLICES.schema.parse(raw)) as ObservedResourceSlice,
+      (raw) => RESOURCE_SLICES.slim(RESOURCE_SLICES.schema.parse(raw)) as ReceivedResourceSlice,
     );
     const listed = (await client.request<{ items: unknown[] }>('GET', `${RESOURCE}/resourceclaims`)).items.map(
       (raw) => RESOURCE_CLAIMS.slim(RESOURCE_CLAIMS.schema.parse(raw)) as ReceivedResourceClaim,

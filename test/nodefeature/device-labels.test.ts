@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isLabelKey, isLabelValue } from '../../src/k8s/index.js';
-import { constructDeviceLabels, type DeviceFacts } from '../../src/nodefeature/index.js';
+import { isLabelKey, isLabelValue, type ManufacturerName } from '../../src/k8s/index.js';
+import { constructDeviceLabels, type LabelledCard } from '../../src/nodefeature/index.js';
 
 const A = 'acceleratable.feature.gpustack.ai/';
 
-function h100(overrides: Partial<DeviceFacts> = {}): DeviceFacts {
+function h100(overrides: Partial<LabelledCard> = {}): LabelledCard {
   return {
     manufacturer: 'nvidia',
     product: 'NVIDIA H100 80GB HBM3',
@@ -18,7 +18,7 @@ function h100(overrides: Partial<DeviceFacts> = {}): DeviceFacts {
   };
 }
 
-function times(n: number, device: DeviceFacts): DeviceFacts[] {
+function times(n: number, device: LabelledCard): LabelledCard[] {
   return Array.from({ length: n }, () => device);
 }
 
@@ -30,7 +30,7 @@ function expectValidLabels(labels: Record<string, string>): void {
 }
 
 describe('constructDeviceLabels', () => {
-  it.each<{ name: string; input: DeviceFacts[]; want: Record<string, string> }>([
+  it.each<{ name: string; input: LabelledCard[]; want: Record<string, string> }>([
     {
       name: '8 × H100 gives the labels of reference §11.1',
       input: times(8, h100()),
@@ -55,7 +55,7 @@ describe('constructDeviceLabels', () => {
     },
     {
       name: 'an unknown manufacturer is ignored',
-      input: [{ manufacturer: 'intel', product: 'Intel Arc A770', memoryMiB: 16384 }],
+      input: [{ manufacturer: 'intel' as ManufacturerName, product: 'Intel Arc A770', memoryMiB: 16384 }],
       want: { 'feature.gpustack.ai/acceleratable': 'false' },
     },
     {
@@ -182,7 +182,7 @@ describe('constructDeviceLabels', () => {
     expect(got[`${A}nvidia-h100-80gb-hbm3.count`]).toBe('2');
   });
 
-  it.each<{ name: string; input: DeviceFacts; check: (labels: Record<string, string>) => void }>([
+  it.each<{ name: string; input: LabelledCard; check: (labels: Record<string, string>) => void }>([
     {
       name: 'a 200-character product keeps every key and value within 63',
       input: { manufacturer: 'cambricon', product: `Cambricon ${'MLU'.repeat(70)}`, memoryMiB: 49152 },

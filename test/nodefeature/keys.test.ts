@@ -11,10 +11,9 @@ import {
   creditsResource,
   GENERAL_KEY_MAX,
   generalKeyManufacturer,
-  isManufacturer,
-  MANUFACTURERS,
   UNKNOWN_MODEL,
 } from '../../src/nodefeature/index.js';
+import { isManufacturer, MANUFACTURERS } from '../../src/contracts/index.js';
 
 describe('key budgets', () => {
   it('leaves an aKey 63 − 25 = 38 characters, room for ".sliced.memory-percentage"', () => {

@@ -4,7 +4,7 @@ import { DEVICE_LABEL_SOURCES, isLabelKey, isLabelValue, MANUFACTURER_NAMES } fr
 import {
   constructDeviceLabels,
   constructProfileLabels,
-  type DeviceFacts,
+  type LabelledCard,
   isProfileOwnedLabel,
   type ProfileNodeInput,
   type ProfileOptions,
@@ -30,11 +30,11 @@ function options(overrides: Partial<ProfileOptions> = {}): ProfileOptions {
   return { ...DEFAULTS, ...overrides };
 }
 
-function devices(n: number, device: DeviceFacts): DeviceFacts[] {
+function devices(n: number, device: LabelledCard): LabelledCard[] {
   return Array.from({ length: n }, () => device);
 }
 
-const H100_DEVICE: DeviceFacts = {
+const H100_DEVICE: LabelledCard = {
   manufacturer: 'nvidia',
   product: 'NVIDIA H100 80GB HBM3',
   memoryMiB: 81559,

@@ -6,11 +6,11 @@
  */
 import type { Node, ReceivedToleration, Taint } from '../../src/k8s/index.js';
 import {
-  ObservedResourceFlavorSchema,
+  ReceivedResourceFlavorSchema,
   PodSchema,
   WorkloadSchema,
   type Container,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from '../../src/placement/index.js';
@@ -169,7 +169,7 @@ export function deviceFlavor(
   aKey = H100,
   count = 8,
   name = `gpustack-${aKey}-linux-amd64-${count}d`,
-): ObservedResourceFlavor {
+): ReceivedResourceFlavor {
   return flavorWithNodeLabels(name, {
     'gpustack.ai/managed': 'true',
     'kubernetes.io/os': 'linux',
@@ -179,8 +179,8 @@ export function deviceFlavor(
   });
 }
 
-export function flavorWithNodeLabels(name: string, nodeLabels: Record<string, string>): ObservedResourceFlavor {
-  return ObservedResourceFlavorSchema.parse({
+export function flavorWithNodeLabels(name: string, nodeLabels: Record<string, string>): ReceivedResourceFlavor {
+  return ReceivedResourceFlavorSchema.parse({
     apiVersion: 'kueue.x-k8s.io/v1beta2',
     kind: 'ResourceFlavor',
     metadata: { name, uid: `uid-${name}` },
@@ -190,14 +190,14 @@ export function flavorWithNodeLabels(name: string, nodeLabels: Record<string, st
 
 /** The flavor with `spec.tolerations` set, as Kueue will add them to the pods it admits there. */
 export function withTolerations(
-  flavor: ObservedResourceFlavor,
+  flavor: ReceivedResourceFlavor,
   tolerations: readonly ReceivedToleration[],
-): ObservedResourceFlavor {
-  return ObservedResourceFlavorSchema.parse({ ...flavor, spec: { ...flavor.spec, tolerations } });
+): ReceivedResourceFlavor {
+  return ReceivedResourceFlavorSchema.parse({ ...flavor, spec: { ...flavor.spec, tolerations } });
 }
 
 /** Flavors by name, as the checker's cache hands them over. */
-export function flavorMap(...flavors: ObservedResourceFlavor[]): Record<string, ObservedResourceFlavor> {
+export function flavorMap(...flavors: ReceivedResourceFlavor[]): Record<string, ReceivedResourceFlavor> {
   return Object.fromEntries(flavors.map((f) => [f.metadata.name, f]));
 }
 

@@ -9,7 +9,7 @@ import {
   cardsResource,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
-  type ObservedResourceSlice,
+  type ReceivedResourceSlice,
 } from '../../src/dra/index.js';
 import type { Node } from '../../src/k8s/index.js';
 import {
@@ -38,7 +38,7 @@ const CLAIMS_READY =
 interface Scene {
   readonly nodes?: readonly Node[];
   readonly pods?: readonly Pod[];
-  readonly slices?: readonly ObservedResourceSlice[];
+  readonly slices?: readonly ReceivedResourceSlice[];
   readonly claims?: readonly ReceivedResourceClaim[];
   readonly templates?: readonly ReceivedResourceClaimTemplate[];
   /** Leave the DRA input out, as a checker whose DRA stores have not listed. */

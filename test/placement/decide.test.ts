@@ -11,7 +11,7 @@ import {
   decideNodeDevices,
   type NodeDevicesInput,
   type NodeDevicesVerdict,
-  type ObservedResourceFlavor,
+  type ReceivedResourceFlavor,
   type Pod,
   type Workload,
 } from '../../src/placement/index.js';
@@ -48,7 +48,7 @@ const A100_FLAVOR = `gpustack-${A100}-linux-amd64-8d`;
 interface Scene {
   readonly nodes?: readonly Node[];
   readonly pods?: readonly Pod[];
-  readonly flavors?: Readonly<Record<string, ObservedResourceFlavor>>;
+  readonly flavors?: Readonly<Record<string, ReceivedResourceFlavor>>;
   readonly deviceResourceOf?: NodeDevicesInput['deviceResourceOf'];
 }
 
@@ -280,7 +280,7 @@ describe('decideNodeDevices: nodes the scheduler would not use offer no cards', 
     name: string;
     workload: Workload;
     b: Node;
-    flavor?: ObservedResourceFlavor;
+    flavor?: ReceivedResourceFlavor;
     want: NodeDevicesVerdict;
   }[] = [
     { name: 'a cordoned node is not counted', workload: eight(), b: cordoned(gpuNode('gpu-b', 8)), want: excluded },

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   NodeDevicesVerdictSchema,
-  ObservedResourceFlavorSchema,
+  ReceivedResourceFlavorSchema,
   PodSchema,
   WorkloadSchema,
 } from '../../src/placement/index.js';
@@ -97,7 +97,7 @@ describe('received schemas', () => {
     expect(WorkloadSchema.parse({ ...workload, spec: { podSets } }).spec.podSets[0]?.template.spec.tolerations).toEqual(
       [toleration],
     );
-    const flavor = ObservedResourceFlavorSchema.parse({
+    const flavor = ReceivedResourceFlavorSchema.parse({
       metadata: { name: 'f' },
       spec: { nodeLabels: {}, tolerations: [toleration] },
     });
@@ -106,7 +106,7 @@ describe('received schemas', () => {
 
   it('reject a toleration that is not an object', () => {
     expect(
-      ObservedResourceFlavorSchema.safeParse({ metadata: { name: 'f' }, spec: { tolerations: ['nvidia.com/gpu'] } })
+      ReceivedResourceFlavorSchema.safeParse({ metadata: { name: 'f' }, spec: { tolerations: ['nvidia.com/gpu'] } })
         .success,
     ).toBe(false);
   });

@@ -14,7 +14,7 @@ import {
   parseCount,
 } from '../../nodefeature/index.js';
 import { isTerminating } from '../common/index.js';
-import type { ObservedObject } from './schema.js';
+import type { ReceivedObject } from './schema.js';
 
 export interface SelectedFlavor {
   readonly name: string;
@@ -34,7 +34,7 @@ export function poolKeyLabel(spec: InstanceTypeSpec): string | undefined {
   return spec.acceleratorGroup ? `${ACCELERATABLE_PREFIX}${spec.acceleratorGroup}` : undefined;
 }
 
-function matchesPool(flavor: ObservedObject, spec: InstanceTypeSpec, keyLabel: string): boolean {
+function matchesPool(flavor: ReceivedObject, spec: InstanceTypeSpec, keyLabel: string): boolean {
   const labels = flavor.metadata.labels ?? {};
   return (
     labels[RESOURCE_TYPE_LABEL] === RESOURCE_TYPE_NODES &&
@@ -53,7 +53,7 @@ function byCountThenName(a: SelectedFlavor, b: SelectedFlavor): number {
  * The pool's flavors, sorted by per-node count then name. Terminating flavors count as absent
  * (keeping one deadlocks on Kueue's in-use finalizer). Over 64: the 64 largest by capacity stay.
  */
-export function selectFlavors(related: readonly ObservedObject[], spec: InstanceTypeSpec): FlavorSelection {
+export function selectFlavors(related: readonly ReceivedObject[], spec: InstanceTypeSpec): FlavorSelection {
   const keyLabel = poolKeyLabel(spec);
   if (keyLabel === undefined) return { flavors: [], dropped: [] };
   const valid: SelectedFlavor[] = [];

@@ -11,7 +11,7 @@ import {
 } from '../../k8s/index.js';
 
 /** Related objects and children: labels, and the status bits we read (conditions, namespace phase). */
-export const ObservedObjectSchema = KubeObjectSchema.extend({
+export const ReceivedObjectSchema = KubeObjectSchema.extend({
   // Sent back unchanged while the InstanceType's own spec is invalid.
   spec: EchoedValueSchema.optional(),
   status: z
@@ -21,12 +21,12 @@ export const ObservedObjectSchema = KubeObjectSchema.extend({
     })
     .nullish(),
 });
-export type ObservedObject = z.infer<typeof ObservedObjectSchema>;
+export type ReceivedObject = z.infer<typeof ReceivedObjectSchema>;
 
 export const InstanceTypeSyncRequestSchema = SyncRequestSchema.extend({
   parent: InstanceTypeSchema,
-  children: objectMapSchema(ObservedObjectSchema).default({}),
-  related: objectMapSchema(ObservedObjectSchema).default({}),
+  children: objectMapSchema(ReceivedObjectSchema).default({}),
+  related: objectMapSchema(ReceivedObjectSchema).default({}),
 });
 export type InstanceTypeSyncRequest = z.infer<typeof InstanceTypeSyncRequestSchema>;
 

@@ -1,7 +1,7 @@
 /** @module InstanceType status: from the observed ClusterQueue and the related flavors, never from the desired list. */
 import { buildCondition, type Condition, type InstanceTypeStatus, type OutputCondition } from '../../k8s/index.js';
 import type { FlavorSelection } from './flavors.js';
-import type { ObservedObject } from './schema.js';
+import type { ReceivedObject } from './schema.js';
 
 export type ReadyProblem = 'InvalidSpec' | 'UnknownManufacturer' | 'NoFlavors';
 
@@ -12,7 +12,7 @@ export interface StatusInput {
   readonly acceleratable: boolean;
   readonly selection: FlavorSelection;
   readonly problem?: { readonly reason: ReadyProblem; readonly message: string };
-  readonly observedQueue: ObservedObject | undefined;
+  readonly observedQueue: ReceivedObject | undefined;
 }
 
 function phaseOf(input: StatusInput): InstanceTypeStatus['phase'] {

@@ -7,13 +7,13 @@ import {
   SCHEDULING_CHAIN_NAME,
   checkInstanceTypeSpec,
   matchesSelector,
-  resolveSettings,
   sortObjects,
   type CompositeSyncResponse,
   type CustomizeResponse,
   type Settings,
   type SyncOutcome,
 } from '../../k8s/index.js';
+import { resolveSettings, enabledManufacturers } from '../../contracts/index.js';
 import {
   NODE_DEVICES_CHECK_NAME,
   RESOURCE_TYPE_LABEL,
@@ -27,7 +27,6 @@ import {
   LOCAL_QUEUE_KEY,
   NAMESPACE_KEY,
   RESOURCE_FLAVOR_KEY,
-  enabledManufacturers,
   isTerminating,
   keepObservedChildren,
   objectsOf,
@@ -37,7 +36,7 @@ import {
 } from '../common/index.js';
 import { buildClusterQueue, buildLocalQueue, type QueuePlan } from './children.js';
 import { poolKeyLabel, selectFlavors, type FlavorSelection } from './flavors.js';
-import type { InstanceTypeCustomizeRequest, InstanceTypeSyncRequest, ObservedObject } from './schema.js';
+import type { InstanceTypeCustomizeRequest, InstanceTypeSyncRequest, ReceivedObject } from './schema.js';
 import { DEVICES_ANNOTATION, readPoolDevices } from '../../dra/index.js';
 import { computeInstanceTypeStatus, type StatusInput } from './status.js';
 
@@ -70,7 +69,7 @@ export function customizeInstanceType(_request: InstanceTypeCustomizeRequest): C
  * namespace; plus those in `kept` (namespaces whose LocalQueue stays whatever the settings say).
  */
 function eligibleNamespaces(
-  namespaces: readonly ObservedObject[],
+  namespaces: readonly ReceivedObject[],
   settings: Settings,
   kept: ReadonlySet<string>,
 ): string[] {
@@ -87,7 +86,7 @@ function eligibleNamespaces(
 }
 
 /** Our check may be listed only once observed Active: an inactive check would stop the queue. */
-function isCheckActive(checks: readonly ObservedObject[]): boolean {
+function isCheckActive(checks: readonly ReceivedObject[]): boolean {
   const check = checks.find((c) => c.metadata.name === NODE_DEVICES_CHECK_NAME && !isTerminating(c));
   return check?.status?.conditions?.some((c) => c.type === 'Active' && c.status === 'True') ?? false;
 }

@@ -21,7 +21,8 @@ import {
   extractChainViewAfter,
   type LabelChanges,
 } from '../../nodefeature/index.js';
-import { NODE_PROFILE_KEY, deviceResourceOf, enabledManufacturers, refuse, settingsForNodes } from '../common/index.js';
+import { NODE_PROFILE_KEY, refuse, settingsForNodes } from '../common/index.js';
+import { deviceResourceOf, enabledManufacturers } from '../../contracts/index.js';
 import type { NodeProfileCustomizeRequest, NodeProfileSyncRequest } from './schema.js';
 
 /**

@@ -40,7 +40,7 @@ import {
   localQueueName,
   unitResourcesFor,
 } from '../../nodefeature/index.js';
-import { flavorTolerations } from '../common/index.js';
+import { flavorTolerations } from '../../contracts/index.js';
 import { cpuManufacturerOf, type FlavorPlan, type PoolPlan } from './pools.js';
 
 function flavorNotes(flavor: FlavorPlan): Labels {

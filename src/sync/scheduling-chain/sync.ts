@@ -5,13 +5,13 @@
 import {
   GPUSTACK_API_VERSION,
   SCHEDULING_CHAIN_NAME,
-  resolveSettings,
   sortObjects,
   type CompositeSyncResponse,
   type CustomizeResponse,
   type InstanceType,
   type SyncOutcome,
 } from '../../k8s/index.js';
+import { resolveSettings, enabledManufacturers } from '../../contracts/index.js';
 import { buildDeviceClasses } from '../../dra/index.js';
 import { MANAGED_LABEL, PART_OF_LABEL, PART_OF_VALUE, PROFILED_LABEL } from '../../nodefeature/index.js';
 import {
@@ -19,7 +19,6 @@ import {
   NODE_KEY,
   NODE_PROFILE_KEY,
   RETRY_AFTER_SECONDS,
-  enabledManufacturers,
   keepObservedChildren,
   refuse,
   type SyncContext,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEVICE_LABEL_SOURCES, resolveSettings } from '../../src/k8s/index.js';
+import { DEVICE_LABEL_SOURCES } from '../../src/k8s/index.js';
+import { resolveSettings } from '../../src/contracts/index.js';
 
 describe('resolveSettings: deviceLabelSources', () => {
   it('defaults to our agent first, then every vendor source', () => {

@@ -1,6 +1,10 @@
-/** @module The manufacturer registry (DESIGN §3): one row per vendor, nothing read from the environment. */
+/**
+ * @module The manufacturer table (DESIGN §3): one row per vendor, nothing read from the
+ * environment. The chain builds its flavors and queues with each row's device resource and the
+ * admission checker counts the same one, so the table sits here, beside the settings that may
+ * override it (`deviceResourceOf`).
+ */
 import { MANUFACTURER_NAMES, type ManufacturerName } from '../k8s/index.js';
-import { CREDITS_PREFIX } from './constants.js';
 
 export interface Manufacturer {
   readonly key: ManufacturerName;
@@ -34,19 +38,4 @@ export const MANUFACTURERS: Readonly<Record<ManufacturerName, Manufacturer>> = {
 /** True when `name` is one of the nine manufacturer keys. */
 export function isManufacturer(name: string): name is ManufacturerName {
   return (MANUFACTURER_NAMES as readonly string[]).includes(name);
-}
-
-/**
- * The per-card value of `.sliced.cores-percentage`: slices × 100 for overcommit vendors
- * (nvidia 12800, ascend 6300), else 100.
- */
-export function coresPercentagePerCard(mfr: ManufacturerName): number {
-  const m = MANUFACTURERS[mfr];
-  return m.overcommit ? m.slices * 100 : 100;
-}
-
-/** `credits.gpustack.ai/<mfr>`, the only resource a device ClusterQueue covers. */
-export function creditsResource(mfr: ManufacturerName): string {
-  // "credits.gpustack.ai/nvidia"
-  return `${CREDITS_PREFIX}${mfr}`;
 }

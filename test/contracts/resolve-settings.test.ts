@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveSettings } from '../../src/k8s/index.js';
+import { resolveSettings } from '../../src/contracts/index.js';
 
 describe('resolveSettings', () => {
   it.each([

@@ -1,4 +1,4 @@
-/** @module src/kube: the small API-server client the agent and the admission checker share (list, watch, get, patch). */
+/** @module src/api-client: the small API-server client the agent and the admission checker share (list, watch, get, patch). */
 export {
   ApiError,
   KUBE_CLIENT_MIN_NODE,

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KUBE_CLIENT_MIN_NODE, kubeClientLoads, loadKubeConfig } from '../../src/kube/index.js';
+import { KUBE_CLIENT_MIN_NODE, kubeClientLoads, loadKubeConfig } from '../../src/api-client/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gpustack-kubeconfig-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
