@@ -2,9 +2,11 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects so the pure suite never needs a compiler toolchain: `unit` covers
 // k8s, nodefeature, sync, server, cli; `native` builds the addon and the fake
-// vendor libraries first (see test/native/global-setup.ts).
+// vendor libraries first (see test/native/global-setup.ts). The root global setup compiles
+// the sources once for the tests that run the real CLI (see test/global-setup.ts).
 export default defineConfig({
   test: {
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       {
         test: {

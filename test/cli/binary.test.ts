@@ -1,13 +1,12 @@
 /**
  * The built `gpustack-operator` binary: `render` exit codes and messages, `serve` answering
  * over HTTP on 127.0.0.1 and stopping cleanly on SIGTERM, and `admission` (alone and inside
- * `serve --admission`) writing a verdict to a streaming stand-in API server. The sources are compiled once, without
- * type checking (that is `npm run typecheck`'s job), into a private folder under node_modules/.cache
- * so that a concurrent `npm run build` into dist/ cannot race with this test.
+ * `serve --admission`) writing a verdict to a streaming stand-in API server. The binary is the one
+ * the root global setup compiled once for the run (test/global-setup.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +14,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { eventually, kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
+import { compiledCli } from '../support/compiled-cli.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
 /** One CLI start imports the whole program (client-node included): seconds, more on a loaded machine. */
 const CLI_TIMEOUT_MS = 60_000;
 
@@ -52,34 +51,19 @@ function collect(child: ChildProcess): Promise<Run> {
   });
 }
 
-let outDir = '';
+let main = '';
 let scratch = '';
 
 function cli(...args: string[]): Promise<Run> {
-  return collect(
-    spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
+  return collect(spawn(process.execPath, [main, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
-beforeAll(async () => {
-  mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
-  outDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'cli-test-'));
+beforeAll(() => {
+  main = compiledCli();
   scratch = mkdtempSync(join(tmpdir(), 'gpustack-cli-'));
-  const build = await collect(
-    spawn(
-      process.execPath,
-      [TSC, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck', '--sourceMap', 'false'],
-      { cwd: REPO },
-    ),
-  );
-  if (build.code !== 0) throw new Error(`tsc failed (${build.code}):\n${build.stdout}${build.stderr}`);
-}, 120_000);
+});
 
 afterAll(() => {
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -161,7 +145,7 @@ describe('gpustack-operator serve', () => {
     async () => {
       // --port 0: the kernel picks a free port, which the startup banner names.
       const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--max-body', '64Ki'];
-      const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+      const child = spawn(process.execPath, [main, ...args], {
         cwd: REPO,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -225,7 +209,7 @@ describe('gpustack-operator serve', () => {
 /** `serve` on 127.0.0.1 with a kernel-picked port, once it listens: its port, and its exit. */
 async function startServe(...extra: string[]): Promise<{ child: ChildProcess; port: number; done: Promise<Run> }> {
   const args = ['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...extra];
-  const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+  const child = spawn(process.execPath, [main, ...args], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -399,7 +383,7 @@ describe('gpustack-operator admission', () => {
   });
 
   function start(...args: string[]): { child: ChildProcess; done: Promise<Run> } {
-    const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+    const child = spawn(process.execPath, [main, ...args], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -628,7 +612,7 @@ describe.concurrent('gpustack-operator kueue-config', () => {
 });
 
 function cliWithStdin(input: string, ...args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, [join(outDir, 'src', 'cli', 'main.js'), ...args], {
+  const child = spawn(process.execPath, [main, ...args], {
     cwd: REPO,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

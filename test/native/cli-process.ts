@@ -1,18 +1,18 @@
 // Runs the real `gpustack-operator` CLI in a child process, so that a crash inside the addon
 // (a signal from the dynamic loader, say) is seen as the child's exit, not as a dead test
-// runner. The sources are compiled once per test file without type checking (that is
-// `npm run typecheck`'s job) into a private folder under build/, next to the addon.
+// runner. The CLI is the one the root global setup compiled once for the whole run
+// (test/global-setup.ts).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll } from 'vitest';
 
+import { compiledCli } from '../support/compiled-cli.js';
 import { REPO_ROOT } from './fake-machine.js';
 
 export const ADDON_PATH = path.join(REPO_ROOT, 'native', 'build', 'Release', 'gpustack_native.node');
-const TSC = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 /** A start imports the Kubernetes client: seconds on a loaded machine. */
 const CHILD_TIMEOUT_MS = 20_000;
 /** For the tests that run it: the child's own limit, plus room to report. */
@@ -51,49 +51,22 @@ interface Cli {
    * built addon unless `env` says otherwise.
    */
   run(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<CliRun>;
-  dispose(): void;
 }
 
-async function compileCli(): Promise<Cli> {
-  mkdirSync(path.join(REPO_ROOT, 'build'), { recursive: true });
-  const outDir = mkdtempSync(path.join(REPO_ROOT, 'build', 'cli-test-'));
-  const build = await run(
-    process.execPath,
-    [TSC, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck', '--sourceMap', 'false'],
-    process.env,
-  );
-  if (build.code !== 0) throw new Error(`tsc failed (${build.code}):\n${build.stdout}${build.stderr}`);
-  const cli = path.join(outDir, 'src', 'cli', 'main.js');
+/**
+ * For a test file: the compiled CLI, and a scratch folder (named after `name`) removed after
+ * the file's tests.
+ */
+export function useCli(name: string): { readonly scratch: string; readonly run: Cli['run'] } {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), `gpustack-${name}-`));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
   return {
+    scratch,
     run: (args, env = {}) =>
-      run(process.execPath, [cli, ...args], {
+      run(process.execPath, [compiledCli(), ...args], {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
         GPUSTACK_NATIVE_ADDON: ADDON_PATH,
         ...env,
       }),
-    dispose: () => rmSync(outDir, { recursive: true, force: true }),
-  };
-}
-
-/**
- * For a test file: compiles the CLI before its tests, and removes it and a scratch folder
- * (named after `name`) after them.
- */
-export function useCli(name: string): { readonly scratch: string; readonly run: Cli['run'] } {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), `gpustack-${name}-`));
-  let cli: Cli | undefined;
-  beforeAll(async () => {
-    cli = await compileCli();
-  }, 120_000);
-  afterAll(() => {
-    cli?.dispose();
-    rmSync(scratch, { recursive: true, force: true });
-  });
-  return {
-    scratch,
-    run: (args, env) => {
-      if (cli === undefined) throw new Error('the CLI is compiled in beforeAll: run it from a test');
-      return cli.run(args, env);
-    },
   };
 }
