@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
+// Limits are hang guards only: a test waits for what it needs, never for a time that a loaded
+// machine may exceed. Vitest's defaults (5 s a test, 10 s a hook) were hit at load 40 on two cores.
+const HANG_GUARD_MS = 180_000;
+
 // Two projects so the pure suite never needs a compiler toolchain: `unit` covers
 // k8s, nodefeature, sync, server, cli; `native` builds the addon and the fake
 // vendor libraries first (see test/native/global-setup.ts). The root global setup compiles
@@ -7,8 +11,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
+    testTimeout: HANG_GUARD_MS,
+    hookTimeout: HANG_GUARD_MS,
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
@@ -16,6 +23,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'native',
           include: ['test/native/**/*.test.ts'],
@@ -23,7 +31,6 @@ export default defineConfig({
           // The addon reads GPUSTACK_* with getenv(): tests that set process.env need a
           // real process per file, not a worker thread with a copied environment.
           pool: 'forks',
-          testTimeout: 30_000,
         },
       },
     ],
