@@ -1,3 +1,5 @@
+import os from 'node:os';
+
 import { defineConfig } from 'vitest/config';
 
 // Limits are hang guards only: a test waits for what it needs, never for a time that a loaded
@@ -11,6 +13,8 @@ const HANG_GUARD_MS = 180_000;
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
+    // Vitest's default leaves a core to its own process, which mostly waits: one worker on two cores.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     testTimeout: HANG_GUARD_MS,
     hookTimeout: HANG_GUARD_MS,
     projects: [
