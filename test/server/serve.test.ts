@@ -91,9 +91,10 @@ describe('createHookServer', () => {
     await pause(50);
     client.socket.write(BODY.slice(10));
     await drained;
+    // The server is done once it has written and closed; the client has read it all once it sees the close.
+    await client.closed;
 
     expect(client.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{\}$/);
-    await client.closed;
   });
 
   it('draining: a stalled upload is cut at the drain bound, and new connections are refused', async () => {
