@@ -313,11 +313,14 @@ export function kubeConfigFor(server: string): KubeConfig {
   return kc;
 }
 
-/** Polls `check` until it returns true (no timing asserted: only that it happens before the test timeout). */
+/**
+ * Polls `check` until it returns true (no timing asserted: only that it happens). `timeoutMs` is a
+ * hang guard, below the tests' own (vitest.config.ts) so that its message names what never came.
+ */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
   what: string,
-  timeoutMs = 10_000,
+  timeoutMs = 120_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -222,11 +222,10 @@ describe('runAgent', () => {
         if (cycles === 1) setTimeout(() => stop.abort(), 10);
         return Promise.resolve(H100_X8);
       },
-      { intervalMs: 60_000 },
+      // An interval no test run lasts: runAgent returns only if the abort cuts its wait short.
+      { intervalMs: 24 * 3_600_000 },
     );
-    const started = performance.now();
     await runAgent(state, opts, stop.signal);
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(cycles).toBe(1);
     expect(publisher.written).toEqual([H100_LABELS]);
   });

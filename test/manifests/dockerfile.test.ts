@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validate } from 'dockerfile-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compiledProject } from '../support/compiled-cli.js';
 
 const dockerfile = readFileSync('Dockerfile', 'utf8');
 // Continuation lines joined, comments dropped: one instruction per entry.
@@ -27,11 +26,10 @@ const dockerignore = readFileSync('.dockerignore', 'utf8')
 describe('Dockerfile', () => {
   let buildOut: string;
   beforeAll(() => {
-    // The build stage runs `npm run build` in /src: compile the same project into a scratch dist/.
-    buildOut = mkdtempSync(join(tmpdir(), 'gpustack-docker-'));
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(buildOut, 'dist')], { stdio: 'pipe' });
-  }, 120_000);
-  afterAll(() => rmSync(buildOut, { recursive: true, force: true }));
+    // The build stage runs `npm run build` in /src: the root global setup compiled the same
+    // project (tsconfig.build.json) into a scratch dist/ once for the run.
+    buildOut = compiledProject();
+  });
 
   it('passes the Dockerfile linter with no errors', () => {
     const errors = validate(dockerfile).filter((d) => d.severity === 1);

@@ -1,24 +1,23 @@
 // The compiled agent with a kubeconfig whose API server does not answer (a closed port on
 // 127.0.0.1): it keeps running and retrying, /healthz (liveness) stays 200 because detection
 // works, and /readyz says 503 with the reason. Needs the addon (a fake card is detected), so it
-// lives in the native project; it compiles the CLI itself because it needs a process that stays up.
+// lives in the native project; it runs the CLI the root global setup compiled once for the run.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
+import { compiledCli } from '../support/compiled-cli.js';
 import { ADDON_PATH } from './cli-process.js';
 import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from './fake-machine.js';
 
-const TSC = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 /** Hang guard for one test: a start on a busy machine takes seconds. Nothing here is timed. */
 const TEST_TIMEOUT_MS = 120_000;
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-agent-api-'));
-let outDir = '';
 
 interface Exit {
   readonly code: number | null;
@@ -37,20 +36,7 @@ function exited(child: ChildProcess): Promise<Exit> {
   });
 }
 
-beforeAll(async () => {
-  mkdirSync(path.join(REPO_ROOT, 'build'), { recursive: true });
-  outDir = mkdtempSync(path.join(REPO_ROOT, 'build', 'cli-agent-api-test-'));
-  const build = spawn(
-    process.execPath,
-    [TSC, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck', '--sourceMap', 'false'],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const { code, output } = await exited(build);
-  if (code !== 0) throw new Error(`tsc failed (${code}):\n${output}`);
-}, 120_000);
-
 afterAll(() => {
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -108,7 +94,7 @@ describe('agent with an API server that does not answer', () => {
       const child = spawn(
         process.execPath,
         [
-          path.join(outDir, 'src', 'cli', 'main.js'),
+          compiledCli(),
           'agent',
           '--node',
           'node-a',

@@ -1,22 +1,25 @@
 // Runs the real `gpustack-operator` CLI in a child process, so that a crash inside the addon
 // (a signal from the dynamic loader, say) is seen as the child's exit, not as a dead test
-// runner. The sources are compiled once per test file without type checking (that is
-// `npm run typecheck`'s job) into a private folder under build/, next to the addon.
+// runner. The CLI is the one the root global setup compiled once for the whole run
+// (test/global-setup.ts).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll } from 'vitest';
 
+import { compiledCli } from '../support/compiled-cli.js';
 import { REPO_ROOT } from './fake-machine.js';
 
 export const ADDON_PATH = path.join(REPO_ROOT, 'native', 'build', 'Release', 'gpustack_native.node');
-const TSC = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-/** A start imports the Kubernetes client: seconds on a loaded machine. */
-const CHILD_TIMEOUT_MS = 20_000;
+/**
+ * A hang guard, not a speed limit: a child stuck in the loader (a FIFO opened as a library) is
+ * killed and that shows as its signal. A start takes well under a second on an idle machine.
+ */
+const CHILD_TIMEOUT_MS = 120_000;
 /** For the tests that run it: the child's own limit, plus room to report. */
-export const CLI_TIMEOUT_MS = CHILD_TIMEOUT_MS + 10_000;
+export const CLI_TIMEOUT_MS = CHILD_TIMEOUT_MS + 30_000;
 
 export interface CliRun {
   readonly code: number | null;
@@ -30,7 +33,6 @@ function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Pro
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
-    // A child stuck in the loader (a FIFO opened as a library) is killed, and that shows.
     timeout: CHILD_TIMEOUT_MS,
     killSignal: 'SIGKILL',
   });
@@ -53,39 +55,11 @@ interface Cli {
   run(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<CliRun>;
   /** Starts `gpustack-operator <args>` (the agent) with the environment of run(), without a time limit: the caller stops it. */
   start(args: readonly string[], env?: Readonly<Record<string, string>>): ChildProcessWithoutNullStreams;
-  dispose(): void;
-}
-
-async function compileCli(): Promise<Cli> {
-  mkdirSync(path.join(REPO_ROOT, 'build'), { recursive: true });
-  const outDir = mkdtempSync(path.join(REPO_ROOT, 'build', 'cli-test-'));
-  const build = await run(
-    process.execPath,
-    [TSC, '-p', 'tsconfig.build.json', '--outDir', outDir, '--noCheck', '--sourceMap', 'false'],
-    process.env,
-  );
-  if (build.code !== 0) throw new Error(`tsc failed (${build.code}):\n${build.stdout}${build.stderr}`);
-  const cli = path.join(outDir, 'src', 'cli', 'main.js');
-  return {
-    run: (args, env = {}) =>
-      run(process.execPath, [cli, ...args], {
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        GPUSTACK_NATIVE_ADDON: ADDON_PATH,
-        ...env,
-      }),
-    start: (args, env = {}) =>
-      spawn(process.execPath, [cli, ...args], {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', GPUSTACK_NATIVE_ADDON: ADDON_PATH, ...env },
-        stdio: 'pipe',
-      }),
-    dispose: () => rmSync(outDir, { recursive: true, force: true }),
-  };
 }
 
 /**
- * For a test file: compiles the CLI before its tests, and removes it and a scratch folder
- * (named after `name`) after them.
+ * For a test file: the compiled CLI, and a scratch folder (named after `name`) removed after
+ * the file's tests.
  */
 export function useCli(name: string): {
   readonly scratch: string;
@@ -93,23 +67,20 @@ export function useCli(name: string): {
   readonly start: Cli['start'];
 } {
   const scratch = mkdtempSync(path.join(os.tmpdir(), `gpustack-${name}-`));
-  let cli: Cli | undefined;
-  beforeAll(async () => {
-    cli = await compileCli();
-  }, 120_000);
-  afterAll(() => {
-    cli?.dispose();
-    rmSync(scratch, { recursive: true, force: true });
-  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
   return {
     scratch,
-    run: (args, env) => {
-      if (cli === undefined) throw new Error('the CLI is compiled in beforeAll: run it from a test');
-      return cli.run(args, env);
-    },
-    start: (args, env) => {
-      if (cli === undefined) throw new Error('the CLI is compiled in beforeAll: start it from a test');
-      return cli.start(args, env);
-    },
+    run: (args, env = {}) =>
+      run(process.execPath, [compiledCli(), ...args], {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        GPUSTACK_NATIVE_ADDON: ADDON_PATH,
+        ...env,
+      }),
+    start: (args, env = {}) =>
+      spawn(process.execPath, [compiledCli(), ...args], {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', GPUSTACK_NATIVE_ADDON: ADDON_PATH, ...env },
+        stdio: 'pipe',
+      }),
   };
 }

@@ -3,6 +3,7 @@
  * keep-alive that outlives Go's 90 s idle connections), and draining on shutdown lets a request in
  * flight finish while a stalled upload is cut at the drain bound.
  */
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -25,15 +26,36 @@ function listen(server: Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 }
 
-/** A raw connection: what it received, and a promise of its close. */
-function open(port: number): { socket: Socket; received: () => string; closed: Promise<void> } {
+/** A raw connection: what it received, a promise of its close, and one of its next answer. */
+function open(port: number): {
+  socket: Socket;
+  received: () => string;
+  closed: Promise<void>;
+  /** Resolves once what it received matches `pattern`, or once it closes. */
+  until: (pattern: RegExp) => Promise<void>;
+} {
   const socket = connect(port, '127.0.0.1');
   let text = '';
+  const waiting = new Set<() => void>();
   socket.on('data', (chunk: Buffer) => {
     text += chunk.toString();
+    for (const check of waiting) check();
   });
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  return { socket, received: () => text, closed };
+  const until = (pattern: RegExp) =>
+    Promise.race([
+      closed,
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!pattern.test(text)) return;
+          waiting.delete(check);
+          resolve();
+        };
+        waiting.add(check);
+        check();
+      }),
+    ]);
+  return { socket, received: () => text, closed, until };
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -62,16 +84,18 @@ describe('createHookServer', () => {
     const server = createHookServer(createApp());
     servers.push(server);
     const client = open(await listen(server));
+    const inFlight = once(server, 'request');
     client.socket.write(HEAD + BODY.slice(0, 10));
-    await pause(50);
+    await inFlight;
 
     const drained = drainServer(server, 10_000);
     await pause(50);
     client.socket.write(BODY.slice(10));
     await drained;
+    // The server is done once it has written and closed; the client has read it all once it sees the close.
+    await client.closed;
 
     expect(client.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{\}$/);
-    await client.closed;
   });
 
   it('draining: a stalled upload is cut at the drain bound, and new connections are refused', async () => {
@@ -79,8 +103,9 @@ describe('createHookServer', () => {
     servers.push(server);
     const port = await listen(server);
     const stalled = open(port);
+    const inFlight = once(server, 'request');
     stalled.socket.write(HEAD + BODY.slice(0, 10));
-    await pause(50);
+    await inFlight;
     let timedOut = false;
 
     const drained = drainServer(server, 300, () => {
@@ -103,8 +128,9 @@ describe('createHookServer', () => {
     servers.push(server);
     const port = await listen(server);
     const holder = open(port);
+    const holding = once(server, 'request');
     holder.socket.write(HEAD.replace(`Content-Length: ${BODY.length}`, 'Content-Length: 900') + BODY.slice(0, 10));
-    await pause(50);
+    await holding;
     const refused = open(port);
     let reset = false;
     refused.socket.on('error', () => {
@@ -120,7 +146,7 @@ describe('createHookServer', () => {
     refused.socket.write(' '.repeat(length - 1_000_000));
     await pause(300);
     refused.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-    await pause(300);
+    await refused.until(/\{"status":"ok"\}$/);
 
     expect(reset).toBe(false);
     expect(refused.received()).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n[\s\S]*retry-after: 5\r\n/i);
