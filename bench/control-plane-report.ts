@@ -38,6 +38,21 @@ export interface ClusterRun {
   readonly metacontroller: string;
   /** The request-size experiment: Nodes without the status a kubelet writes beyond capacity. */
   readonly slim?: boolean;
+  /** `--status-reports`: one kubelet status report per Node, node-profile syncing on it or not. */
+  readonly statusReports?: readonly StatusReport[];
+}
+
+/**
+ * One round of status writes, one per Node, as each kubelet posts every 5 min when nothing changed
+ * (nodeStatusReportFrequency: the conditions' heartbeat times move), with node-profile's
+ * `ignoreStatusChanges` as given and its resync put off: the hook calls and CPU seconds the round cost.
+ */
+export interface StatusReport {
+  readonly ignoreStatusChanges: boolean;
+  readonly writes: number;
+  readonly writeSeconds: number;
+  readonly calls: Readonly<Record<string, number>>;
+  readonly cpu: Readonly<Record<string, number>>;
 }
 
 export interface ClusterResult {
