@@ -1,4 +1,4 @@
-// node-profile on a real control plane with the resync it ships (300 s, not the e2e's 5 s): a
+// node-profile on a real control plane with the resync it ships (an hour, not the e2e's 5 s): a
 // Node registered as a kubelet registers it — the object, then its status — is labelled by events,
 // within seconds, on every Metacontroller release. Run against Metacontroller v4 with
 // E2E_METACONTROLLER_BIN / E2E_METACONTROLLER_CRDS (CI runs v1.5.20, which has no
@@ -19,7 +19,7 @@ import { startHookServer } from './support/hook-server.js';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
 const NODE_PROFILE = 'gpustack-node-profile';
 const CPU_COUNT = 'general.feature.gpustack.ai/generic.count';
-/** Seconds, with a 2-core machine's slack, and far below the 300 s resync the controller keeps here. */
+/** Seconds, with a 2-core machine's slack, and far below any resync (300 s before, an hour now). */
 const LABELLED_MS = 30_000;
 
 let plane: ControlPlane;
