@@ -38,6 +38,21 @@ export interface ClusterRun {
   readonly metacontroller: string;
   /** The request-size experiment: Nodes without the status a kubelet writes beyond capacity. */
   readonly slim?: boolean;
+  /** `--status-reports`: one kubelet status report per Node, node-profile syncing on it or not. */
+  readonly statusReports?: readonly StatusReport[];
+}
+
+/**
+ * One round of status writes, one per Node, as each kubelet posts every 5 min when nothing changed
+ * (nodeStatusReportFrequency: the conditions' heartbeat times move), with node-profile's
+ * `ignoreStatusChanges` as given and its resync put off: the hook calls and CPU seconds the round cost.
+ */
+export interface StatusReport {
+  readonly ignoreStatusChanges: boolean;
+  readonly writes: number;
+  readonly writeSeconds: number;
+  readonly calls: Readonly<Record<string, number>>;
+  readonly cpu: Readonly<Record<string, number>>;
 }
 
 export interface ClusterResult {
@@ -164,7 +179,7 @@ export function clusterMarkdown(result: ClusterResult): string {
     `Commit \`${result.commit}\`, ${Math.round(result.durationSeconds / 60)} min in all, on ${result.machine.cpus} × ${result.machine.cpuModel}, Node ${result.machine.node}.` +
       ` etcd, kube-apiserver v1.36.3, Metacontroller ${first?.metacontroller ?? '?'} (the release the Go module proxy serves; it predates hook v2 and` +
       ' `ignoreStatusChanges`, so the bench strips them as the chain e2e does), and our server from `dist` (`serve`, the NODE_OPTIONS of its Deployment),' +
-      " all on this machine; no kube-controller-manager, no Kueue controller (CRDs only). Resync periods are the manifests' (node-profile 300 s," +
+      " all on this machine; no kube-controller-manager, no Kueue controller (CRDs only). Resync periods are the manifests' (node-profile 3600 s," +
       ' the others 60 s); Metacontroller runs with discovery every 20 s, zap log level 4, client QPS 100 / burst 200,' +
       ` ${result.metacontrollerWorkers ?? 5} sync workers per controller (\`--workers\`; its default is 5).` +
       " The machine is shared with other engineers' tests: the load average is recorded beside each run, and numbers move with it.",

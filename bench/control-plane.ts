@@ -7,7 +7,9 @@
  * the chain request's bytes per Node, CPU seconds and peak RSS of each process and connection resets.
  * Results: `bench/results/cluster-<date>.json`, `bench/results/cluster-scale.svg`, a section of
  * `bench/RESULTS.md` and `bench/README-cluster-section.md`.
- * Options: `--nodes 500,2000,5000`, `--changes 20`, `--slim-at 5000` (the request-size experiment), `--no-write`.
+ * Options: `--nodes 500,2000,5000`, `--changes 20`, `--slim-at 5000` (the request-size experiment),
+ * `--status-reports` (one kubelet status report per Node, node-profile syncing on it and not: what
+ * `ignoreStatusChanges: false` costs; Metacontroller v4 only, given as E2E_METACONTROLLER_BIN), `--no-write`.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,6 +37,7 @@ import {
   type ClusterRun,
   type ProcessUse,
   type Reaction,
+  type StatusReport,
 } from './control-plane-report.js';
 import { quantile } from './stats.js';
 
@@ -290,6 +293,53 @@ function resets(plane: ControlPlane): number {
 }
 
 /**
+ * One status report per Node (see `StatusReport`), after node-profile is set to `ignoreStatusChanges`
+ * with its resync put off (Metacontroller restarts the controller, re-syncing every Node once, before
+ * the hooks go quiet), so that only the syncs the reports cause are counted.
+ */
+async function statusReport(
+  client: KubeClient,
+  nodes: readonly Node[],
+  serverUrl: string,
+  pids: Pids,
+  ignoreStatusChanges: boolean,
+): Promise<StatusReport> {
+  await client.mergePatch('metacontroller.k8s.io/v1alpha1', 'DecoratorController', 'gpustack-node-profile', {
+    spec: { resyncPeriodSeconds: 3600, resources: [{ apiVersion: 'v1', resource: 'nodes', ignoreStatusChanges }] },
+  });
+  await sleep(5000);
+  const before = await quiet(serverUrl, pids['metacontroller'] as number, 5000, 600_000);
+  const cpuBefore = cpuSnapshot(pids);
+  const heartbeat = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const started = performance.now();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < nodes.length) {
+      const node = nodes[next++] as Node;
+      const conditions = (node.status as { conditions?: Record<string, unknown>[] }).conditions ?? [];
+      await client.request(
+        'PATCH',
+        `/api/v1/nodes/${node.metadata.name}/status`,
+        JSON.stringify({ status: { conditions: conditions.map((c) => ({ ...c, lastHeartbeatTime: heartbeat })) } }),
+        'application/merge-patch+json',
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  const writeSeconds = (performance.now() - started) / 1000;
+  const after = await quiet(serverUrl, pids['metacontroller'] as number, 5000, 600_000);
+  const report = {
+    ignoreStatusChanges,
+    writes: nodes.length,
+    writeSeconds,
+    calls: countsBetween(before, after),
+    cpu: cpuBetween(cpuBefore, cpuSnapshot(pids)),
+  };
+  log(`status reports, ignoreStatusChanges ${ignoreStatusChanges}: ${JSON.stringify(report)}`);
+  return report;
+}
+
+/**
  * The request-size experiment (issue 18 item 4): the same Nodes without what the chain never reads
  * and a kubelet writes (images, conditions, nodeInfo, addresses), so the chain's
  * request shrinks while the number of Nodes, labels and hook calls stay the same.
@@ -299,7 +349,7 @@ function slim(node: Node): Node {
   return { ...node, status: { capacity: status.capacity, allocatable: status.allocatable } } as Node;
 }
 
-async function runOnce(size: number, changes: number, slimNodes = false): Promise<ClusterRun> {
+async function runOnce(size: number, changes: number, slimNodes = false, statusReports = false): Promise<ClusterRun> {
   const loadStart = os.loadavg();
   log(`N = ${size}: generating and rendering`);
   let nodes = slimNodes ? generateNodes(size).map(slim) : generateNodes(size);
@@ -459,6 +509,14 @@ async function runOnce(size: number, changes: number, slimNodes = false): Promis
         peakRssMB: Math.round(use.peakRssMB),
       };
     }
+    const reports: StatusReport[] = [];
+    if (statusReports) {
+      if (metacontroller.component.version.startsWith('v1.'))
+        throw new Error(
+          '--status-reports: Metacontroller 1.x has no ignoreStatusChanges; give v4 as E2E_METACONTROLLER_BIN',
+        );
+      for (const ignore of [false, true]) reports.push(await statusReport(client, nodes, server.url, pids, ignore));
+    }
     const seconds = reactions.map((r) => r.seconds);
     return {
       nodes: size,
@@ -478,6 +536,7 @@ async function runOnce(size: number, changes: number, slimNodes = false): Promis
       connectionResets: resets(plane),
       metacontroller: metacontroller.component.version,
       slim: slimNodes,
+      ...(reports.length > 0 ? { statusReports: reports } : {}),
     };
   } finally {
     await plane.stop();
@@ -506,7 +565,8 @@ async function main(): Promise<void> {
   const write = !process.argv.includes('--no-write');
   const started = performance.now();
   const runs: ClusterRun[] = [];
-  for (const size of sizes) runs.push(await runOnce(size, changes));
+  const statusReports = process.argv.includes('--status-reports');
+  for (const size of sizes) runs.push(await runOnce(size, changes, false, statusReports));
   const slimAt = argument('slim-at');
   const slimRuns: ClusterRun[] = [];
   for (const size of slimAt ? slimAt.split(',').map(Number) : []) slimRuns.push(await runOnce(size, changes, true));

@@ -28,7 +28,7 @@ interface ControllerManifest {
     hooks: Record<string, { version?: string; webhook: { url: string } }>;
     childResources?: { apiVersion: string; resource: string }[];
     attachments?: { apiVersion: string; resource: string }[];
-    resources?: { apiVersion: string; resource: string }[];
+    resources?: { apiVersion: string; resource: string; ignoreStatusChanges?: boolean }[];
   };
 }
 
@@ -98,6 +98,14 @@ describe('controller manifests ↔ server contract', () => {
         expect.objectContaining({ apiVersion: object.apiVersion, resource: RESOURCE_OF_KIND[object.kind] }),
       );
     }
+  });
+
+  it('node-profile is synced on Node status writes: it reads status.capacity (Metacontroller v4 skips them under ignoreStatusChanges)', () => {
+    const nodes = byName.get('gpustack-node-profile')?.spec.resources?.find((r) => r.resource === 'nodes');
+    expect(nodes?.ignoreStatusChanges).toBe(false);
+    const template = readFileSync('charts/gpustack-operator/templates/compositecontrollers/node-profile.yaml', 'utf8');
+    expect(template).toMatch(/^ {6}ignoreStatusChanges: false$/m);
+    expect(template).not.toMatch(/ignoreStatusChanges: true/);
   });
 
   it('kustomization lists every manifest file (except the Kueue configuration, which is merged into Kueue)', () => {

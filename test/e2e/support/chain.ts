@@ -36,8 +36,20 @@ function forMetacontroller(spec: Record<string, unknown>, metacontrollerVersion:
   return { ...spec, hooks, ...(resources ? { resources } : {}) };
 }
 
+export interface ManifestOptions {
+  /**
+   * Controllers (by name) that keep the resync period their manifest ships instead of the e2e's
+   * short one: for scenarios that must not be rescued by a resync.
+   */
+  readonly shippedResync?: readonly string[];
+}
+
 /** Every object of `kubectl apply -k manifests/`, hook URLs pointed at `hookUrl`. */
-export function ourManifests(hookUrl: string, metacontrollerVersion: string): KubeObject[] {
+export function ourManifests(
+  hookUrl: string,
+  metacontrollerVersion: string,
+  options: ManifestOptions = {},
+): KubeObject[] {
   const kustomization = parse(readFileSync(path.join(MANIFESTS, 'kustomization.yaml'), 'utf8')) as {
     resources: string[];
   };
@@ -55,9 +67,11 @@ export function ourManifests(hookUrl: string, metacontrollerVersion: string): Ku
           return [name, { ...hook, webhook: { ...hook.webhook, url: `${hookUrl}${route}` } }];
         }),
       );
+      const shipped = options.shippedResync?.includes(object.metadata.name) ?? false;
+      const resyncPeriodSeconds = shipped ? spec.resyncPeriodSeconds : E2E_RESYNC_SECONDS;
       return {
         ...object,
-        spec: forMetacontroller({ ...spec, hooks, resyncPeriodSeconds: E2E_RESYNC_SECONDS }, metacontrollerVersion),
+        spec: forMetacontroller({ ...spec, hooks, resyncPeriodSeconds }, metacontrollerVersion),
       };
     });
 }
@@ -67,8 +81,9 @@ export async function installOurManifests(
   client: KubeClient,
   hookUrl: string,
   metacontrollerVersion: string,
+  options: ManifestOptions = {},
 ): Promise<{ applied: string[]; dryRun: string[] }> {
-  const objects = ourManifests(hookUrl, metacontrollerVersion);
+  const objects = ourManifests(hookUrl, metacontrollerVersion, options);
   const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
   for (const crd of crds) await client.applyObject(crd);
   await client.waitForCrds(crds.map((c) => c.metadata.name));
@@ -101,14 +116,20 @@ export function exampleClusterFiles(): string[] {
     .sort();
 }
 
-/** Creates a Node as a kubelet would: the object, then its status (capacity) on the subresource. */
-export async function createNode(client: KubeClient, node: Node): Promise<void> {
+/** Creates a Node as a kubelet registers it, before its first status: the object alone. */
+export async function registerNode(client: KubeClient, node: Node): Promise<void> {
   const { name, labels, annotations } = node.metadata;
   await client.applyObject({
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
   });
+}
+
+/** Creates a Node as a kubelet would: the object, then its status (capacity) on the subresource. */
+export async function createNode(client: KubeClient, node: Node): Promise<void> {
+  const { name } = node.metadata;
+  await registerNode(client, node);
   const status = node.status as { capacity?: unknown; allocatable?: unknown } | undefined;
   await client.applyObject(
     {

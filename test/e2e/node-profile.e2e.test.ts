@@ -1,0 +1,158 @@
+// node-profile on a real control plane with the resync it ships (an hour, not the e2e's 5 s): a
+// Node registered as a kubelet registers it — the object, then its status — is labelled by events,
+// within seconds, on every Metacontroller release. Run against Metacontroller v4 with
+// E2E_METACONTROLLER_BIN / E2E_METACONTROLLER_CRDS (CI runs v1.5.20, which has no
+// `ignoreStatusChanges` and syncs on every change: there this passes whatever the manifest says).
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import type { Node } from '../../src/k8s/index.js';
+import { renderChain } from '../../src/render/index.js';
+import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
+import { createNode, exampleNodes, installOurManifests, registerNode } from './support/chain.js';
+import { describeComponents, ensureCrds } from './support/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
+import { startHookServer } from './support/hook-server.js';
+
+const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
+const NODE_PROFILE = 'gpustack-node-profile';
+const CPU_COUNT = 'general.feature.gpustack.ai/generic.count';
+/** Seconds, with a 2-core machine's slack, and far below any resync (300 s before, an hour now). */
+const LABELLED_MS = 30_000;
+
+let plane: ControlPlane;
+let client: KubeClient;
+let failed = false;
+
+function log(message: string): void {
+  process.stderr.write(`[e2e] ${message}\n`);
+}
+
+/** An example Node under another name, as the kubelet registers it: labels and annotations, no status. */
+function renamed(node: Node, name: string): Node {
+  return { ...node, metadata: { ...node.metadata, name } };
+}
+
+/** The labels node-profile's answer leaves on `node` (what render prints), `null` for those it removes. */
+function wantedLabels(node: Node): Record<string, string | null> {
+  const result = renderChain({ nodes: [node], namespaces: ['default'] }, { now: '2026-01-01T00:00:00Z' });
+  if (!result.ok) throw new Error(`render refused ${node.metadata.name}: ${result.error.message}`);
+  return result.nodes.find((n) => n.name === node.metadata.name)?.labels ?? {};
+}
+
+/** Waits until the live Node carries `want`; returns the seconds it took from `since`. */
+async function labelledWithin(name: string, want: Record<string, string | null>, since: number): Promise<number> {
+  let diff: string[] = [];
+  try {
+    await waitFor(
+      async () => {
+        const labels = (await client.get('v1', 'Node', name))?.metadata.labels ?? {};
+        diff = Object.entries(want)
+          .filter(([key, value]) => (value === null ? key in labels : labels[key] !== value))
+          .map(([key, value]) => `${key}: want ${value}, have ${labels[key]}`);
+        return diff.length === 0;
+      },
+      LABELLED_MS,
+      `Node ${name} labelled`,
+      200,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nstill different:\n  ${diff.join('\n  ')}`, { cause: error });
+  }
+  return (performance.now() - since) / 1000;
+}
+
+/** Writes `status.capacity` (and allocatable) on the status subresource, as a kubelet does. */
+async function postStatus(name: string, capacity: Record<string, string>): Promise<void> {
+  await client.applyObject(
+    { apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { capacity, allocatable: capacity } },
+    { subresource: 'status' },
+  );
+}
+
+beforeAll(async () => {
+  plane = await startControlPlane({ controllerManager: false });
+  client = plane.client;
+  const kueue = ensureCrds('kueue');
+  await client.installCrds(
+    readdirSync(kueue.dir)
+      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
+      .map((f) => path.join(kueue.dir, f)),
+  );
+  const server = await startHookServer(plane.logsDir);
+  plane.adopt(server);
+  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
+  log(describeComponents({ metacontroller: metacontroller.component }));
+  await installOurManifests(client, server.url, metacontroller.component.version, { shippedResync: [NODE_PROFILE] });
+  const controller = await client.get<KubeObject & { spec: { resyncPeriodSeconds?: number } }>(
+    'metacontroller.k8s.io/v1alpha1',
+    'DecoratorController',
+    NODE_PROFILE,
+  );
+  expect(controller?.spec.resyncPeriodSeconds).toBeGreaterThanOrEqual(300);
+  // node-profile relates the ChainSettings the chain writes; without it, it would label by defaults.
+  await waitFor(
+    async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
+    120_000,
+    'the chain wrote no ChainSettings',
+    500,
+  );
+}, 3_600_000);
+
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') failed = true;
+});
+
+afterAll(async () => {
+  if (failed) log(`component logs kept in ${plane?.logsDir}`);
+  await plane?.stop({ failed });
+}, 120_000);
+
+describe('node-profile labels a Node from its events, not its resync', () => {
+  it('a Node given its status right after it registers (as a kubelet does) gets every label, the CPU count among them, within seconds', async () => {
+    const node = renamed(exampleNodes('h100-8x.yaml')[0] as Node, 'e2e-kubelet-registers');
+    const want = wantedLabels(node);
+    expect(want[CPU_COUNT]).toBe('224');
+    const started = performance.now();
+    await createNode(client, node);
+    const seconds = await labelledWithin(node.metadata.name, want, started);
+    log(`${node.metadata.name}: labelled ${seconds.toFixed(1)} s after it registered`);
+  });
+
+  it('a labelled Node given its status, and then more CPUs, gets each CPU count within seconds', async () => {
+    const node = renamed(exampleNodes('reference-4-node.yaml')[0] as Node, 'e2e-status-later');
+    const name = node.metadata.name;
+    await registerNode(client, node);
+    await waitFor(
+      async () => (await client.get('v1', 'Node', name))?.metadata.labels?.['gpustack.ai/managed'] === 'true',
+      LABELLED_MS,
+      `Node ${name} managed`,
+      200,
+    );
+    const noStatus = (await client.get('v1', 'Node', name))?.metadata.labels ?? {};
+    expect(noStatus[CPU_COUNT]).toBeUndefined();
+
+    for (const cpu of ['16', '32']) {
+      const capacity = { ...(node.status?.capacity as Record<string, string>), cpu };
+      const withCapacity = { ...node, status: { ...node.status, capacity } } as Node;
+      const want = wantedLabels(withCapacity);
+      expect(want[CPU_COUNT]).toBe(cpu);
+      const started = performance.now();
+      await postStatus(name, capacity);
+      const seconds = await labelledWithin(name, want, started);
+      const profile = await waitFor(
+        async () => {
+          const live = await client.get<KubeObject & { spec: { cpuCapacity?: string } }>(GPUSTACK, 'NodeProfile', name);
+          return live?.spec.cpuCapacity === cpu ? live : undefined;
+        },
+        LABELLED_MS,
+        `NodeProfile ${name} with cpuCapacity ${cpu}`,
+        200,
+      );
+      expect(profile.spec.cpuCapacity).toBe(cpu);
+      log(`${name}: capacity cpu ${cpu} labelled ${seconds.toFixed(1)} s after the status write`);
+    }
+  });
+});
