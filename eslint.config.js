@@ -1,4 +1,4 @@
-// Lint enforces the dependency direction of DESIGN §2:
+// Lint enforces the dependency direction of docs/architecture.md#layout:
 // server → sync → nodefeature → contracts → k8s, agent → native, agent → nodefeature, agent → api-client,
 // admission → placement | contracts | api-client (never sync); render → sync; server, agent, admission → runtime
 // (shared plumbing); dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and

@@ -1,6 +1,6 @@
 /**
  * @module The DRA side of the admission bench cluster: every node publishes its pool as the agent
- * does (DESIGN §8: a slice of eight counter sets and a slice of sixteen devices, whole and shared
+ * does (docs/architecture.md#resourceslices: a slice of eight counter sets and a slice of sixteen devices, whole and shared
  * per card); on a share of the nodes the training pods hold their cards through ResourceClaims
  * (one claim per pod, allocated whole) and one more card is shared by two 20 GiB slices; a share
  * of the Workloads asks for its cards through a ResourceClaimTemplate instead of `nvidia.com/gpu`.

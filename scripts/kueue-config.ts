@@ -1,5 +1,5 @@
 /**
- * @module The Kueue manager configuration the chain needs (DESIGN §4.1), generated from the
+ * @module The Kueue manager configuration the chain needs (docs/architecture.md#kueue-configuration), generated from the
  * manufacturer table: every device request folds into `credits.gpustack.ai/<mfr>`.
  */
 export { buildKueueConfig } from '../src/kueue/index.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the upstream Kubernetes components the e2e suite runs, from the Go module
-# proxy, into a cache outside the repository (DESIGN §7; reference §A.6, §B.3, §B.4).
+# proxy, into a cache outside the repository (docs/development.md#e2e-components).
 #
 #   scripts/e2e/build-components.sh [--json] [--cached-only] [component ...]
 #

@@ -1,5 +1,5 @@
 /**
- * @module src/admission: the `gpustack-node-devices` checker process (DESIGN §4.3) — watches
+ * @module src/admission: the `gpustack-node-devices` checker process (docs/architecture.md#admission-check) — watches
  * Workloads, ResourceFlavors, Nodes, Pods, the SchedulingChain (its resource names) and the card
  * ledger's ResourceSlices, ResourceClaims and ResourceClaimTemplates, decides with the pure `decideNodeDevices`, and
  * server-side applies only its own entry of `Workload.status.admissionChecks`.

@@ -22,7 +22,7 @@ import type { SlicePublisher } from './slice-publisher.js';
 export interface AgentOptions {
   readonly detect: () => Promise<DetectResult>;
   readonly publisher: Publisher;
-  /** The node's ResourceSlices (DESIGN §8), published after the labels and independently of them. */
+  /** The node's ResourceSlices (docs/architecture.md#resourceslices), published after the labels and independently of them. */
   readonly slicePublisher?: SlicePublisher | undefined;
   readonly intervalMs: number;
   readonly logger: Logger;

@@ -1,4 +1,4 @@
-/** @module src/agent: the node agent (DESIGN §5) — detect, build labels, publish on change. */
+/** @module src/agent: the node agent (docs/architecture.md#node-agent) — detect, build labels, publish on change. */
 export {
   createAgentState,
   nextDelayMs,

@@ -1,5 +1,5 @@
 /**
- * @module Publishes the node's ResourceSlices (DESIGN §8) through the API server: one pool per
+ * @module Publishes the node's ResourceSlices (docs/architecture.md#resourceslices) through the API server: one pool per
  * manufacturer, written only when the desired slices differ from the published ones, then all
  * of them with the pool generation one above the highest seen. Every write carries a
  * resourceVersion precondition, so two agents of one node (a rolling update) cannot overwrite

@@ -20,7 +20,7 @@ export const AGENT_FLAGS = {
   'health-port': { type: 'string', default: '8081' },
   kubeconfig: { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
-  /** Serve the kubelet DRA plugin of every manufacturer detected (DESIGN §8 "Node side"). */
+  /** Serve the kubelet DRA plugin of every manufacturer detected (docs/architecture.md#kubelet-plugin). */
   'kubelet-plugin': { type: 'boolean', default: false },
   /** The kubelet's plugin registry and plugins folders (its defaults) and the CDI spec folder. */
   'kubelet-registry-dir': { type: 'string', default: '/var/lib/kubelet/plugins_registry' },

@@ -1,5 +1,5 @@
 /**
- * @module The manufacturer table (DESIGN §3): one row per vendor, nothing read from the
+ * @module The manufacturer table (docs/architecture.md#manufacturers): one row per vendor, nothing read from the
  * environment. The chain builds its flavors and queues with each row's device resource and the
  * admission checker counts the same one, so the table sits here, beside the settings that may
  * override it (`deviceResourceOf`).

@@ -1,5 +1,5 @@
 /**
- * @module The names DESIGN §8 fixes for device allocation through DRA (resource.k8s.io/v1): one
+ * @module The names docs/architecture.md#dra fixes for device allocation through DRA (resource.k8s.io/v1): one
  * driver per manufacturer, the attributes and capacities every card carries, the two devices of
  * a card (whole or shared, never both), the DeviceClasses the chain emits and the API limits.
  */
@@ -71,7 +71,7 @@ export function sharedClassName(keyOrMfr: string): string {
   return `${DEVICE_CLASS_PREFIX}${keyOrMfr}-shared`;
 }
 
-/** Validation limits of resource.k8s.io/v1 in Kubernetes 1.36 (DESIGN §8). */
+/** Validation limits of resource.k8s.io/v1 in Kubernetes 1.36 (docs/architecture.md#dra-api-limits). */
 export const LIMITS = {
   devicesPerSlice: 128,
   devicesPerSliceWithCounters: 64,

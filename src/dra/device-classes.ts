@@ -1,5 +1,5 @@
 /**
- * @module The DeviceClasses of DESIGN §8: per manufacturer `gpustack-<mfr>` (its whole cards) and
+ * @module The DeviceClasses of docs/architecture.md#device-classes: per manufacturer `gpustack-<mfr>` (its whole cards) and
  * `gpustack-<mfr>-shared` (shares and slices of the same cards, the one class that maps
  * `<base>.shared`), per device model `gpustack-<aKey>` and `gpustack-<aKey>-shared`. A card is
  * published as two devices (mode `whole` and `shared`) that consume one counter set, so the

@@ -1,4 +1,4 @@
-/** @module Device allocation through DRA (DESIGN §8): pure, imports src/nodefeature, src/contracts and src/k8s. */
+/** @module Device allocation through DRA (docs/architecture.md#dra): pure, imports src/nodefeature, src/contracts and src/k8s. */
 export * from './constants.js';
 export * from './device-classes.js';
 export * from './ledger.js';

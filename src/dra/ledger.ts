@@ -1,5 +1,5 @@
 /**
- * @module The per-card ledger (DESIGN §8): our ResourceSlices say which cards each node has, the
+ * @module The per-card ledger (docs/architecture.md#ledger): our ResourceSlices say which cards each node has, the
  * ResourceClaims' allocations say which of them are taken, whole or by capacity. A card has two
  * devices (`card-<i>` whole, `card-<i>-shared` by capacity) consuming one counter set, so it is free
  * whole only while neither is allocated, and its shared device holds what the claims consumed.

@@ -1,6 +1,6 @@
 /**
  * @module The ResourceSlice (resource.k8s.io/v1) we send, as a strict schema: the fields we set
- * and nothing else, with the API limits DESIGN §8 lists so a slice that would be rejected fails
+ * and nothing else, with the API limits docs/architecture.md#dra-api-limits lists so a slice that would be rejected fails
  * here first. What the API server answers is read loosely (received.ts).
  */
 import { z } from 'zod';

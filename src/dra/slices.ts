@@ -1,5 +1,5 @@
 /**
- * @module The ResourceSlices one node publishes (DESIGN §8): per manufacturer with cards, one pool
+ * @module The ResourceSlices one node publishes (docs/architecture.md#resourceslices): per manufacturer with cards, one pool
  * named after the node for driver `<mfr>.gpustack.ai`. Every card has a counter set
  * `{memory, units}` (in slices that carry only counters) and two devices that both consume all
  * of it, so a card is allocated whole or shared, never both: `card-<i>` (exclusive) and

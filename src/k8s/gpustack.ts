@@ -1,6 +1,6 @@
 /**
  * @module Our CRDs (`worker.gpustack.ai/v1alpha1`, cluster-scoped): SchedulingChain (the
- * settings) and InstanceType. The settings schema carries the defaults of DESIGN §4; the CRD
+ * settings) and InstanceType. The settings schema carries the defaults of docs/architecture.md#settings; the CRD
  * OpenAPI rejects bad values at admission, `resolveSettings` is the second line of defence.
  */
 import { z } from 'zod';
@@ -24,7 +24,7 @@ export const DISPLAY_NAME_MAX = 64;
 export const DESCRIPTION_MAX = 1024;
 /**
  * Longest aKey (`spec.acceleratorGroup`): `acceleratable.feature.gpustack.ai/<aKey>.sliced.memory-percentage`,
- * its longest label, must keep a name part of at most 63 characters (DESIGN §3.2).
+ * its longest label, must keep a name part of at most 63 characters (docs/architecture.md#keys).
  */
 export const ACCELERATOR_GROUP_MAX = LABEL_NAME_MAX - '.sliced.memory-percentage'.length;
 /** Longest gKey (`spec.generalGroup`): `general.feature.gpustack.ai/<gKey>.capacity` must stay a valid label key. */

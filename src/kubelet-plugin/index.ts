@@ -1,5 +1,5 @@
 /**
- * @module src/kubelet-plugin: the node side of DRA in the agent (DESIGN §8) — the kubelet's plugin
+ * @module src/kubelet-plugin: the node side of DRA in the agent (docs/architecture.md#kubelet-plugin) — the kubelet's plugin
  * registration and DRA gRPC services per manufacturer, claims prepared into CDI specs, checkpointed.
  */
 export { KubeletPlugins, resourceClaimPath, type KubeletPluginsOptions } from './plugins.js';

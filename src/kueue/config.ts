@@ -1,5 +1,5 @@
 /**
- * @module The Kueue manager configuration the chain needs (DESIGN §4.1, §8), generated from the
+ * @module The Kueue manager configuration the chain needs (docs/architecture.md#kueue-configuration), generated from the
  * manufacturer table — every device request folds into `credits.gpustack.ai/<mfr>`, and DRA claims
  * on our whole-card DeviceClasses are mapped to a quota resource the device queues cover — and
  * merged into a configuration a cluster already runs: its keys are kept, ours are replaced.

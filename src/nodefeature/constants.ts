@@ -1,6 +1,6 @@
 /**
  * @module Every label, annotation and resource key of the chain, composed from a few prefixes
- * (DESIGN §3). One place, so a key is spelled once.
+ * (docs/architecture.md#label-algebra). One place, so a key is spelled once.
  */
 import { ACCELERATOR_GROUP_MAX, GENERAL_GROUP_MAX } from '../k8s/index.js';
 

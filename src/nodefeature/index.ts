@@ -1,4 +1,4 @@
-/** @module src/nodefeature: the pure label algebra of the scheduling chain (DESIGN §3). */
+/** @module src/nodefeature: the pure label algebra of the scheduling chain (docs/architecture.md#label-algebra). */
 export * from './constants.js';
 export * from './per-manufacturer.js';
 export * from './names.js';

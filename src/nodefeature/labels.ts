@@ -1,6 +1,6 @@
 /**
  * @module Label construction for stage 2 (the agent's device labels, and those node-profile
- * derives from a vendor's labels), DESIGN §3.1. Every value passes one sanitiser.
+ * derives from a vendor's labels), docs/architecture.md#labels. Every value passes one sanitiser.
  */
 import type { ManufacturerName } from '../k8s/index.js';
 import { byText } from '../k8s/index.js';

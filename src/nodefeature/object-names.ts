@@ -1,5 +1,5 @@
 /**
- * @module Object names (DESIGN §3.3): single dash, CPU and device pools split, os/arch in full.
+ * @module Object names (docs/architecture.md#object-names): single dash, CPU and device pools split, os/arch in full.
  * Names may exceed 63 characters (DNS subdomain, ≤ 253), so they never go into label values;
  * the LocalQueue gets a fixed 31-character hashed name instead.
  */

@@ -1,5 +1,5 @@
 /**
- * @module Stage 3, the node-profile decorator's labels (DESIGN §3.1): `gpustack.ai/managed`, the
+ * @module Stage 3, the node-profile decorator's labels (docs/architecture.md#labels): `gpustack.ai/managed`, the
  * general (CPU) key, the per-card `.sliced.*` capacity labels, `cpu-only`, and — where our agent
  * has published nothing for a manufacturer — device labels derived from a vendor's labels.
  */
@@ -127,7 +127,7 @@ export function applyChanges(
 }
 
 /**
- * The node-profile decorator's answer for one node (DESIGN §3.1, stage 3): the labels it wants,
+ * The node-profile decorator's answer for one node (docs/architecture.md#labels, stage 3): the labels it wants,
  * and `null` for every owned label present on the node that it no longer wants. Keys it does
  * not own are never mentioned; an existing `gpustack.ai/managed` value is never overwritten.
  * Device labels it derives from a vendor's labels are its own too, recorded in the annotation

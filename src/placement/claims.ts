@@ -1,5 +1,5 @@
 /**
- * @module Placing pods that ask for cards through claims (DESIGN §8): free cards come from the
+ * @module Placing pods that ask for cards through claims (docs/architecture.md#ledger): free cards come from the
  * ledger (our ResourceSlices minus what ResourceClaims hold), not from Pod requests. Each pod's
  * asks are fitted on one node: shares first (onto cards already shared where they fit, then onto
  * free cards), then whole cards (only cards with neither device allocated). A share request for n

@@ -1,5 +1,5 @@
 /**
- * @module The `gpustack-node-devices` decision (DESIGN §4.3). Kueue's quota is a sum over nodes:
+ * @module The `gpustack-node-devices` decision (docs/architecture.md#admission-check). Kueue's quota is a sum over nodes:
  * 8 free cards as 4 + 4 on two nodes pass quota but never schedule a pod asking for 8. This
  * places every pod of every PodSet on the assigned flavor's nodes, card by card, before the
  * Workload is let through. Pure: the caller lists the objects and stamps `lastTransitionTime`.

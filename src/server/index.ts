@@ -1,4 +1,4 @@
-/** @module src/server: the hono hook server (DESIGN §6). */
+/** @module src/server: the hono hook server (docs/architecture.md#hook-server). */
 export { createApp, type AppOptions } from './app.js';
 export * from './limits.js';
 export {

@@ -13,7 +13,7 @@ export interface HookMetrics {
   readonly inflight: Gauge;
 }
 
-/** Hook duration histogram, requests by status code, children emitted by kind (DESIGN §6), and the in-flight budget. */
+/** Hook duration histogram, requests by status code, children emitted by kind (docs/architecture.md#hook-server), and the in-flight budget. */
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookMetrics {
   const registry = createRegistry(options);
   return {

@@ -858,39 +858,6 @@ describe.concurrent('CLI conventions', () => {
 });
 
 /**
- * The README's `npx gpustack-operator …` (or `node dist/src/cli/main.js …`) lines that need no
- * cluster, no hardware and no long run (render, kueue-config, --version, --help), as written: an
- * example that names a missing file or a flag that does not exist fails here.
- */
-function readmeExamples(): string[][] {
-  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
-  return blocks
-    .flatMap((block) => block.split('\n'))
-    .map((line) => line.replace(/\s+#.*$/, '').trim())
-    .filter((line) => line.startsWith('npx gpustack-operator ') || line.startsWith('node dist/src/cli/main.js '))
-    .filter((line) => !/[|<>&$;`'"\\]/.test(line))
-    .map((line) => line.split(/\s+/).slice(2))
-    .filter(([command]) => ['render', 'kueue-config', '--version', '--help'].includes(command as string));
-}
-
-describe.concurrent("the README's examples that need no cluster", () => {
-  it('finds some', () => {
-    expect(readmeExamples().length).toBeGreaterThanOrEqual(2);
-  });
-
-  it.each(readmeExamples().map((args) => ({ line: args.join(' '), args })))(
-    'runs as written: $line',
-    async ({ args }) => {
-      const run = await cli(...args);
-      expect(run.stderr.split('\n').filter((l) => l.startsWith('error:'))).toEqual([]);
-      expect(run.code).toBe(0);
-    },
-    CLI_TIMEOUT_MS,
-  );
-});
-
-/**
  * For the tests below, which start many CLIs at once on a machine that may be busy: a generous
  * hang guard, not a timing assertion (a command that should exit but runs on is killed and fails).
  */

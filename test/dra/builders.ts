@@ -1,5 +1,5 @@
 /**
- * @module resource.k8s.io/v1 objects as DESIGN §8 models them, spelled out here (not built by
+ * @module resource.k8s.io/v1 objects as docs/architecture.md#resourceslices models them, spelled out here (not built by
  * src/dra): per node one pool with a slice of counter sets and a slice of devices, two devices per
  * card (`card-<i>` whole, `card-<i>-shared` by capacity) consuming the card's counter set; claims
  * with allocation results; templates with `exactly` requests. Every object goes through the

@@ -69,7 +69,7 @@ describe('buildDeviceClasses', () => {
     expect(modelClassKey('nvidia-a100_sxm4')).toBe('nvidia-a100-sxm4');
     expect(modelClassKey('NVIDIA-T4')).toBe('nvidia-t4');
     expect(modelClassKey('nvidia-a.b')).toBe('nvidia-a.b');
-    const longest = `nvidia-${'x'.repeat(31)}`; // aKey ≤ 38 characters (DESIGN §3.2)
+    const longest = `nvidia-${'x'.repeat(31)}`; // aKey ≤ 38 characters (docs/architecture.md#keys)
     const classes = buildDeviceClasses(new Set(), [
       longest,
       'nvidia-a100_sxm4',

@@ -1,5 +1,5 @@
 /**
- * The card ledger (DESIGN §8): our slices minus what claims hold, per node and model. A card is
+ * The card ledger (docs/architecture.md#ledger): our slices minus what claims hold, per node and model. A card is
  * free whole only while neither of its devices is allocated; shares consume capacity; only the
  * newest complete generation of a pool counts; other drivers are not ours.
  */

@@ -76,7 +76,7 @@ describe('desiredSlices', () => {
     });
     expect(shared.allowMultipleAllocations).toBe(true);
     expect(shared.attributes['mode']).toEqual({ string: 'shared' });
-    // The DESIGN §8 example: 14377Mi / 160000 / 10 on a 143771 MiB card.
+    // The example of docs/dra.md#resourceslices: 14377Mi / 160000 / 10 on a 143771 MiB card.
     expect(shared.capacity).toEqual({
       memory: { value: '143771Mi', requestPolicy: { default: '14377Mi', validRange: { min: '1Gi' } } },
       cores: { value: '100', requestPolicy: { default: '10', validRange: { min: '1' } } },

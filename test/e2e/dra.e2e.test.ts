@@ -1,4 +1,4 @@
-// Device allocation through DRA (DESIGN §8, issue 10 item 6) on real components: etcd,
+// Device allocation through DRA (docs/architecture.md#dra, issue 10 item 6) on real components: etcd,
 // kube-apiserver, kube-controller-manager (with the resource claim controller), kube-scheduler
 // v1.36.3, Metacontroller, the Kueue manager (v0.17.0, webhooks registered) and, from this
 // repository, the hook server, the admission checker and one node agent per Node, all on
@@ -548,7 +548,7 @@ describe('DRA on the real scheduler with the real agent', () => {
     log(
       `(e) ${resource}: 1 → ${pool}/${device.name}, consumed ${JSON.stringify(allocated(claim)[0]?.consumedCapacity)}`,
     );
-    // DESIGN §8's observation, which Kueue's credits and the admission check must agree with: n
+    // The rule of docs/architecture.md#device-classes, which Kueue's credits and the admission check must agree with: n
     // shares through the extended resource are n distinct cards, not n tenths of one.
     await client.applyObject(pod('e-shared-2', NAMESPACE, { requests: { [resource]: '2' } }));
     const two = allocated(

@@ -520,7 +520,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     expect(selected.map((s) => s.metadata.name)).toEqual(['gpustack-operator']);
   });
 
-  it('uninstall as the README says: delete the SchedulingChain while the controllers run, then helm uninstall; only the CRDs stay', async () => {
+  it('uninstall as docs/install.md#uninstall says: delete the SchedulingChain while the controllers run, then helm uninstall; only the CRDs stay', async () => {
     // helm uninstall alone deletes the instance-type controller together with the chain, so the
     // InstanceTypes keep its finalizer and stay Terminating (with their queues): tear the chain down first.
     expect(await client.delete(GPUSTACK, 'SchedulingChain', 'default')).toBe(true);

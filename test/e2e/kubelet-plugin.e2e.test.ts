@@ -1,4 +1,4 @@
-// Node side of DRA with a REAL kubelet (DESIGN §8 last bullet): kubelet v1.36.3 built from
+// Node side of DRA with a REAL kubelet (docs/architecture.md#kubelet-plugin): kubelet v1.36.3 built from
 // k8s.io/kubernetes and containerd on loopback, joined to the e2e control plane; our agent (fake
 // NVML, --kubelet-plugin) registers its plugin through the kubelet's plugin watcher, and the
 // kubelet prepares a claim for a real Pod, then unprepares it when the Pod goes.

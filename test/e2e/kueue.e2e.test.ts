@@ -176,7 +176,7 @@ function claimTemplate(name: string, deviceClass: string, count: number): KubeOb
 }
 
 /**
- * A stand-in for what the agent publishes (DESIGN §8), reduced to what Kueue's counter charge reads:
+ * A stand-in for what the agent publishes (docs/architecture.md#resourceslices), reduced to what Kueue's counter charge reads:
  * one counter set per card in its own slice, and each card's whole device consuming all of it.
  */
 function standInPool(node: string): KubeObject[] {

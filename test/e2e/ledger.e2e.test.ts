@@ -1,6 +1,6 @@
 /**
  * The ledger's reading of resource.k8s.io/v1 against a real kube-apiserver v1.36: the objects the
- * unit tests build (DESIGN §8's model: a counter-set slice and a device slice per pool, whole and
+ * unit tests build (docs/architecture.md#resourceslices: a counter-set slice and a device slice per pool, whole and
  * shared devices per card; claims allocated whole and by capacity) pass the API server's
  * validation, come back through list as the checker's informer reads them (schema, then slim),
  * and give the ledger the counts the unit tests expect.

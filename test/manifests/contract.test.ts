@@ -61,7 +61,7 @@ const EMITTED_BY: Record<string, string> = {
 };
 
 describe('controller manifests ↔ server contract', () => {
-  it('declares the four controllers of DESIGN §4', () => {
+  it('declares the four controllers of docs/architecture.md#controllers', () => {
     expect([...byName.keys()].sort()).toEqual([
       'gpustack-instance-type',
       'gpustack-node-devices-check',

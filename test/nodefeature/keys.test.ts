@@ -150,7 +150,7 @@ describe('constructGeneralKey', () => {
       want: 'hisilicon-kunpeng-920',
     },
     // a vendor that cannot be named is the word "generic"; the CPU model still splits pools
-    // (issue 14, item 2; README "Parity with the modelled system")
+    // (issue 14, item 2; docs/architecture.md#modelled-system)
     {
       name: 'VendorUnknown (arm64 Kunpeng) keys off generic and keeps the model (the modelled system’s vector)',
       input: { vendor: 'VendorUnknown', cpuName: 'Kunpeng 920' },
@@ -284,7 +284,7 @@ describe('manufacturer registry', () => {
     { name: 'mthreads', want: ['1ed5', 'mthreads.com/gpu'] },
     { name: 'nvidia', want: ['10de', 'nvidia.com/gpu'] },
     { name: 'thead', want: ['1ded', 'alibabacloud.com/ppu'] },
-  ])('$name has the PCI vendor and device resource of DESIGN §3', ({ name, want }) => {
+  ])('$name has the PCI vendor and device resource of docs/architecture.md#manufacturers', ({ name, want }) => {
     const m = MANUFACTURERS[name as ManufacturerName];
     expect([m.pciVendor, m.deviceResource]).toEqual(want);
     expect(creditsResource(m.key)).toBe(`credits.gpustack.ai/${name}`);

@@ -226,7 +226,7 @@ describe('sanitizeLabelValue', () => {
 });
 
 // The one Unicode rule (issue 14, item 4): NFKC + ASCII fold. Where the modelled system differs,
-// the case says so; the README section "Parity with the modelled system" gives the reason.
+// the case says so; docs/architecture.md#modelled-system gives the reason.
 describe('foldToAscii and the names read through it', () => {
   it.each([
     { name: 'folds the long s (U+017F)', input: 'Core\u017f', want: 'Cores' },

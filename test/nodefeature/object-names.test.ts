@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isDnsSubdomain } from '../../src/k8s/index.js';
 import { clusterQueueName, cpuFlavorName, deviceFlavorName } from '../../src/nodefeature/index.js';
 
-describe('object names (DESIGN §3.3)', () => {
+describe('object names (docs/architecture.md#object-names)', () => {
   it.each([
     {
       name: 'CPU flavor of the generic pool',

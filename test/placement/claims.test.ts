@@ -1,5 +1,5 @@
 /**
- * The per-card decision for pods that use claims (DESIGN §4.3 and §8): free cards come from our
+ * The per-card decision for pods that use claims (docs/architecture.md#admission-check and #ledger): free cards come from our
  * ResourceSlices minus the ResourceClaims' allocations, not from Pod requests; the verdict rules
  * stay (Ready, or Retry after 30 s naming the PodSet and the largest free block; never Rejected).
  */

@@ -1,5 +1,5 @@
 /**
- * The per-card admission decision (DESIGN §4.3): quota is a sum over nodes, so the check places
+ * The per-card admission decision (docs/architecture.md#admission-check): quota is a sum over nodes, so the check places
  * every pod on the assigned flavor's nodes before letting a Workload through. Table tests named
  * by behaviour; every verdict is also checked against the strict verdict schema.
  */

@@ -1,5 +1,5 @@
 /**
- * The README's DRA examples (examples/dra/) against the DeviceClasses `render` produces: every class a
+ * The DRA examples of docs/dra.md (examples/dra/) against the DeviceClasses `render` produces: every class a
  * claim names exists, CEL selectors read our driver's attributes and capacities, a capacity request
  * goes to a shared class, an extended resource is one a class serves, and a Job's queue exists.
  */
@@ -55,10 +55,10 @@ function podSpecOf(doc: Doc): PodSpec | undefined {
 }
 
 describe('examples/dra', () => {
-  it('holds the four examples the README shows', () => {
+  it('holds the four examples docs/dra.md shows', () => {
     expect(FILES).toEqual(['extended-resource.yaml', 'memory-80gi.yaml', 'share-20gi.yaml', 'whole-card.yaml']);
-    const readme = readFileSync(repoPath('README.md'), 'utf8');
-    for (const file of FILES) expect(readme, file).toContain(`${DIR}/${file}`);
+    const doc = readFileSync(repoPath('docs/dra.md'), 'utf8');
+    for (const file of FILES) expect(doc, file).toContain(`${DIR}/${file}`);
   });
 
   it.each(FILES)('%s names only classes, attributes and resources that render produces', (file) => {

@@ -169,7 +169,7 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
 const MANUFACTURERS = ['amd', 'ascend', 'cambricon', 'hygon', 'iluvatar', 'metax', 'mthreads', 'nvidia', 'thead'];
 
 /**
- * The DeviceClasses DESIGN §8 predicts from a file's expected queues: whole and shared classes of
+ * The DeviceClasses docs/architecture.md#device-classes predicts from a file's expected queues: whole and shared classes of
  * every manufacturer (all nine are enabled by default) and of every device model that has a queue.
  */
 function predictedClasses(queues: readonly string[]): string[] {

@@ -1,5 +1,5 @@
 /**
- * The hook server around the sync functions (DESIGN §6): health and metrics routes, the wire form
+ * The hook server around the sync functions (docs/architecture.md#hook-server): health and metrics routes, the wire form
  * of answers (sorted keys, byte-identical for the same request, `null` only where a decorator
  * removes a label) and the request time handed to sync as `now`.
  */

@@ -1,5 +1,5 @@
 /**
- * Every non-200 answer of the hook server (DESIGN §6): one envelope `{"error":{"code","message","issues"?}}`,
+ * Every non-200 answer of the hook server (docs/architecture.md#hook-server): one envelope `{"error":{"code","message","issues"?}}`,
  * 400 for malformed JSON and schema failures (naming the failing field), 413 over the body limit,
  * 429 + Retry-After for a sync refusal, 404 for unknown routes and 500 without internals.
  */

@@ -1,5 +1,5 @@
 /**
- * @module Where scenario fixtures and snapshots live (DESIGN §7, style §9.5):
+ * @module Where scenario fixtures and snapshots live (docs/development.md#tests):
  * `test/fixtures/sync/<controller>/<scenario>.request.yaml` in,
  * `test/snapshots/sync/<controller>/<scenario>.response.yaml` out.
  */

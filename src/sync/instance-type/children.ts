@@ -34,7 +34,7 @@ export interface QueuePlan {
 /**
  * The resources a queue covers with their nominalQuota per flavor, summed over its nodes: a device
  * pool's capacity × M credits and its capacity in whole DRA cards (what Kueue before 0.18 counts
- * claims in, DESIGN §8), a CPU pool's cores.
+ * claims in, docs/architecture.md#kueue-objects), a CPU pool's cores.
  */
 function quotasOf(plan: QueuePlan, flavor: SelectedFlavor): { name: string; nominalQuota: string }[] {
   if (!plan.manufacturer) return [{ name: 'cpu', nominalQuota: formatDecimalQuantity(flavor.capacity) }];

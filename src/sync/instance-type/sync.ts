@@ -1,6 +1,6 @@
 /**
  * @module `gpustack-instance-type`: one InstanceType → its same-named ClusterQueue and a LocalQueue
- * in every eligible namespace (DESIGN §4.1), torn down by the finalize hook.
+ * in every eligible namespace (docs/architecture.md#kueue-objects), torn down by the finalize hook.
  */
 import {
   GPUSTACK_API_VERSION,

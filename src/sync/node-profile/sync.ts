@@ -1,6 +1,6 @@
 /**
  * @module `gpustack-node-profile`: stage 3 of the chain. Stamps `gpustack.ai/managed`, the
- * general (CPU) key and the per-card capacity labels on each Node (DESIGN §3.1), and derives
+ * general (CPU) key and the per-card capacity labels on each Node (docs/architecture.md#labels), and derives
  * device labels from a vendor's labels where our agent has published none (`deviceLabelSources`).
  */
 import {

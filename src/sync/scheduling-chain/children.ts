@@ -60,7 +60,7 @@ function flavorNotes(flavor: FlavorPlan): Labels {
   return out;
 }
 
-/** One ResourceFlavor: labels describe the pool, `nodeLabels` pin exactly its nodes (DESIGN §4.1). */
+/** One ResourceFlavor: labels describe the pool, `nodeLabels` pin exactly its nodes (docs/architecture.md#kueue-objects). */
 export function buildResourceFlavor(flavor: FlavorPlan, settings: Settings): ResourceFlavor {
   const acceleratable = flavor.manufacturer !== undefined;
   const count = String(flavor.count);

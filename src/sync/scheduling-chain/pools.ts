@@ -1,7 +1,7 @@
 /**
  * @module From managed Nodes to pools: every node contributes one CPU flavor (unless
  * `mixedOnNode: false` and it has accelerators) and one device flavor per aKey; nodes pool into a
- * flavor only with the same key, os, arch and count (DESIGN §3.3).
+ * flavor only with the same key, os, arch and count (docs/architecture.md#object-names).
  */
 import type { KubeObject, ManufacturerName, NodeProfile, Settings } from '../../k8s/index.js';
 import {

@@ -1,6 +1,6 @@
 /**
  * @module `gpustack-scheduling-chain`: stage 4 of the chain. Turns the managed Nodes into
- * ResourceFlavors, derived InstanceTypes and the per-card AdmissionCheck (DESIGN §4, §4.1).
+ * ResourceFlavors, derived InstanceTypes and the per-card AdmissionCheck (docs/architecture.md#controllers, #kueue-objects).
  */
 import {
   GPUSTACK_API_VERSION,

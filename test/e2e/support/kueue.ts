@@ -71,7 +71,7 @@ function log(message: string): void {
 /**
  * The configuration Kueue runs with: the out-of-cluster settings of this suite, with ours merged in
  * by the product itself — `gpustack-operator kueue-config --merge FILE --kueue-version V`, the
- * command the README's install section runs — so Kueue starting on it proves the command's output.
+ * command docs/install.md#kueue-configuration runs — so Kueue starting on it proves the command's output.
  * `version` 'unknown' (a prebuilt binary) takes the command's default.
  */
 export function kueueConfiguration(

@@ -46,7 +46,7 @@ describe('syncInstanceType scenarios', () => {
     );
     const [queue] = clusterQueuesOf(response);
     expect(queue?.metadata.name).toBe(T4);
-    // Credits for everything Kueue folds into credits; whole DRA cards for Kueue 0.17 (DESIGN §8).
+    // Credits for everything Kueue folds into credits; whole DRA cards for Kueue 0.17 (docs/architecture.md#kueue-objects).
     expect(queue?.spec.resourceGroups?.[0]?.coveredResources).toEqual([CREDITS, CARDS]);
     expect(quotas(response, true)).toEqual([
       [`${T4}-1d`, CREDITS, '1600k'],

@@ -17,7 +17,7 @@ const CPU_ONLY = 'feature.gpustack.ai/cpu-only';
 const H100 = `${A}nvidia-h100-80gb-hbm3`;
 const PROFILED = 'gpustack.ai/profiled';
 
-/** The keys the decorator owns (and so may set or remove): DESIGN §3.1. */
+/** The keys the decorator owns (and so may set or remove): docs/architecture.md#labels. */
 function isOwned(key: string): boolean {
   return (
     key === MANAGED ||

@@ -1,5 +1,6 @@
-// The README's ResourceSlice example is the builder's output for test/fixtures/dra/h200-1-card.json,
-// never typed by hand: `UPDATE_README=1 npx vitest run test/dra/readme.test.ts` rewrites it.
+// The ResourceSlice example of docs/dra.md#resourceslices is the builder's output for
+// test/fixtures/dra/h200-1-card.json, never typed by hand:
+// `UPDATE_DOCS=1 npx vitest run test/dra/slice-example.test.ts` rewrites it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -31,16 +32,18 @@ function example(): string {
   );
 }
 
-describe('README: the ResourceSlice example', () => {
+const DOC = 'docs/dra.md';
+
+describe(`${DOC}: the ResourceSlice example`, () => {
   it('is what the builder publishes for the fixture node', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const from = readme.indexOf(START);
-    const to = readme.indexOf(END);
-    expect(from, 'README has the example markers').toBeGreaterThan(0);
-    const current = readme.slice(from + START.length, to);
+    const doc = readFileSync(DOC, 'utf8');
+    const from = doc.indexOf(START);
+    const to = doc.indexOf(END);
+    expect(from, `${DOC} has the example markers`).toBeGreaterThan(0);
+    const current = doc.slice(from + START.length, to);
     const want = example();
-    if (process.env['UPDATE_README'] === '1' && current !== want)
-      writeFileSync('README.md', readme.slice(0, from + START.length) + want + readme.slice(to));
+    if (process.env['UPDATE_DOCS'] === '1' && current !== want)
+      writeFileSync(DOC, doc.slice(0, from + START.length) + want + doc.slice(to));
     else expect(current).toBe(want);
     // The point of the example: one card, a counter set and two devices consuming all of it.
     expect(want).toContain('name: card-0-counters');
