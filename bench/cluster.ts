@@ -712,6 +712,47 @@ function buildNode(index: number, kind: Kind, images: readonly ImageEntry[], ran
   } as Node;
 }
 
+/** The SchedulingChain `default` as the API server holds it. */
+function schedulingChain(random: Random, deriveInstanceTypes: boolean): Json {
+  return {
+    apiVersion: GPUSTACK,
+    kind: 'SchedulingChain',
+    metadata: {
+      name: SCHEDULING_CHAIN_NAME,
+      uid: random.uuid(),
+      generation: 1,
+      resourceVersion: '4388',
+      creationTimestamp: '2025-05-20T09:20:00Z',
+    },
+    spec: {
+      nodeManagement: 'Automatic',
+      generalKey: 'Generic',
+      mixedOnNode: true,
+      ...(deriveInstanceTypes ? { deriveInstanceTypes: true } : {}),
+      admissionCheck: 'Enabled',
+      systemNamespace: 'gpustack-system',
+    },
+  };
+}
+
+/** The kinds of the chain's children, as its sync request declares them. */
+const CHAIN_CHILDREN = [`AdmissionCheck.${KUEUE}`, `InstanceType.${GPUSTACK}`, `ResourceFlavor.${KUEUE}`];
+
+/** The chain's sync request before it has any child: what Metacontroller sends first. */
+function firstChainRequest(chain: Json, nodes: readonly Node[], random: Random): Json {
+  return {
+    controller: exampleController('scheduling-chain'),
+    parent: chain,
+    children: objectMap([], CHAIN_CHILDREN),
+    related: chainRelated(nodes, random),
+    finalizing: false,
+  };
+}
+
+function syncChain(request: Json) {
+  return unwrap(syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(request), { now: NOW }));
+}
+
 /**
  * `size` realistic Nodes of one kind (`h100-8x`, `a10g-4x` …), built as {@link generateCluster}
  * builds them, and the ResourceFlavors the chain emits for them (observed, with the API server's
@@ -728,32 +769,8 @@ export function generateNodesOfKind(
   const random = createRandom(seed ^ size);
   const images = imagePool(createRandom(seed));
   const nodes = Array.from({ length: size }, (_, i) => buildNode(i, kind, images, random));
-  const chain: Json = {
-    apiVersion: GPUSTACK,
-    kind: 'SchedulingChain',
-    metadata: {
-      name: SCHEDULING_CHAIN_NAME,
-      uid: random.uuid(),
-      generation: 1,
-      resourceVersion: '4388',
-      creationTimestamp: '2025-05-20T09:20:00Z',
-    },
-    spec: {
-      nodeManagement: 'Automatic',
-      generalKey: 'Generic',
-      mixedOnNode: true,
-      admissionCheck: 'Enabled',
-      systemNamespace: 'gpustack-system',
-    },
-  };
-  const request = {
-    controller: exampleController('scheduling-chain'),
-    parent: chain,
-    children: objectMap([], [`AdmissionCheck.${KUEUE}`, `InstanceType.${GPUSTACK}`, `ResourceFlavor.${KUEUE}`]),
-    related: chainRelated(nodes, random),
-    finalizing: false,
-  };
-  const output = unwrap(syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(request), { now: NOW }));
+  const chain = schedulingChain(random, false);
+  const output = syncChain(firstChainRequest(chain, nodes, random));
   const flavors = output.children
     .filter((c) => c['kind'] === 'ResourceFlavor')
     .map((c) => observed(c as Json, chain, random));
@@ -955,41 +972,16 @@ export function generateCluster(size: number, seed = 20260201): ClusterBodies {
   const nodes = Array.from({ length: size }, (_, i) => buildNode(i, pickKind(random), images, random));
   const sample = nodes.slice(0, 200);
   const nodeBytes = sample.reduce((sum, node) => sum + JSON.stringify(node).length, 0) / sample.length;
-  const chain: Json = {
-    apiVersion: GPUSTACK,
-    kind: 'SchedulingChain',
-    metadata: {
-      name: SCHEDULING_CHAIN_NAME,
-      uid: random.uuid(),
-      generation: 1,
-      resourceVersion: '4388',
-      creationTimestamp: '2025-05-20T09:20:00Z',
-    },
-    spec: {
-      nodeManagement: 'Automatic',
-      generalKey: 'Generic',
-      mixedOnNode: true,
-      deriveInstanceTypes: true,
-      admissionCheck: 'Enabled',
-      systemNamespace: 'gpustack-system',
-    },
-  };
-  const chainKeys = [`AdmissionCheck.${KUEUE}`, `InstanceType.${GPUSTACK}`, `ResourceFlavor.${KUEUE}`];
-  const firstChain = {
-    controller: exampleController('scheduling-chain'),
-    parent: chain,
-    children: objectMap([], chainKeys),
-    related: chainRelated(nodes, random),
-    finalizing: false,
-  };
-  const first = unwrap(syncSchedulingChain(SchedulingChainSyncRequestSchema.parse(firstChain), { now: NOW }));
+  const chain = schedulingChain(random, true);
+  const firstChain = firstChainRequest(chain, nodes, random);
+  const first = syncChain(firstChain);
   const chainWithStatus: Json = { ...chain, status: first.status };
   const chainChildren = first.children.map((child) => observed(child as Json, chain, random));
   const chainSettings = chainChildren.find((c) => c['kind'] === 'ChainSettings') as Json;
   const chainBody = JSON.stringify({
     ...firstChain,
     parent: chainWithStatus,
-    children: objectMap(chainChildren, chainKeys),
+    children: objectMap(chainChildren, CHAIN_CHILDREN),
   });
 
   // The instance-type hook of the largest device pool (most flavors).
