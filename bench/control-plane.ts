@@ -24,7 +24,7 @@ import { ensureCrds } from '../test/e2e/support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from '../test/e2e/support/control-plane.js';
 import { freePorts, startProcess, type ManagedProcess } from '../test/e2e/support/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from './child.js';
-import { cardLabelPatch, generateNodes } from './cluster.js';
+import { cardLabelPatch, generateNodes } from './cluster-nodes.js';
 import {
   BEFORE,
   WHOLE_NODES,
