@@ -36,6 +36,7 @@ import {
   type ProcessUse,
   type Reaction,
 } from './control-plane-report.js';
+import { commitOf } from './results-header.js';
 import { quantile } from './stats.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -484,20 +485,6 @@ async function runOnce(size: number, changes: number, slimNodes = false): Promis
   }
 }
 
-function commit(): string {
-  try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty =
-      execFileSync('git', ['status', '--porcelain', '--', 'src', 'manifests'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-      }).trim() !== '';
-    return dirty ? `${sha}+dirty` : sha;
-  } catch {
-    return 'unknown';
-  }
-}
-
 async function main(): Promise<void> {
   const sizes = (argument('nodes') ?? '500,2000,5000').split(',').map(Number);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1))
@@ -513,7 +500,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   const result = {
     date: new Date().toISOString().slice(0, 10),
-    commit: commit(),
+    commit: commitOf(['src', 'manifests']),
     durationSeconds: Math.round((performance.now() - started) / 1000),
     machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version },
     changes,
