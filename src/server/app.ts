@@ -388,8 +388,8 @@ function createHookRoute(
 }
 
 /**
- * One handler, not a chain of middleware: the checks run in the order they always did (media
- * type, in-flight budget, size limit, then the hook), without a dispatch and a promise per link.
+ * One handler, not a chain of middleware: the checks run in one fixed order (media type,
+ * in-flight budget, size limit, then the hook), without a dispatch and a promise per link.
  */
 function checked(
   c: Context<AppEnv>,
