@@ -9,14 +9,14 @@
  * Options: `--sizes=1000,5000`, `--shares=0.01,0.05`, `--workloads=2000`, `--memory-nodes=5000`,
  * `--memory-pods=50000`, `--claim-share=0.3`, `--no-write`.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import type { StoreMemory } from './admission-memory.js';
 import type { PassTiming } from './admission-pass.js';
-import { BENCH_DIR, ROOT, finished, spawnScript } from './child.js';
+import { BENCH_DIR, finished, spawnScript } from './child.js';
+import { resultsHeader } from './results-header.js';
 import { round } from './stats.js';
 
 /** Samples per size: a pass at 5,000 nodes takes longer. */
@@ -34,17 +34,6 @@ function option(name: string, fallback: string): string {
 
 function log(message: string): void {
   process.stderr.write(`[bench:admission ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-function commit(): string {
-  try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty =
-      execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
-    return dirty ? `${sha}+dirty` : sha;
-  } catch {
-    return 'unknown';
-  }
 }
 
 const MB = (bytes: number) => round(bytes / 1048576);
@@ -111,30 +100,13 @@ async function main(): Promise<void> {
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
-  const cpus = os.cpus();
-  const date = new Date().toISOString().slice(0, 10);
-  const results = {
-    date,
-    commit: commit(),
-    durationSeconds: Math.round((performance.now() - started) / 1000),
-    machine: {
-      cpus: cpus.length,
-      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-      node: process.version,
-      platform: `${os.platform()} ${os.arch()}`,
-      memoryBytes: os.totalmem(),
-      loadAverageStart,
-      loadAverageEnd: os.loadavg(),
-    },
-    passes,
-    memory,
-  };
+  const results = { ...resultsHeader(started, loadAverageStart, ['src']), passes, memory };
   process.stdout.write(`${table(passes, memory)}\n`);
   if (write) {
     const resultsDir = path.join(BENCH_DIR, 'results');
     mkdirSync(resultsDir, { recursive: true });
-    writeFileSync(path.join(resultsDir, `admission-${date}.json`), `${JSON.stringify(results, null, 2)}\n`);
-    log(`wrote bench/results/admission-${date}.json`);
+    writeFileSync(path.join(resultsDir, `admission-${results.date}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    log(`wrote bench/results/admission-${results.date}.json`);
   }
   log(`done in ${results.durationSeconds} s`);
 }

@@ -184,7 +184,7 @@ export function clusterMarkdown(result: ClusterResult): string {
       ` ${result.metacontrollerWorkers ?? 5} sync workers per controller (\`--workers\`; its default is 5).` +
       " The machine is shared with other engineers' tests: the load average is recorded beside each run, and numbers move with it.",
     '',
-    `Nodes are \`generateNodes\` (bench/cluster.ts): NFD, our agent's and GPU feature discovery's labels, kubelet-like status (images, conditions,` +
+    `Nodes are \`generateNodes\` (bench/cluster-nodes.ts): NFD, our agent's and GPU feature discovery's labels, kubelet-like status (images, conditions,` +
       ' nodeInfo), created 16 at a time (object, then status) without node-profile\'s labels. "Converged" = no Node lacks' +
       ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings, NodeProfile, DeviceClass where render emits them) equals' +
       ` \`render\` of the same Nodes, and so does every Node's label set (polled every 0.5 s). A change = one accelerated Node loses a card` +

@@ -26,7 +26,7 @@ import { ensureCrds } from '../test/e2e/support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from '../test/e2e/support/control-plane.js';
 import { freePorts, startProcess, type ManagedProcess } from '../test/e2e/support/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from './child.js';
-import { cardLabelPatch, generateNodes } from './cluster.js';
+import { cardLabelPatch, generateNodes } from './cluster-nodes.js';
 import {
   BEFORE,
   WHOLE_NODES,
@@ -39,6 +39,7 @@ import {
   type Reaction,
   type StatusReport,
 } from './control-plane-report.js';
+import { commitOf } from './results-header.js';
 import { quantile } from './stats.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -543,20 +544,6 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
   }
 }
 
-function commit(): string {
-  try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty =
-      execFileSync('git', ['status', '--porcelain', '--', 'src', 'manifests'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-      }).trim() !== '';
-    return dirty ? `${sha}+dirty` : sha;
-  } catch {
-    return 'unknown';
-  }
-}
-
 async function main(): Promise<void> {
   const sizes = (argument('nodes') ?? '500,2000,5000').split(',').map(Number);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1))
@@ -573,7 +560,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   const result = {
     date: new Date().toISOString().slice(0, 10),
-    commit: commit(),
+    commit: commitOf(['src', 'manifests']),
     durationSeconds: Math.round((performance.now() - started) / 1000),
     machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version },
     changes,

@@ -4,23 +4,10 @@ import { SERVER_V8_FLAGS } from './child.js';
 import type { LoadResult } from './load.js';
 import type { HookName } from './cluster.js';
 import type { HookTiming, SizeResult } from './measure-size.js';
+import type { ResultsHeader } from './results-header.js';
 import { round, type Summary } from './stats.js';
 
-export interface Machine {
-  readonly cpus: number;
-  readonly cpuModel: string;
-  readonly node: string;
-  readonly platform: string;
-  readonly memoryBytes: number;
-  readonly loadAverageStart: readonly number[];
-  readonly loadAverageEnd: readonly number[];
-}
-
-export interface BenchResults {
-  readonly date: string;
-  readonly commit: string;
-  readonly durationSeconds: number;
-  readonly machine: Machine;
+export interface BenchResults extends ResultsHeader {
   /** A fixed CPU task (JSON parse + stringify of the 100-node chain request, ~2.4 MB) timed repeatedly at the start and at the end. */
   readonly noise: { readonly start: Summary; readonly end: Summary };
   readonly sizes: readonly SizeResult[];

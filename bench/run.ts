@@ -7,18 +7,18 @@
  * bench/small-hooks.ts (the small hooks in process and under load; `--samples=9`, `--load-seconds=3`, `--rounds=5`;
  * writes nothing).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { BENCH_DIR, ROOT, SERVER_V8_FLAGS, finished, spawnScript } from './child.js';
+import { BENCH_DIR, SERVER_V8_FLAGS, finished, spawnScript } from './child.js';
 import { generateCluster } from './cluster.js';
 import { keptSectionsOf } from './control-plane-report.js';
 import { benchDetect } from './detect-run.js';
 import { measureLoad } from './load.js';
 import type { SizeResult } from './measure-size.js';
 import { costPerNodeSvg, judge, readmeSection, resultsMarkdown, tables, type BenchResults } from './report.js';
+import { resultsHeader } from './results-header.js';
 import { summarize, type Summary } from './stats.js';
 
 const SIZES = [10, 100, 1000, 5000, 10000];
@@ -46,18 +46,6 @@ function noise(document: string): Summary {
     times.push(performance.now() - started);
   }
   return summarize(times.slice(5));
-}
-
-function commit(): string {
-  try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty =
-      execFileSync('git', ['status', '--porcelain', '--', 'src', 'native'], { cwd: ROOT, encoding: 'utf8' }).trim() !==
-      '';
-    return dirty ? `${sha}+dirty` : sha;
-  } catch {
-    return 'unknown';
-  }
 }
 
 async function measureSize(nodes: number, directory: string): Promise<SizeResult> {
@@ -124,21 +112,8 @@ async function main(): Promise<void> {
   log('agent detection against the fake NVML');
   const detect = await benchDetect();
   const noiseEnd = noise(noiseDocument);
-  const cpus = os.cpus();
-  const date = new Date().toISOString().slice(0, 10);
   const bench: BenchResults = {
-    date,
-    commit: commit(),
-    durationSeconds: Math.round((performance.now() - started) / 1000),
-    machine: {
-      cpus: cpus.length,
-      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-      node: process.version,
-      platform: `${os.platform()} ${os.arch()}`,
-      memoryBytes: os.totalmem(),
-      loadAverageStart,
-      loadAverageEnd: os.loadavg(),
-    },
+    ...resultsHeader(started, loadAverageStart, ['src', 'native']),
     noise: { start: noiseStart, end: noiseEnd },
     sizes: results,
     load,
@@ -149,7 +124,7 @@ async function main(): Promise<void> {
   if (write) {
     const resultsDir = path.join(BENCH_DIR, 'results');
     mkdirSync(resultsDir, { recursive: true });
-    writeFileSync(path.join(resultsDir, `${date}.json`), `${JSON.stringify(bench, null, 2)}\n`);
+    writeFileSync(path.join(resultsDir, `${bench.date}.json`), `${JSON.stringify(bench, null, 2)}\n`);
     writeFileSync(path.join(resultsDir, 'cost-per-node.svg'), costPerNodeSvg(results));
     // The sections of the other benches (bench:admission, bench:cluster: separate runs) stay as they were.
     const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
@@ -161,7 +136,7 @@ async function main(): Promise<void> {
     );
     writeFileSync(path.join(BENCH_DIR, 'README-section.md'), readmeSection(bench));
     log(
-      `wrote bench/results/${date}.json, bench/results/cost-per-node.svg, bench/RESULTS.md and bench/README-section.md`,
+      `wrote bench/results/${bench.date}.json, bench/results/cost-per-node.svg, bench/RESULTS.md and bench/README-section.md`,
     );
   }
   log(`done in ${bench.durationSeconds} s`);

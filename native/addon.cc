@@ -5,7 +5,10 @@
 
 #include <utility>
 
+#include "devices/common.h"
 #include "devices/detect.h"
+#include "devices/environment.h"
+#include "devices/library.h"
 
 namespace {
 

@@ -234,8 +234,8 @@ function childCommand(): string[] {
  * SIGSEGV), calls exit() or hangs costs its manufacturer an entry, not this process: an
  * `InvalidLibrary` entry naming the library and the signal or exit code, or `CallFailed` after
  * `timeoutMs` without an answer; the other manufacturers are still detected. Same results as
- * detect() otherwise. Costs a Node start per call (about 75 ms of CPU and 50 MB for a moment,
- * against 0.6 ms in process; bench/detect.ts), and one more for each manufacturer that kills its
+ * detect() otherwise. Costs a Node start per call (far more CPU and memory than detect() in
+ * process: bench/detect.ts measures both), and one more for each manufacturer that kills its
  * child. Rejects as detect() does (AddonLoadError, bad options), and when a child fails before
  * loading any vendor library.
  * @example
@@ -243,7 +243,7 @@ function childCommand(): string[] {
  */
 export async function detectIsolated(options?: DetectOptions, isolation: IsolationOptions = {}): Promise<DetectResult> {
   const raw = validateOptions(options);
-  // Loaded here too: a broken addon is the AddonLoadError it always was, and the child loads this same file.
+  // Loaded here too: a broken addon is an AddonLoadError here as in detect(), and the child loads this same file.
   const { path: addonPath } = loadedAddon();
   return runIsolated({
     manufacturers: MANUFACTURER_NAMES.filter((name) => raw.manufacturers.includes(name)),

@@ -3,8 +3,14 @@
 #include <functional>
 #include <vector>
 
+#include "common.h"
 #include "enumerators.h"
+#include "environment.h"
+#include "library.h"
 #include "rocm-smi.h"
+#include "symbols.h"
+#include "sysfs.h"
+#include "text.h"
 
 namespace gpustack {
 namespace {

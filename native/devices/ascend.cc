@@ -2,7 +2,13 @@
 #include <cstdio>
 #include <vector>
 
+#include "common.h"
 #include "enumerators.h"
+#include "environment.h"
+#include "library.h"
+#include "symbols.h"
+#include "sysfs.h"
+#include "text.h"
 
 namespace gpustack {
 namespace {

@@ -1,7 +1,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "common.h"
 #include "enumerators.h"
+#include "environment.h"
+#include "library.h"
+#include "symbols.h"
+#include "sysfs.h"
+#include "text.h"
 
 namespace gpustack {
 namespace {

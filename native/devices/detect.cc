@@ -4,7 +4,9 @@
 #include <exception>
 #include <mutex>
 
+#include "common.h"
 #include "enumerators.h"
+#include "sysfs.h"
 
 namespace gpustack {
 namespace {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common.h"
+#include "context.h"
 
 namespace gpustack {
 

@@ -2,7 +2,8 @@
 // `report`, and closes the library again before returning.
 #pragma once
 
-#include "common.h"
+#include "context.h"
+#include "report.h"
 
 namespace gpustack {
 

@@ -1,4 +1,6 @@
 #include "enumerators.h"
+#include "environment.h"
+#include "library.h"
 #include "rocm-smi.h"
 
 namespace gpustack {

@@ -1,4 +1,6 @@
 #include "enumerators.h"
+#include "environment.h"
+#include "library.h"
 #include "nvml-like.h"
 
 namespace gpustack {

@@ -1,6 +1,12 @@
 #include <cstdint>
 
+#include "common.h"
 #include "enumerators.h"
+#include "environment.h"
+#include "library.h"
+#include "symbols.h"
+#include "sysfs.h"
+#include "text.h"
 
 namespace gpustack {
 namespace {

@@ -1,6 +1,11 @@
 #include <cstdint>
 
+#include "common.h"
 #include "enumerators.h"
+#include "library.h"
+#include "symbols.h"
+#include "sysfs.h"
+#include "text.h"
 
 namespace gpustack {
 namespace {
@@ -148,7 +153,7 @@ void Enumerate(const Api& api, const Object* library, Report& report) {
 
 void DetectMthreads(const DetectContext& context, Report& report) {
   // The driver package installs libmtml.so in a system library directory (none is
-  // documented); /usr/lib/mthreads was on the agent's library path before.
+  // documented); /usr/lib/mthreads is searched too, for installs that put it there.
   SearchPlan plan{{"libmtml.so"}, {"/usr/lib/mthreads"}};
   Library library;
   if (!OpenLibrary(context, plan, &library, report)) return;

@@ -1,4 +1,5 @@
 #include "enumerators.h"
+#include "library.h"
 #include "nvml-like.h"
 
 namespace gpustack {

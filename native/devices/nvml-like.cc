@@ -3,6 +3,12 @@
 #include <cstdint>
 #include <string>
 
+#include "common.h"
+#include "library.h"
+#include "symbols.h"
+#include "sysfs.h"
+#include "text.h"
+
 namespace gpustack {
 namespace {
 

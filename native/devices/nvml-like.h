@@ -2,10 +2,12 @@
 // HGML (hgml* names). One enumerator, parameterised by symbol prefix and extras.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "common.h"
+#include "library.h"
+#include "report.h"
 
 namespace gpustack {
 

@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "common.h"
+#include "context.h"
+#include "library.h"
+#include "report.h"
 
 namespace gpustack {
 

@@ -1,6 +1,8 @@
 #include <sys/stat.h>
 
 #include "enumerators.h"
+#include "environment.h"
+#include "library.h"
 #include "nvml-like.h"
 
 namespace gpustack {

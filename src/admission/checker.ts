@@ -10,11 +10,12 @@
  * resource.k8s.io/v1, no RBAC for it) holds nothing back: only Workloads using claims wait for it.
  */
 import type { KubeApi } from '../api-client/index.js';
+import type { Settings } from '../k8s/index.js';
 import { healthReport, type HealthReport } from './health.js';
 import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js';
-import { DEFAULT_BACKOFF, Informer } from './informer.js';
+import { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
-import { Reconciler, type PassResult } from './reconcile.js';
+import { Reconciler, type PassResult, type Snapshot } from './reconcile.js';
 import {
   INSTANCE_TYPES,
   NODES,
@@ -25,6 +26,7 @@ import {
   RESOURCE_SLICES,
   SCHEDULING_CHAINS,
   WORKLOADS,
+  type WatchedResource,
 } from './resources.js';
 import { SettingsTracker } from './settings.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
@@ -70,125 +72,201 @@ export interface Checker {
 }
 
 export function startChecker(options: CheckerOptions): Checker {
-  const checkName = options.checkName ?? DEFAULT_CHECK_NAME;
-  const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
-  const clock = options.clock ?? (() => new Date());
-  const stop = new AbortController();
-  const recorder = options.recorder ?? NO_RECORDING;
-  const informerOptions = {
-    logger: options.logger,
-    onRestart: (resource: string) => recorder.watchRestart(resource),
-    onChange: () => schedule(debounceMs),
-    clock: () => clock().getTime(),
-    backoff: options.backoff,
-    watchTimeoutSeconds: options.watchTimeoutSeconds,
-  };
-  const workloads = new Informer(options.api, WORKLOADS, informerOptions);
-  const flavors = new Informer(options.api, RESOURCE_FLAVORS, informerOptions);
-  const nodes = new Informer(options.api, NODES, informerOptions);
-  const pods = new Informer(options.api, PODS, informerOptions);
-  const chains = new Informer(options.api, SCHEDULING_CHAINS, informerOptions);
-  const informers = [workloads, flavors, nodes, pods, chains];
+  return new RunningChecker(options);
+}
+
+/** What the checker needs of an informer besides its store: where its watch stands, and its loop. */
+interface Watch {
+  readonly status: InformerStatus;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+type InformerOf<R> = R extends WatchedResource<infer T> ? Informer<T> : never;
+
+/** The checker's informers: the five every pass needs, and the card ledger's four. */
+class CheckerInformers {
+  readonly workloads: InformerOf<typeof WORKLOADS>;
+  readonly flavors: InformerOf<typeof RESOURCE_FLAVORS>;
+  readonly nodes: InformerOf<typeof NODES>;
+  readonly pods: InformerOf<typeof PODS>;
+  readonly chains: InformerOf<typeof SCHEDULING_CHAINS>;
   // The card ledger (and the InstanceTypes it annotates with their pool's count). Not required
   // for a pass and not part of /healthz: a cluster without resource.k8s.io/v1 (or RBAC for it)
   // still gets verdicts for device-plugin Workloads, and a Workload whose pods use claims is
   // answered Retry until the three have listed.
-  const slices = new Informer(options.api, RESOURCE_SLICES, informerOptions);
-  const claims = new Informer(options.api, RESOURCE_CLAIMS, informerOptions);
-  const templates = new Informer(options.api, RESOURCE_CLAIM_TEMPLATES, informerOptions);
-  const instanceTypes = new Informer(options.api, INSTANCE_TYPES, informerOptions);
-  const draInformers = [slices, claims, templates, instanceTypes];
-  const settings = new SettingsTracker(options.logger);
-  const reconciler = new Reconciler({
+  readonly slices: InformerOf<typeof RESOURCE_SLICES>;
+  readonly claims: InformerOf<typeof RESOURCE_CLAIMS>;
+  readonly templates: InformerOf<typeof RESOURCE_CLAIM_TEMPLATES>;
+  readonly instanceTypes: InformerOf<typeof INSTANCE_TYPES>;
+
+  constructor(api: KubeApi, options: InformerOptions) {
+    this.workloads = new Informer(api, WORKLOADS, options);
+    this.flavors = new Informer(api, RESOURCE_FLAVORS, options);
+    this.nodes = new Informer(api, NODES, options);
+    this.pods = new Informer(api, PODS, options);
+    this.chains = new Informer(api, SCHEDULING_CHAINS, options);
+    this.slices = new Informer(api, RESOURCE_SLICES, options);
+    this.claims = new Informer(api, RESOURCE_CLAIMS, options);
+    this.templates = new Informer(api, RESOURCE_CLAIM_TEMPLATES, options);
+    this.instanceTypes = new Informer(api, INSTANCE_TYPES, options);
+  }
+
+  /** The informers every pass needs listed; /healthz reports them. */
+  get required(): readonly Watch[] {
+    return [this.workloads, this.flavors, this.nodes, this.pods, this.chains];
+  }
+
+  get ledger(): readonly Watch[] {
+    return [this.slices, this.claims, this.templates, this.instanceTypes];
+  }
+
+  /** Lists and watches every store until `signal` aborts. */
+  run(signal: AbortSignal): Promise<void>[] {
+    return [...this.required, ...this.ledger].map((i) => i.run(signal));
+  }
+
+  /** Whether a pass may run: every required store has listed. */
+  listed(): boolean {
+    if (!this.required.every((i) => i.status.synced)) return false;
+    // The ledger's lists get their first try before the first pass (no Retry written only to be
+    // replaced a moment later); one that fails does not hold the device-plugin verdicts back.
+    return this.ledger.every((i) => i.status.synced || i.status.failures > 0);
+  }
+
+  /** The stores as a pass reads them; the ledger's only once listed. */
+  snapshot(settings: Settings): Snapshot {
+    const { slices, claims, templates, instanceTypes } = this;
+    return {
+      workloads: this.workloads.store.values(),
+      flavors: Object.fromEntries([...this.flavors.store.values()].map((f) => [f.metadata.name, f])),
+      nodes: [...this.nodes.store.values()],
+      pods: [...this.pods.store.values()],
+      settings,
+      ...([slices, claims, templates].every((i) => i.status.synced)
+        ? { dra: { slices: slices.store, claims: claims.store, templates: templates.store } }
+        : {}),
+      ...(instanceTypes.status.synced ? { instanceTypes: instanceTypes.store.values() } : {}),
+    };
+  }
+}
+
+class RunningChecker implements Checker {
+  readonly firstPass: Promise<void>;
+  readonly #options: CheckerOptions;
+  readonly #debounceMs: number;
+  readonly #clock: () => Date;
+  readonly #recorder: AdmissionRecorder;
+  readonly #stop = new AbortController();
+  readonly #informers: CheckerInformers;
+  readonly #settings: SettingsTracker;
+  readonly #reconciler: Reconciler;
+  readonly #resync: NodeJS.Timeout;
+  readonly #runs: Promise<void>[];
+  /** The next pass, when one is scheduled. */
+  #timer: NodeJS.Timeout | undefined;
+  /** The pass under way, and whether a change arrived while it ran. */
+  #running: Promise<void> | undefined;
+  #pending = false;
+  /** Passes in a row with a failed write; the retry waits longer with each. */
+  #writeFailures = 0;
+  #firstPassDone: () => void = () => undefined;
+
+  constructor(options: CheckerOptions) {
+    this.#options = options;
+    this.#debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+    this.#clock = options.clock ?? (() => new Date());
+    this.#recorder = options.recorder ?? NO_RECORDING;
+    this.#informers = new CheckerInformers(options.api, {
+      logger: options.logger,
+      onRestart: (resource: string) => this.#recorder.watchRestart(resource),
+      onChange: () => this.#schedule(this.#debounceMs),
+      clock: () => this.#clock().getTime(),
+      backoff: options.backoff,
+      watchTimeoutSeconds: options.watchTimeoutSeconds,
+    });
+    this.#settings = new SettingsTracker(options.logger);
+    this.#reconciler = createReconciler(options, this.#clock, this.#recorder);
+    this.firstPass = new Promise<void>((resolve) => {
+      this.#firstPassDone = resolve;
+    });
+    this.#resync = setInterval(() => this.#schedule(0), options.resyncMs ?? DEFAULT_RESYNC_MS);
+    this.#runs = this.#informers.run(this.#stop.signal);
+  }
+
+  health(): HealthReport {
+    const graceMs = this.#options.graceMs ?? DEFAULT_WATCH_GRACE_MS;
+    return healthReport(
+      this.#informers.required.map((i) => i.status),
+      this.#clock().getTime(),
+      graceMs,
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    clearInterval(this.#resync);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    await Promise.all(this.#runs);
+    await this.#running;
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stop.signal.aborted || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#runPass();
+    }, delayMs);
+  }
+
+  async #runPass(): Promise<void> {
+    if (!this.#informers.listed()) return;
+    // One pass at a time; changes during a pass get one more pass after it.
+    if (this.#running) {
+      this.#pending = true;
+      return;
+    }
+    this.#running = this.#passOnce().catch((error: unknown) => {
+      this.#options.logger.error(
+        { err: (error as Error).message },
+        'reconcile pass failed; will retry on the next change or resync',
+      );
+    });
+    await this.#running;
+    this.#running = undefined;
+    if (this.#pending) {
+      this.#pending = false;
+      this.#schedule(this.#debounceMs);
+    }
+  }
+
+  async #passOnce(): Promise<void> {
+    // Invalid settings and none valid before: skip (warned once); the fix arrives as a watch event.
+    const settings = this.#settings.resolve(this.#informers.chains.store);
+    if (settings === undefined) return;
+    const started = performance.now();
+    const result = await this.#reconciler.pass(this.#informers.snapshot(settings));
+    this.#recorder.pass((performance.now() - started) / 1000);
+    this.#firstPassDone();
+    this.#options.onPass?.(result);
+    this.#retryFailedWrites(result);
+  }
+
+  /** A pass with a failed write is followed by another after a backoff that grows while they keep failing. */
+  #retryFailedWrites(result: PassResult): void {
+    this.#writeFailures = result.failed > 0 ? this.#writeFailures + 1 : 0;
+    if (this.#writeFailures === 0) return;
+    const delayMs = backoffMs(this.#writeFailures, this.#options.backoff ?? DEFAULT_BACKOFF);
+    setTimeout(() => this.#schedule(0), delayMs).unref();
+  }
+}
+
+function createReconciler(options: CheckerOptions, clock: () => Date, recorder: AdmissionRecorder): Reconciler {
+  const checkName = options.checkName ?? DEFAULT_CHECK_NAME;
+  return new Reconciler({
     writer: options.writer ?? kubeCheckWriter(options.api, checkName),
     checkName,
     logger: options.logger,
     clock,
     recorder,
   });
-
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let pending = false;
-  let writeFailures = 0;
-  let firstPassDone: () => void = () => undefined;
-  const firstPass = new Promise<void>((resolve) => {
-    firstPassDone = resolve;
-  });
-
-  function schedule(delayMs: number): void {
-    if (stop.signal.aborted || timer !== undefined) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void runPass();
-    }, delayMs);
-  }
-
-  async function runPass(): Promise<void> {
-    if (!informers.every((i) => i.status.synced)) return;
-    // The ledger's lists get their first try before the first pass (no Retry written only to be
-    // replaced a moment later); one that fails does not hold the device-plugin verdicts back.
-    if (!draInformers.every((i) => i.status.synced || i.status.failures > 0)) return;
-    // One pass at a time; changes during a pass get one more pass after it.
-    if (running) {
-      pending = true;
-      return;
-    }
-    running = passOnce().catch((error: unknown) => {
-      options.logger.error(
-        { err: (error as Error).message },
-        'reconcile pass failed; will retry on the next change or resync',
-      );
-    });
-    await running;
-    running = undefined;
-    if (pending) {
-      pending = false;
-      schedule(debounceMs);
-    }
-  }
-
-  async function passOnce(): Promise<void> {
-    // Invalid settings and none valid before: skip (warned once); the fix arrives as a watch event.
-    const current = settings.resolve(chains.store);
-    if (current === undefined) return;
-    const flavorsByName = Object.fromEntries([...flavors.store.values()].map((f) => [f.metadata.name, f]));
-    const started = performance.now();
-    const result = await reconciler.pass({
-      workloads: workloads.store.values(),
-      flavors: flavorsByName,
-      nodes: [...nodes.store.values()],
-      pods: [...pods.store.values()],
-      settings: current,
-      ...([slices, claims, templates].every((i) => i.status.synced)
-        ? { dra: { slices: slices.store, claims: claims.store, templates: templates.store } }
-        : {}),
-      ...(instanceTypes.status.synced ? { instanceTypes: instanceTypes.store.values() } : {}),
-    });
-    recorder.pass((performance.now() - started) / 1000);
-    firstPassDone();
-    options.onPass?.(result);
-    writeFailures = result.failed > 0 ? writeFailures + 1 : 0;
-    if (writeFailures > 0)
-      setTimeout(() => schedule(0), backoffMs(writeFailures, options.backoff ?? DEFAULT_BACKOFF)).unref();
-  }
-
-  const resync = setInterval(() => schedule(0), options.resyncMs ?? DEFAULT_RESYNC_MS);
-  const runs = [...informers, ...draInformers].map((i) => i.run(stop.signal));
-  return {
-    health: () =>
-      healthReport(
-        informers.map((i) => i.status),
-        clock().getTime(),
-        options.graceMs ?? DEFAULT_WATCH_GRACE_MS,
-      ),
-    firstPass,
-    async stop() {
-      stop.abort();
-      clearInterval(resync);
-      if (timer !== undefined) clearTimeout(timer);
-      await Promise.all(runs);
-      await running;
-    },
-  };
 }

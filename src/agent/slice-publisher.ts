@@ -10,6 +10,7 @@ import {
   ReceivedPublishedSliceSchema,
   desiredSlices,
   withGeneration,
+  type DesiredPool,
   type ReceivedPublishedSlice,
   type ResourceSlice,
   type SliceCard,
@@ -83,6 +84,21 @@ function isConflict(error: unknown): boolean {
   return error instanceof ApiError && error.status === 409;
 }
 
+function samePool(desired: readonly ResourceSlice[], existing: readonly ReceivedPublishedSlice[]): boolean {
+  if (desired.length !== existing.length) return false;
+  if (new Set(existing.map((s) => s.spec.pool.generation)).size > 1) return false;
+  const have = new Set(existing.map(comparable));
+  return desired.every((s) => have.has(comparable(s)));
+}
+
+function nodePath(node: string): string {
+  return `/api/v1/nodes/${encodeURIComponent(node)}`;
+}
+
+function slicePath(name: string): string {
+  return `${COLLECTION}/${encodeURIComponent(name)}`;
+}
+
 export interface SlicePublisherOptions {
   /**
    * Calls with the cards of the last verified call are answered from memory, without a request,
@@ -98,42 +114,118 @@ export function resourceSlicePublisher(
   node: string,
   options: SlicePublisherOptions = {},
 ): SlicePublisher {
-  const nodePath = `/api/v1/nodes/${encodeURIComponent(node)}`;
-  const resyncEvery = Math.max(1, options.resyncEvery ?? 10);
+  return new ResourceSlicePublisher(api, node, options);
+}
+
+/** What one call wrote: slices created or replaced, and slices deleted. */
+interface Writes {
+  written: number;
+  deleted: number;
+}
+
+class ResourceSlicePublisher implements SlicePublisher {
+  readonly #api: KubeApi;
+  readonly #node: string;
+  readonly #resyncEvery: number;
   /** The last call that ended with the API matching its cards, and the calls answered since. */
-  let verified: { key: string; problems: readonly string[]; calls: number } | undefined;
+  #verified: { key: string; problems: readonly string[]; calls: number } | undefined;
   /** The healthy cards last published, by manufacturer: what a failed detection taints. */
-  const lastHealthy = new Map<string, readonly SliceCard[]>();
+  readonly #lastHealthy = new Map<string, readonly SliceCard[]>();
+
+  constructor(api: KubeApi, node: string, options: SlicePublisherOptions) {
+    this.#api = api;
+    this.#node = node;
+    this.#resyncEvery = Math.max(1, options.resyncEvery ?? 10);
+  }
+
+  async publish(cards: readonly SliceCard[], keep: ReadonlySet<string>): Promise<SlicePublishOutcome> {
+    const all = this.#withUnhealthy(cards, keep);
+    const key = JSON.stringify([all, [...keep].sort()]);
+    const remembered = this.#answerFromMemory(key);
+    if (remembered !== undefined) return remembered;
+    this.#verified = undefined;
+    const outcome = await this.#syncPools(all, keep);
+    this.#verified = { key, problems: outcome.problems, calls: 1 };
+    this.#remember(cards, keep);
+    return outcome;
+  }
+
+  /** The last verified call's answer, while `key` is its key and no resync is due. */
+  #answerFromMemory(key: string): SlicePublishOutcome | undefined {
+    const verified = this.#verified;
+    if (verified?.key !== key || verified.calls >= this.#resyncEvery) return undefined;
+    verified.calls++;
+    return { result: 'unchanged', written: 0, deleted: 0, problems: verified.problems };
+  }
 
   /** `cards`, plus the last healthy cards of every kept manufacturer that reports none, tainted. */
-  function withUnhealthy(cards: readonly SliceCard[], keep: ReadonlySet<string>): SliceCard[] {
+  #withUnhealthy(cards: readonly SliceCard[], keep: ReadonlySet<string>): SliceCard[] {
     const reported = new Set(cards.map((c) => c.manufacturer as string));
     const unhealthy = [...keep]
       .filter((mfr) => !reported.has(mfr))
       .flatMap((mfr) =>
-        (lastHealthy.get(mfr) ?? []).map((card) => ({ ...card, problem: 'detection-failed' as const })),
+        (this.#lastHealthy.get(mfr) ?? []).map((card) => ({ ...card, problem: 'detection-failed' as const })),
       );
     return [...cards, ...unhealthy];
   }
 
-  function remember(cards: readonly SliceCard[], keep: ReadonlySet<string>): void {
+  #remember(cards: readonly SliceCard[], keep: ReadonlySet<string>): void {
     const byMfr = new Map<string, SliceCard[]>();
     for (const card of cards) byMfr.set(card.manufacturer, [...(byMfr.get(card.manufacturer) ?? []), card]);
-    for (const mfr of [...lastHealthy.keys()]) if (!byMfr.has(mfr) && !keep.has(mfr)) lastHealthy.delete(mfr);
-    for (const [mfr, list] of byMfr) lastHealthy.set(mfr, list);
+    for (const mfr of [...this.#lastHealthy.keys()])
+      if (!byMfr.has(mfr) && !keep.has(mfr)) this.#lastHealthy.delete(mfr);
+    for (const [mfr, list] of byMfr) this.#lastHealthy.set(mfr, list);
   }
 
-  async function nodeUid(): Promise<string> {
-    const object = (await api.get(nodePath)) as { metadata?: { uid?: string } } | undefined;
+  /** Brings every pool to the slices of `all`; a conflict re-reads the pools and tries again. */
+  async #syncPools(all: readonly SliceCard[], keep: ReadonlySet<string>): Promise<SlicePublishOutcome> {
+    const writes: Writes = { written: 0, deleted: 0 };
+    let uid: string | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const current = await this.#published();
+        // The owner's uid is read only when something may be written, and once per call.
+        uid ??= all.length > 0 ? await this.#nodeUid() : undefined;
+        const desired = desiredSlices({ name: this.#node, uid }, all);
+        await this.#writePools(desired.pools, current, keep, writes);
+        const result = writes.written + writes.deleted > 0 ? 'published' : 'unchanged';
+        return { result, ...writes, problems: desired.problems };
+      } catch (error) {
+        if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /** Writes each pool that differs from its desired slices, adding what it wrote to `writes`. */
+  async #writePools(
+    pools: readonly DesiredPool[],
+    current: ReadonlyMap<string, readonly ReceivedPublishedSlice[]>,
+    keep: ReadonlySet<string>,
+    writes: Writes,
+  ): Promise<void> {
+    const wanted = new Map<string, readonly ResourceSlice[]>(pools.map((p) => [p.manufacturer as string, p.slices]));
+    for (const mfr of [...new Set([...wanted.keys(), ...current.keys()])].sort()) {
+      const want = wanted.get(mfr as ManufacturerName) ?? [];
+      const have = current.get(mfr) ?? [];
+      if (want.length === 0 && keep.has(mfr)) continue;
+      if (samePool(want, have)) continue;
+      const done = await this.#writePool(want, have);
+      writes.written += done.written;
+      writes.deleted += done.deleted;
+    }
+  }
+
+  async #nodeUid(): Promise<string> {
+    const object = (await this.#api.get(nodePath(this.#node))) as { metadata?: { uid?: string } } | undefined;
     const uid = object?.metadata?.uid;
-    if (uid === undefined) throw new Error(`node ${node} not found: its ResourceSlices need it as their owner`);
+    if (uid === undefined) throw new Error(`node ${this.#node} not found: its ResourceSlices need it as their owner`);
     return uid;
   }
 
   /** Our slices on this node, by manufacturer (drivers `<mfr>.gpustack.ai`). */
-  async function published(): Promise<Map<string, ReceivedPublishedSlice[]>> {
+  async #published(): Promise<Map<string, ReceivedPublishedSlice[]>> {
     const byMfr = new Map<string, ReceivedPublishedSlice[]>();
-    await api.listEach(withQuery(COLLECTION, { fieldSelector: `spec.nodeName=${node}` }), (item) => {
+    await this.#api.listEach(withQuery(COLLECTION, { fieldSelector: `spec.nodeName=${this.#node}` }), (item) => {
       const parsed = ReceivedPublishedSliceSchema.safeParse(item);
       if (!parsed.success) return;
       const driver = parsed.data.spec.driver;
@@ -146,91 +238,39 @@ export function resourceSlicePublisher(
     return byMfr;
   }
 
-  function slicePath(name: string): string {
-    return `${COLLECTION}/${encodeURIComponent(name)}`;
-  }
-
   /** Writes one pool (or deletes it: `desired` empty); a 409 on the way rejects. */
-  async function writePool(
-    desired: readonly ResourceSlice[],
-    existing: readonly ReceivedPublishedSlice[],
-  ): Promise<{ written: number; deleted: number }> {
-    let written = 0;
-    let deleted = 0;
+  async #writePool(desired: readonly ResourceSlice[], existing: readonly ReceivedPublishedSlice[]): Promise<Writes> {
     // A slice of our driver on this node in another pool cannot be updated into ours (the pool
     // name is immutable: 422): it goes first, so its name is free.
-    for (const slice of existing.filter((s) => s.spec.pool.name !== node)) {
-      await api.remove(slicePath(slice.metadata.name), slice.metadata.resourceVersion);
-      deleted++;
-    }
-    const ours = existing.filter((s) => s.spec.pool.name === node);
-    const byName = new Map(ours.map((s) => [s.metadata.name, s]));
-    const generation = Math.max(-1, ...ours.map((s) => s.spec.pool.generation)) + 1;
-    // One order for every writer: a second agent of this node conflicts on the first slice.
-    for (const slice of withGeneration(desired, generation)) {
-      const current = byName.get(slice.metadata.name);
-      if (current === undefined) await api.create(COLLECTION, slice);
-      else
-        await api.replace(slicePath(slice.metadata.name), {
-          ...slice,
-          metadata: { ...slice.metadata, resourceVersion: current.metadata.resourceVersion },
-        });
-      written++;
-    }
+    let deleted = await this.#removeEach(existing.filter((s) => s.spec.pool.name !== this.#node));
+    const ours = existing.filter((s) => s.spec.pool.name === this.#node);
+    const written = await this.#writeSlices(desired, ours);
     const keep = new Set(desired.map((s) => s.metadata.name));
-    for (const slice of ours) {
-      if (keep.has(slice.metadata.name)) continue;
-      await api.remove(slicePath(slice.metadata.name), slice.metadata.resourceVersion);
-      deleted++;
-    }
+    deleted += await this.#removeEach(ours.filter((s) => !keep.has(s.metadata.name)));
     return { written, deleted };
   }
 
-  function samePool(desired: readonly ResourceSlice[], existing: readonly ReceivedPublishedSlice[]): boolean {
-    if (desired.length !== existing.length) return false;
-    if (new Set(existing.map((s) => s.spec.pool.generation)).size > 1) return false;
-    const have = new Set(existing.map(comparable));
-    return desired.every((s) => have.has(comparable(s)));
+  /** Creates or replaces each desired slice, at one generation above the pool's highest. */
+  async #writeSlices(desired: readonly ResourceSlice[], ours: readonly ReceivedPublishedSlice[]): Promise<number> {
+    const byName = new Map(ours.map((s) => [s.metadata.name, s]));
+    const generation = Math.max(-1, ...ours.map((s) => s.spec.pool.generation)) + 1;
+    const slices = withGeneration(desired, generation);
+    // One order for every writer: a second agent of this node conflicts on the first slice.
+    for (const slice of slices) {
+      const current = byName.get(slice.metadata.name);
+      if (current === undefined) await this.#api.create(COLLECTION, slice);
+      else
+        await this.#api.replace(slicePath(slice.metadata.name), {
+          ...slice,
+          metadata: { ...slice.metadata, resourceVersion: current.metadata.resourceVersion },
+        });
+    }
+    return slices.length;
   }
 
-  return {
-    async publish(cards, keep) {
-      const all = withUnhealthy(cards, keep);
-      const key = JSON.stringify([all, [...keep].sort()]);
-      if (verified?.key === key && verified.calls < resyncEvery) {
-        verified.calls++;
-        return { result: 'unchanged', written: 0, deleted: 0, problems: verified.problems };
-      }
-      verified = undefined;
-      let uid: string | undefined;
-      let written = 0;
-      let deleted = 0;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const current = await published();
-          // The owner's uid is read only when something may be written, and once per call.
-          uid ??= all.length > 0 ? await nodeUid() : undefined;
-          const desired = desiredSlices({ name: node, uid }, all);
-          const pools = new Map<string, readonly ResourceSlice[]>(
-            desired.pools.map((p) => [p.manufacturer as string, p.slices]),
-          );
-          for (const mfr of [...new Set([...pools.keys(), ...current.keys()])].sort()) {
-            const want = pools.get(mfr as ManufacturerName) ?? [];
-            const have = current.get(mfr) ?? [];
-            if (want.length === 0 && keep.has(mfr)) continue;
-            if (samePool(want, have)) continue;
-            const done = await writePool(want, have);
-            written += done.written;
-            deleted += done.deleted;
-          }
-          const result = written + deleted > 0 ? 'published' : 'unchanged';
-          verified = { key, problems: desired.problems, calls: 1 };
-          remember(cards, keep);
-          return { result, written, deleted, problems: desired.problems };
-        } catch (error) {
-          if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
-        }
-      }
-    },
-  };
+  /** Deletes each slice, one after another, under its resourceVersion; how many. */
+  async #removeEach(slices: readonly ReceivedPublishedSlice[]): Promise<number> {
+    for (const slice of slices) await this.#api.remove(slicePath(slice.metadata.name), slice.metadata.resourceVersion);
+    return slices.length;
+  }
 }

@@ -185,7 +185,6 @@ function listPage(
   };
 }
 
-/** A small client over the current cluster of `kc`. */
 interface CallOptions {
   readonly body?: string;
   readonly contentType?: string;
@@ -193,56 +192,64 @@ interface CallOptions {
   readonly notFoundIsError?: boolean;
 }
 
+/** A request ready to send: where, its options with the credentials applied, and the module that sends it. */
+interface PreparedRequest {
+  readonly url: URL;
+  readonly options: RequestOptions;
+  readonly send: typeof httpRequest;
+}
+
+/** A small client over the current cluster of `kc`. */
 export function createKubeApi(kc: KubeConfig): KubeApi {
-  const server = new URL(kc.getCurrentCluster()?.server ?? '');
+  return new KubeClient(kc);
+}
 
-  async function open(
-    method: string,
-    path: string,
-    timeoutMs: number,
-    contentType?: string,
-  ): Promise<{ url: URL; options: RequestOptions; send: typeof httpRequest }> {
-    const options: RequestOptions = { method, headers: { accept: 'application/json' }, timeout: timeoutMs };
-    await kc.applyToHTTPSOptions(options);
-    if (contentType) options.headers = { ...options.headers, 'content-type': contentType };
-    // Keep a path prefix of the server URL (`https://rancher/k8s/clusters/c-1`): `new URL('/api/…', server)` would drop it.
-    const url = new URL(`${server.pathname.replace(/\/+$/, '')}${path}`, server);
-    if (url.protocol === 'http:') delete options.agent;
-    return { url, options, send: url.protocol === 'http:' ? httpRequest : (httpsRequest as typeof httpRequest) };
+class KubeClient implements KubeApi {
+  readonly #kc: KubeConfig;
+  readonly #server: URL;
+
+  constructor(kc: KubeConfig) {
+    this.#kc = kc;
+    this.#server = new URL(kc.getCurrentCluster()?.server ?? '');
   }
 
-  /**
-   * One request. A GET answered 404 resolves to `undefined` (an object that is not there) unless
-   * `notFoundIsError`: a list of a resource the server does not serve is an error, not emptiness.
-   */
-  async function call(method: string, path: string, request: CallOptions = {}): Promise<unknown> {
-    const { body, contentType, notFoundIsError = false } = request;
-    const { url, options, send } = await open(method, path, REQUEST_TIMEOUT_MS, contentType);
-    return new Promise((resolve, reject) => {
-      const req = send(url, options, (res) => {
-        readText(res).then((text) => {
-          const status = res.statusCode ?? 0;
-          if (method === 'GET' && status === 404 && !notFoundIsError) return resolve(undefined);
-          if (status < 200 || status >= 300) return reject(new ApiError(status, method, path, text));
-          try {
-            resolve(text ? JSON.parse(text) : undefined);
-          } catch {
-            reject(new ApiError(status, method, path, `not JSON: ${text}`));
-          }
-        }, reject);
+  get(path: string): Promise<unknown> {
+    return this.#call('GET', path);
+  }
+
+  patch(path: string, body: unknown, contentType: PatchType): Promise<unknown> {
+    return this.#call('PATCH', path, { body: JSON.stringify(body), contentType });
+  }
+
+  create(path: string, body: unknown): Promise<unknown> {
+    return this.#call('POST', path, { body: JSON.stringify(body), contentType: 'application/json' });
+  }
+
+  replace(path: string, body: unknown): Promise<unknown> {
+    return this.#call('PUT', path, { body: JSON.stringify(body), contentType: 'application/json' });
+  }
+
+  async remove(path: string, resourceVersion?: string): Promise<void> {
+    const options =
+      resourceVersion === undefined
+        ? undefined
+        : { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion } };
+    try {
+      await this.#call('DELETE', path, {
+        ...(options ? { body: JSON.stringify(options), contentType: 'application/json' } : {}),
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out after ${REQUEST_TIMEOUT_MS} ms`)));
-      req.on('error', reject);
-      req.end(body);
-    });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return;
+      throw error;
+    }
   }
 
-  async function listEach(path: string, onItem: (item: unknown) => void): Promise<string> {
+  async listEach(path: string, onItem: (item: unknown) => void): Promise<string> {
     let next: string | undefined;
     let resourceVersion: string;
     do {
       const pagePath = withQuery(path, { limit: String(LIST_PAGE_SIZE), continue: next });
-      const page = listPage(await call('GET', pagePath, { notFoundIsError: true }), pagePath);
+      const page = listPage(await this.#call('GET', pagePath, { notFoundIsError: true }), pagePath);
       for (const item of page.items) onItem(item);
       resourceVersion = page.resourceVersion;
       next = page.continue;
@@ -250,7 +257,7 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
     return resourceVersion;
   }
 
-  async function watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
+  async watch(path: string, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
     const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     const watchPath = withQuery(path, {
       watch: '1',
@@ -259,58 +266,89 @@ export function createKubeApi(kc: KubeConfig): KubeApi {
       timeoutSeconds: String(timeoutSeconds),
     });
     const idleMs = (timeoutSeconds + 30) * 1000;
-    const { url, options: requestOptions, send } = await open('GET', watchPath, idleMs);
-    const signal = options.signal;
-    if (signal?.aborted) return;
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        req.destroy();
-        resolve();
-      };
-      const settle = (error?: Error) => {
-        signal?.removeEventListener('abort', onAbort);
-        if (signal?.aborted) resolve();
-        else if (error) reject(error);
-        else resolve();
-      };
-      const req: ClientRequest = send(url, requestOptions, (res) => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status >= 300) {
-          readText(res).then((text) => settle(new ApiError(status, 'GET', watchPath, text)), settle);
-          return;
-        }
-        options.onOpen?.();
-        streamLines(res, watchPath, onEvent, settle);
-      });
-      req.on('timeout', () => req.destroy(new Error(`GET ${watchPath}: no data for ${idleMs} ms`)));
-      req.on('error', (error) => settle(error));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      req.end();
-    });
+    const request = await this.#prepare('GET', watchPath, idleMs);
+    if (options.signal?.aborted) return;
+    return streamWatch(request, watchPath, idleMs, options, onEvent);
   }
 
-  return {
-    get: (path) => call('GET', path),
-    patch: (path, body, contentType) => call('PATCH', path, { body: JSON.stringify(body), contentType }),
-    create: (path, body) => call('POST', path, { body: JSON.stringify(body), contentType: 'application/json' }),
-    replace: (path, body) => call('PUT', path, { body: JSON.stringify(body), contentType: 'application/json' }),
-    remove: async (path, resourceVersion) => {
-      const options =
-        resourceVersion === undefined
-          ? undefined
-          : { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion } };
-      try {
-        await call('DELETE', path, {
-          ...(options ? { body: JSON.stringify(options), contentType: 'application/json' } : {}),
-        });
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) return;
-        throw error;
+  async #prepare(method: string, path: string, timeoutMs: number, contentType?: string): Promise<PreparedRequest> {
+    const options: RequestOptions = { method, headers: { accept: 'application/json' }, timeout: timeoutMs };
+    await this.#kc.applyToHTTPSOptions(options);
+    if (contentType) options.headers = { ...options.headers, 'content-type': contentType };
+    // Keep a path prefix of the server URL (`https://rancher/k8s/clusters/c-1`): `new URL('/api/…', server)` would drop it.
+    const url = new URL(`${this.#server.pathname.replace(/\/+$/, '')}${path}`, this.#server);
+    if (url.protocol === 'http:') delete options.agent;
+    return { url, options, send: url.protocol === 'http:' ? httpRequest : (httpsRequest as typeof httpRequest) };
+  }
+
+  /**
+   * One request. A GET answered 404 resolves to `undefined` (an object that is not there) unless
+   * `notFoundIsError`: a list of a resource the server does not serve is an error, not emptiness.
+   */
+  async #call(method: string, path: string, call: CallOptions = {}): Promise<unknown> {
+    const { body, contentType, notFoundIsError = false } = call;
+    const { url, options, send } = await this.#prepare(method, path, REQUEST_TIMEOUT_MS, contentType);
+    return new Promise((resolve, reject) => {
+      const req = send(url, options, (res) => {
+        readText(res)
+          .then((text) => answerOf(method, path, res.statusCode ?? 0, text, notFoundIsError))
+          .then(resolve, reject);
+      });
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out after ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+}
+
+/** What an answer means: its JSON (`undefined` when empty, or for a GET's 404 unless `notFoundIsError`), else an ApiError. */
+function answerOf(method: string, path: string, status: number, text: string, notFoundIsError: boolean): unknown {
+  if (method === 'GET' && status === 404 && !notFoundIsError) return undefined;
+  if (status < 200 || status >= 300) throw new ApiError(status, method, path, text);
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    throw new ApiError(status, method, path, `not JSON: ${text}`);
+  }
+}
+
+/**
+ * Sends a watch request and streams its events. Resolves when the server ends the stream or the
+ * signal aborts; rejects on a non-2xx answer, a broken connection or a line that is not JSON.
+ */
+function streamWatch(
+  request: PreparedRequest,
+  watchPath: string,
+  idleMs: number,
+  options: WatchOptions,
+  onEvent: (event: WatchEvent) => void,
+): Promise<void> {
+  const signal = options.signal;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      req.destroy();
+      resolve();
+    };
+    const settle = (error?: Error) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) resolve();
+      else if (error) reject(error);
+      else resolve();
+    };
+    const req: ClientRequest = request.send(request.url, request.options, (res) => {
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status >= 300) {
+        readText(res).then((text) => settle(new ApiError(status, 'GET', watchPath, text)), settle);
+        return;
       }
-    },
-    listEach,
-    watch,
-  };
+      options.onOpen?.();
+      streamLines(res, watchPath, onEvent, settle);
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${watchPath}: no data for ${idleMs} ms`)));
+    req.on('error', (error) => settle(error));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.end();
+  });
 }
 
 /** Splits a response into newline-delimited JSON events; `done` once, with an error or without. */

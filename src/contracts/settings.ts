@@ -31,7 +31,7 @@ interface Member {
 /**
  * The path of the first own `__proto__` key in a JSON value, walked without recursion. zod leaves
  * such a key out of what it parses, so `matchLabels: {__proto__: x}` would silently select more.
- * Linear: a path is built only for the key found (a copy per member was quadratic in the depth).
+ * Linear: a path is built only for the key found, not copied at every member (quadratic in the depth).
  */
 function protoKeyPath(value: unknown): PropertyKey[] | undefined {
   const pending: Member[] = [{ value, parent: undefined, key: '' }];

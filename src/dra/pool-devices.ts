@@ -1,5 +1,5 @@
 /**
- * @module The InstanceType's view of the ledger (issue 10 item 5): its pool's cards published,
+ * @module The InstanceType's view of the ledger: its pool's cards published,
  * allocated whole, in use by shares and free whole. The admission checker, which holds the
  * ledger, counts them per InstanceType and writes them as an annotation on it; the instance-type
  * hook copies the annotation into `status.devices`. Pure.

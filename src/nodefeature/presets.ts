@@ -105,7 +105,7 @@ export const UNIT_PRESET_TABLE: Readonly<Record<ManufacturerName, readonly UnitP
     { prefix: '310p', tier: 'medium' }, // upstream table; 310P hosts 16–18c/72–128g
     { prefix: '310p1', tier: 'medium' }, // upstream table
     { prefix: '310p2', tier: 'medium' }, // upstream table
-    { prefix: '310p3', tier: 'medium' }, // upstream table (ours was 8/32Gi)
+    { prefix: '310p3', tier: 'medium' }, // upstream table
     { prefix: '310p4', tier: 'medium' }, // upstream table
     { prefix: '310p5', tier: 'medium' }, // upstream table
     { prefix: '310p7', tier: 'medium' }, // upstream table
@@ -132,9 +132,9 @@ export const UNIT_PRESET_TABLE: Readonly<Record<ManufacturerName, readonly UnitP
     { prefix: 'mi325x', tier: 'xlarge' }, // upstream table; 16c/288–384g
     { prefix: 'mi350x', tier: 'xlarge' }, // upstream table; 16c/384g
     { prefix: 'mi355x', tier: 'xlarge' }, // upstream table; 16c/384g
-    { prefix: 'mi250', tier: 'medium' }, // upstream table (ours was large)
-    { prefix: 'mi250x', tier: 'medium' }, // upstream table; 4 cards on 256g standard nodes (ours was large)
-    { prefix: 'mi210', tier: 'large' }, // upstream table; 16c/128g (ours was medium)
+    { prefix: 'mi250', tier: 'medium' }, // upstream table
+    { prefix: 'mi250x', tier: 'medium' }, // upstream table; 4 cards on 256g standard nodes
+    { prefix: 'mi210', tier: 'large' }, // upstream table; 16c/128g
   ],
   cambricon: [
     { prefix: 'mlu370', tier: 'medium' }, // upstream table; 16c/64g; no bare "mlu": the driver's unknown-card name

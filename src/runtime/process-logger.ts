@@ -56,9 +56,9 @@ export interface ProcessLoggerOptions {
 }
 
 /**
- * Bytes of JSON lines gathered before one write to stdout. The hook server logs a line per call:
- * written one by one, each line cost a write through libuv's thread pool, ~30 µs of CPU per call
- * (28 µs of a node-profile call's 211, `bench/server-cpu.ts`); gathered, ~20 lines share one.
+ * Bytes of JSON lines gathered before one write to stdout. The hook server logs a line per call,
+ * and every write goes through libuv's thread pool: a write per line would cost a small call a
+ * good part of its CPU. Gathered, many lines share one write.
  */
 export const LOG_BUFFER_BYTES = 4096;
 /** Longest a gathered line waits when traffic is low; a warning or an error is written at once. */

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, pathPastDepth, rfc3339Seconds } from '../k8s/index.js';
 import { errorBody, schemaErrorBody, statusOf, tooDeepErrorBody, type ErrorBody, type ErrorCode } from './errors.js';
@@ -104,19 +104,42 @@ class Serial {
   }
 }
 
-function handleHook(definition: HookDefinition, options: AppOptions, processing: Serial) {
-  const clock = options.clock ?? (() => new Date());
-  // The request time at whole seconds, formatted once per second rather than once per call.
-  let second = Number.NaN;
-  let now = '';
-  const nowText = (): string => {
-    const time = Math.floor(clock().getTime() / 1000);
-    if (time !== second) {
-      second = time;
-      now = rfc3339Seconds(new Date(time * 1000));
+/** The request time at whole seconds, formatted once per second rather than once per call. */
+class RequestTime {
+  readonly #clock: () => Date;
+  #second = Number.NaN;
+  #text = '';
+
+  constructor(clock: () => Date = () => new Date()) {
+    this.#clock = clock;
+  }
+
+  now(): string {
+    const time = Math.floor(this.#clock().getTime() / 1000);
+    if (time !== this.#second) {
+      this.#second = time;
+      this.#text = rfc3339Seconds(new Date(time * 1000));
     }
-    return now;
-  };
+    return this.#text;
+  }
+}
+
+/** What answering a hook takes besides the call: the hook, the request time, and a turn before each phase. */
+interface HookRun {
+  readonly definition: HookDefinition;
+  readonly time: RequestTime;
+  readonly metrics: HookMetrics | undefined;
+  readonly turn: () => Promise<void>;
+}
+
+type HookHandler = (c: Context<AppEnv>, call: CallRecord) => Promise<Response>;
+
+function handleHook(
+  definition: HookDefinition,
+  time: RequestTime,
+  metrics: HookMetrics | undefined,
+  processing: Serial,
+): HookHandler {
   /** Answers one call; what the log line reports of it (parent, children) goes into `call`. */
   return async function hookHandler(c: Context<AppEnv>, call: CallRecord): Promise<Response> {
     let text: string;
@@ -133,42 +156,45 @@ function handleHook(definition: HookDefinition, options: AppOptions, processing:
     // (/healthz and the other connections go first); a small one at once: it takes milliseconds.
     const big = text.length > SERIAL_ABOVE_CHARACTERS;
     const turn = big ? () => nextTurn() : async () => {};
-    const answer = async (): Promise<Response> => {
-      await turn();
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch (error) {
-        return sendError(
-          c,
-          'MalformedJson',
-          errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
-        );
-      }
-      // Every part bounded at once, before anything walks it. JSON.parse is iterative: 100,000 levels
-      // cost it about what a flat body of as many arrays does.
-      const tooDeep = pathPastDepth(body, MAX_BODY_DEPTH);
-      if (tooDeep !== undefined) return sendError(c, 'BadHookRequest', tooDeepErrorBody(tooDeep, MAX_BODY_DEPTH));
-      const parent = parentNameOf(body);
-      // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
-      if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);
-      await turn();
-      const prepared = definition.prepare(body);
-      if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
-      await turn();
-      const outcome = prepared.run({ now: nowText() });
-      if (!outcome.ok) {
-        c.header('Retry-After', String(outcome.error.retryAfterSeconds));
-        return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
-      }
-      countChildren(outcome.response, call, options.metrics);
-      await turn();
-      return c.body(JSON.stringify(canonicalize(outcome.response, { keepNull: definition.keepNull })), 200, {
-        'content-type': 'application/json',
-      });
-    };
+    const answer = () => answerHook(c, call, text, { definition, time, metrics, turn });
     return big ? processing.run(answer) : answer();
   };
+}
+
+/** Parses, checks and runs one hook body, and serialises its answer. */
+async function answerHook(c: Context<AppEnv>, call: CallRecord, text: string, run: HookRun): Promise<Response> {
+  await run.turn();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    return sendError(
+      c,
+      'MalformedJson',
+      errorBody('MalformedJson', `request body is not JSON: ${(error as Error).message}`),
+    );
+  }
+  // Every part bounded at once, before anything walks it. JSON.parse is iterative: 100,000 levels
+  // cost it about what a flat body of as many arrays does.
+  const tooDeep = pathPastDepth(body, MAX_BODY_DEPTH);
+  if (tooDeep !== undefined) return sendError(c, 'BadHookRequest', tooDeepErrorBody(tooDeep, MAX_BODY_DEPTH));
+  const parent = parentNameOf(body);
+  // Bounded: the log line must not grow with a hostile name (a real one is at most 253 characters).
+  if (parent !== undefined) call.parent = boundText(parent, DNS_SUBDOMAIN_MAX);
+  await run.turn();
+  const prepared = run.definition.prepare(body);
+  if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
+  await run.turn();
+  const outcome = prepared.run({ now: run.time.now() });
+  if (!outcome.ok) {
+    c.header('Retry-After', String(outcome.error.retryAfterSeconds));
+    return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
+  }
+  countChildren(outcome.response, call, run.metrics);
+  await run.turn();
+  return c.body(JSON.stringify(canonicalize(outcome.response, { keepNull: run.definition.keepNull })), 200, {
+    'content-type': 'application/json',
+  });
 }
 
 /**
@@ -216,6 +242,179 @@ function declaredLength(c: Context<AppEnv>): number | undefined {
 }
 
 /**
+ * What a request body may cost: at most `maxSize` bytes (else 413), and room in the in-flight
+ * budget (else 429 + Retry-After).
+ */
+class BodyGate {
+  readonly #maxSize: number;
+  // Memory back-pressure: a body of unknown length counts as the largest allowed until it is done.
+  readonly #inflight: InflightBytes;
+  readonly #streamedLimit: MiddlewareHandler<AppEnv>;
+  readonly #metrics: HookMetrics | undefined;
+
+  constructor(options: AppOptions) {
+    this.#maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.#inflight = new InflightBytes(options.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
+    this.#streamedLimit = bodyLimit({ maxSize: this.#maxSize, onError: (c) => this.#tooLarge(c) });
+    this.#metrics = options.metrics;
+  }
+
+  /** Takes the body's bytes from the in-flight budget while `serve` runs, or answers 429 (the body read and dropped). */
+  async budgeted(
+    c: Context<AppEnv>,
+    busy: (() => void) | undefined,
+    serve: () => Promise<Response>,
+  ): Promise<Response> {
+    const declared = declaredLength(c);
+    if (declared !== undefined && declared > this.#maxSize) return serve(); // a 413, never read
+    const bytes = declared ?? this.#maxSize;
+    const before = this.#inflight.inUse;
+    if (!this.#inflight.take(bytes)) {
+      busy?.();
+      return this.#refuseBusy(c, declared, before);
+    }
+    this.#metrics?.inflight.set(this.#inflight.inUse);
+    try {
+      return await serve();
+    } finally {
+      this.#inflight.give(bytes);
+      this.#metrics?.inflight.set(this.#inflight.inUse);
+    }
+  }
+
+  /**
+   * The size limit: a declared Content-Length (Metacontroller's Go client sends one) is judged from
+   * the header alone, as bodyLimit does too, but without first touching `c.req.raw.body`: that would
+   * turn the Node adapter's buffered body into a web stream read chunk by chunk, the slowest way to
+   * a 100 MB body. A chunked body is counted as it streams in.
+   */
+  async limited(c: Context<AppEnv>, serve: () => Promise<Response>): Promise<Response> {
+    const declared = declaredLength(c);
+    if (declared !== undefined) return declared > this.#maxSize ? this.#tooLarge(c) : serve();
+    let answer: Response | undefined;
+    const refused = await this.#streamedLimit(c, async () => {
+      answer = await serve();
+    });
+    return refused ?? (answer as Response);
+  }
+
+  #tooLarge(c: Context<AppEnv>): Response {
+    const message = `request body exceeds ${this.#maxSize} bytes (--max-body)`;
+    return sendError(c, 'PayloadTooLarge', errorBody('PayloadTooLarge', message));
+  }
+
+  /** The 429 of a full budget, after the body is read and dropped. */
+  async #refuseBusy(c: Context<AppEnv>, declared: number | undefined, before: number): Promise<Response> {
+    await discardBody(c);
+    c.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
+    const own =
+      declared === undefined
+        ? `this one, of unknown length, counts as ${this.#maxSize}`
+        : `this one declares ${declared}`;
+    return sendError(
+      c,
+      'ServerBusy',
+      errorBody(
+        'ServerBusy',
+        `${before} bytes of request bodies are in flight and ${own}: over the budget of ` +
+          `${this.#inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
+      ),
+    );
+  }
+}
+
+/** One route's metrics, label sets bound once: an observation then skips hashing its labels on every call. */
+class RouteMetrics {
+  readonly #metrics: HookMetrics | undefined;
+  readonly #labels: { readonly controller: string; readonly hook: string };
+  readonly #duration: { observe(seconds: number): void } | undefined;
+  readonly #requests = new Map<number, { inc(): void }>();
+  /** Counts a 429 of the in-flight budget; undefined without metrics. */
+  readonly busy: (() => void) | undefined;
+
+  constructor(metrics: HookMetrics | undefined, controller: string, hook: string) {
+    this.#metrics = metrics;
+    this.#labels = { controller, hook };
+    this.#duration = metrics?.duration.labels({ controller, hook });
+    this.busy = metrics && (() => metrics.busy.inc({ controller, hook }));
+  }
+
+  /** One call answered with `status` after `seconds`. */
+  answered(status: number, seconds: number): void {
+    this.#duration?.observe(seconds);
+    this.#requestCounter(status)?.inc();
+  }
+
+  #requestCounter(status: number): { inc(): void } | undefined {
+    let counter = this.#requests.get(status);
+    if (counter === undefined && this.#metrics) {
+      counter = this.#metrics.requests.labels({ ...this.#labels, code: String(status) });
+      this.#requests.set(status, counter);
+    }
+    return counter;
+  }
+}
+
+/** What every hook route of one app shares. */
+interface RouteShared {
+  readonly logger: Logger;
+  readonly gate: BodyGate;
+  readonly internalError: (error: Error, c: Context<AppEnv>) => Response;
+}
+
+/** The route of one hook: checks, answer, then its metrics and its log line. */
+function createHookRoute(
+  controller: string,
+  hook: string,
+  handle: HookHandler,
+  metrics: RouteMetrics,
+  shared: RouteShared,
+) {
+  return async function hookRoute(c: Context<AppEnv>): Promise<Response> {
+    const started = performance.now();
+    const call: CallRecord = { controller, hook };
+    let response: Response;
+    try {
+      response = await checked(c, shared.gate, metrics.busy, () => handle(c, call));
+    } catch (error) {
+      if (!(error instanceof Error)) throw error;
+      response = shared.internalError(error, c);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    metrics.answered(response.status, seconds);
+    logCall(shared.logger, call, response.status, seconds, c.get('problem'));
+    return response;
+  };
+}
+
+/**
+ * One handler, not a chain of middleware: the checks run in one fixed order (media type,
+ * in-flight budget, size limit, then the hook), without a dispatch and a promise per link.
+ */
+function checked(
+  c: Context<AppEnv>,
+  gate: BodyGate,
+  busy: (() => void) | undefined,
+  answer: () => Promise<Response>,
+): Promise<Response> | Response {
+  const problem = notPlainJson(c.req.header('content-type'), c.req.header('content-encoding'));
+  if (problem !== undefined) return sendError(c, 'UnsupportedMediaType', errorBody('UnsupportedMediaType', problem));
+  // The budget before the limit: a chunked body is read whole there, and must count while it is read.
+  return gate.budgeted(c, busy, () => gate.limited(c, answer));
+}
+
+function logCall(
+  logger: Logger,
+  call: CallRecord,
+  status: number,
+  seconds: number,
+  problem: AppEnv['Variables']['problem'] | undefined,
+): void {
+  const durationMs = Math.round(seconds * 1e6) / 1e3;
+  logger.info({ ...call, status, durationMs, ...(problem ? { error: problem } : {}) }, 'hook');
+}
+
+/**
  * Builds the hook server. Stateless: any replica answers any call, and Metacontroller retries a
  * failed call, so a restart loses nothing.
  * @example const app = createApp(); await app.request('/healthz') // 200
@@ -223,129 +422,30 @@ function declaredLength(c: Context<AppEnv>): number | undefined {
 export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const logger = options.logger ?? SILENT_LOGGER;
-  const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const tooLarge = (c: Context<AppEnv>) =>
-    sendError(c, 'PayloadTooLarge', errorBody('PayloadTooLarge', `request body exceeds ${maxSize} bytes (--max-body)`));
-  const streamedLimit = bodyLimit({ maxSize, onError: tooLarge });
-  // Memory back-pressure: a body of unknown length counts as the largest allowed until it is done.
-  const inflight = new InflightBytes(options.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
-  const processing = new Serial();
-  /** Takes the body's bytes from the in-flight budget while `serve` runs, or answers 429 (the body read and dropped). */
-  async function budgeted(
-    c: Context<AppEnv>,
-    busy: (() => void) | undefined,
-    serve: () => Promise<Response>,
-  ): Promise<Response> {
-    const declared = declaredLength(c);
-    if (declared !== undefined && declared > maxSize) return serve(); // a 413, never read
-    const bytes = declared ?? maxSize;
-    const before = inflight.inUse;
-    if (!inflight.take(bytes)) {
-      busy?.();
-      await discardBody(c);
-      c.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
-      const own =
-        declared === undefined ? `this one, of unknown length, counts as ${maxSize}` : `this one declares ${declared}`;
-      return sendError(
-        c,
-        'ServerBusy',
-        errorBody(
-          'ServerBusy',
-          `${before} bytes of request bodies are in flight and ${own}: over the budget of ` +
-            `${inflight.budget} bytes (--max-inflight-bytes); retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
-        ),
-      );
-    }
-    options.metrics?.inflight.set(inflight.inUse);
-    try {
-      return await serve();
-    } finally {
-      inflight.give(bytes);
-      options.metrics?.inflight.set(inflight.inUse);
-    }
-  }
-  /**
-   * The size limit: a declared Content-Length (Metacontroller's Go client sends one) is judged from
-   * the header alone, as bodyLimit does too, but without first touching `c.req.raw.body`: that would
-   * turn the Node adapter's buffered body into a web stream read chunk by chunk, the slowest way to
-   * a 100 MB body. A chunked body is counted as it streams in.
-   */
-  async function limited(c: Context<AppEnv>, serve: () => Promise<Response>): Promise<Response> {
-    const declared = declaredLength(c);
-    if (declared !== undefined) return declared > maxSize ? tooLarge(c) : serve();
-    let answer: Response | undefined;
-    const refused = await streamedLimit(c, async () => {
-      answer = await serve();
-    });
-    return refused ?? (answer as Response);
-  }
   const internalError = (error: Error, c: Context<AppEnv>): Response => {
     logger.error({ err: { message: error.message, stack: error.stack }, path: c.req.path }, 'unexpected error');
     return sendError(c, 'Internal', errorBody('Internal', 'internal error; see the server log'));
   };
-
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', (c) => c.json({ status: 'ready' }));
-  app.get('/metrics', async (c) => {
-    if (!options.metrics) return sendError(c, 'NotFound', errorBody('NotFound', 'metrics are not enabled'));
-    return c.body(await options.metrics.registry.metrics(), 200, {
-      'content-type': options.metrics.registry.contentType,
-    });
-  });
-
+  addServiceRoutes(app, options.metrics);
+  const shared: RouteShared = { logger, gate: new BodyGate(options), internalError };
+  const time = new RequestTime(options.clock);
+  const processing = new Serial();
   for (const { controller, kind: hook, definition } of hookTable()) {
-    const path = `/hooks/${controller}/${hook}`;
-    const metrics = options.metrics;
-    // Label sets bound once per route: an observation then skips hashing its labels on every call.
-    const duration = metrics?.duration.labels({ controller, hook });
-    const answered = new Map<number, { inc(): void }>();
-    const requests = (status: number) => {
-      let counter = answered.get(status);
-      if (counter === undefined && metrics) {
-        counter = metrics.requests.labels({ controller, hook, code: String(status) });
-        answered.set(status, counter);
-      }
-      counter?.inc();
-    };
-    const busy = metrics && (() => metrics.busy.inc({ controller, hook }));
-    const handle = handleHook(definition, options, processing);
-    // One handler, not a chain of middleware: the checks run in the order they always did (media
-    // type, in-flight budget, size limit, then the hook), without a dispatch and a promise per link.
-    app.post(path, async function hookRoute(c) {
-      const started = performance.now();
-      const call: CallRecord = { controller, hook };
-      let response: Response;
-      try {
-        const problem = notPlainJson(c.req.header('content-type'), c.req.header('content-encoding'));
-        response =
-          problem !== undefined
-            ? sendError(c, 'UnsupportedMediaType', errorBody('UnsupportedMediaType', problem))
-            : // The budget before the limit: a chunked body is read whole there, and must count while it is read.
-              await budgeted(c, busy, () => limited(c, () => handle(c, call)));
-      } catch (error) {
-        if (!(error instanceof Error)) throw error;
-        response = internalError(error, c);
-      }
-      const seconds = (performance.now() - started) / 1000;
-      const problem = c.get('problem');
-      duration?.observe(seconds);
-      requests(response.status);
-      logger.info(
-        {
-          ...call,
-          controller,
-          hook,
-          status: response.status,
-          durationMs: Math.round(seconds * 1e6) / 1e3,
-          ...(problem ? { error: problem } : {}),
-        },
-        'hook',
-      );
-      return response;
-    });
+    const handle = handleHook(definition, time, options.metrics, processing);
+    const metrics = new RouteMetrics(options.metrics, controller, hook);
+    app.post(`/hooks/${controller}/${hook}`, createHookRoute(controller, hook, handle, metrics, shared));
   }
-
   app.notFound((c) => sendError(c, 'NotFound', errorBody('NotFound', `no route for ${c.req.method} ${c.req.path}`)));
   app.onError(internalError);
   return app;
+}
+
+/** Health and metrics. */
+function addServiceRoutes(app: Hono<AppEnv>, metrics: HookMetrics | undefined): void {
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', (c) => c.json({ status: 'ready' }));
+  app.get('/metrics', async (c) => {
+    if (!metrics) return sendError(c, 'NotFound', errorBody('NotFound', 'metrics are not enabled'));
+    return c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType });
+  });
 }

@@ -8,18 +8,18 @@ const MiB = 1024 * 1024;
 /**
  * Largest request body (`--max-body`). Metacontroller sends the scheduling-chain hook every managed
  * Node whole: ~23 KB of JSON per Node as the API server returns it (NFD labels, images,
- * managedFields), 225.5 MB for 10,000 Nodes — the largest cluster we support — plus the chain's
- * children. 256 MiB leaves that cluster about 15 % of headroom.
+ * managedFields). 256 MiB holds 10,000 Nodes — the largest cluster we support — with the chain's
+ * children and some headroom.
  */
 export const DEFAULT_MAX_BODY_BYTES = 256 * MiB;
 
 /**
- * Memory a request costs at its peak per byte of body: the body, its text, the parsed objects and
- * the answer. Peak RSS over body was 4.1 at 5,000 and 10,000 Nodes (`npm run bench`) and 4.9 for
- * one body padded to 256 MiB (issue 13); 6 leaves room for the garbage V8 has not collected.
+ * Memory a request costs at its peak per byte of body (the body, its text, the parsed objects and
+ * the answer): a little above the peak RSS per body byte that `npm run bench` measures, leaving
+ * room for the garbage V8 has not collected.
  */
 export const MEMORY_PER_BODY_BYTE = 6;
-/** Memory the server needs besides the bodies: an idle server is ~75 MB resident, plus V8's slack. */
+/** Memory the server needs besides the bodies: what an idle server holds resident, plus V8's slack. */
 export const MEMORY_RESERVE_BYTES = 256 * MiB;
 /** The memory limit assumed when the container has none: our Deployment's (manifests/server). */
 export const ASSUMED_MEMORY_LIMIT_BYTES = 2048 * MiB;

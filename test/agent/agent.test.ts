@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { DetectResult } from '../../native/index.js';
 import {
   createAgentMetrics,
@@ -16,17 +16,7 @@ import {
   type Labels,
   type Publisher,
 } from '../../src/agent/index.js';
-import { createKubeApi } from '../../src/api-client/index.js';
-import {
-  H100_LABELS,
-  detection,
-  h100,
-  kubeConfigFor,
-  recordingLogger,
-  startFakeApiServer,
-  times,
-  type FakeApiServer,
-} from './support.js';
+import { H100_LABELS, detection, h100, recordingLogger, times, useFakeApiServer } from './support.js';
 
 const NODE = 'gpu-h100-01';
 const H100_X8 = detection(times(8, h100));
@@ -54,13 +44,7 @@ function options(
 }
 
 describe('failures', () => {
-  let api: FakeApiServer;
-  beforeEach(async () => {
-    api = await startFakeApiServer({ [NODE]: {} });
-  });
-  afterEach(async () => {
-    await api.close();
-  });
+  const standIn = useFakeApiServer({ [NODE]: {} });
 
   it.each([
     { name: 'HTTP 500', failure: { status: 500 }, pattern: /HTTP 500/ },
@@ -69,8 +53,8 @@ describe('failures', () => {
   ])(
     '$name → failed, failures counted, lastError set, nothing thrown; a later success resets',
     async ({ failure, pattern }) => {
-      api.failure = failure;
-      const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+      standIn.api.failure = failure;
+      const publisher = nodeLabelsPublisher(standIn.client(), NODE);
       const state = createAgentState();
       const opts = options(publisher, () => Promise.resolve(H100_X8));
       expect(await runCycle(state, opts)).toBe('failed');
@@ -81,25 +65,25 @@ describe('failures', () => {
       expect(state.writes).toBe(0);
       expect(opts.logger.entries.filter((e) => e.level === 'error')).toHaveLength(2);
 
-      api.failure = undefined;
+      standIn.api.failure = undefined;
       expect(await runCycle(state, opts)).toBe('published');
       expect(state.failures).toBe(0);
       expect(state.lastError).toBeUndefined();
-      expect(api.nodes.get(NODE)?.metadata.labels).toEqual(H100_LABELS);
+      expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual(H100_LABELS);
     },
   );
 
   it('a failing apply (NodeFeature mode) is retried on the next cycle and then written', async () => {
-    const publisher = nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), NODE, 'gpustack-system');
+    const publisher = nodeFeaturePublisher(standIn.client(), NODE, 'gpustack-system');
     const state = createAgentState();
     const opts = options(publisher, () => Promise.resolve(H100_X8));
     expect(await runCycle(state, opts)).toBe('published');
     // Fails on the write only: the GET already happened in cycle 1 (state.published is cached).
     const changed = options(publisher, () => Promise.resolve(detection(times(4, h100))));
-    api.failure = { status: 500 };
+    standIn.api.failure = { status: 500 };
     expect(await runCycle(state, changed)).toBe('failed');
     expect(state.published).toEqual(H100_LABELS);
-    api.failure = undefined;
+    standIn.api.failure = undefined;
     expect(await runCycle(state, changed)).toBe('published');
     expect(state.writes).toBe(2);
   });

@@ -17,7 +17,6 @@ import {
   type Labels,
   type Publisher,
 } from '../../src/agent/index.js';
-import { createKubeApi } from '../../src/api-client/index.js';
 import {
   A,
   ACCELERATABLE,
@@ -25,12 +24,10 @@ import {
   TOKEN,
   detection,
   h100,
-  kubeConfigFor,
   mi300x,
   recordingLogger,
-  startFakeApiServer,
   times,
-  type FakeApiServer,
+  useFakeApiServer,
 } from './support.js';
 
 const NODE = 'gpu-h100-01';
@@ -69,16 +66,10 @@ const MI300X_X8 = detection(times(8, mi300x));
 const MI300X_LABEL_KEYS = (labels: Labels) => Object.keys(labels).filter((k) => k.startsWith(`${A}amd`));
 
 describe('nodefeature publisher against the stand-in API server', () => {
-  let api: FakeApiServer;
-  beforeEach(async () => {
-    api = await startFakeApiServer({ [NODE]: FOREIGN });
-  });
-  afterEach(async () => {
-    await api.close();
-  });
+  const standIn = useFakeApiServer({ [NODE]: FOREIGN });
 
   it('server-side applies NodeFeature <node>-gpustack-agent with the node-name label', async () => {
-    const publisher = nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), NODE, NAMESPACE);
+    const publisher = nodeFeaturePublisher(standIn.client(), NODE, NAMESPACE);
     const state = createAgentState();
     expect(
       await runCycle(
@@ -88,12 +79,12 @@ describe('nodefeature publisher against the stand-in API server', () => {
     ).toBe('published');
 
     // First a GET (nothing published yet → 404), then one apply.
-    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+    expect(standIn.api.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       `GET ${NF_PATH}`,
       `PATCH ${NF_PATH}?fieldManager=gpustack-agent&force=true`,
     ]);
-    for (const request of api.requests) expect(request.authorization).toBe(`Bearer ${TOKEN}`);
-    const [, apply] = api.requests;
+    for (const request of standIn.api.requests) expect(request.authorization).toBe(`Bearer ${TOKEN}`);
+    const [, apply] = standIn.api.requests;
     expect(apply?.contentType).toBe('application/apply-patch+yaml');
     expect(apply?.body).toEqual({
       apiVersion: 'nfd.k8s-sigs.io/v1alpha1',
@@ -105,45 +96,39 @@ describe('nodefeature publisher against the stand-in API server', () => {
       },
       spec: { labels: H100_LABELS },
     });
-    expect(api.nodeFeatures.get(`${NAMESPACE}/${NODE}-gpustack-agent`)?.spec.labels).toEqual(H100_LABELS);
+    expect(standIn.api.nodeFeatures.get(`${NAMESPACE}/${NODE}-gpustack-agent`)?.spec.labels).toEqual(H100_LABELS);
     // The Node itself is never written in this mode.
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual(FOREIGN);
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual(FOREIGN);
     expect(await publisher.read()).toEqual(H100_LABELS);
   });
 
   it('a changed detection applies the full new set (labels no longer sent are dropped by the apply)', async () => {
-    const publisher = nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), NODE, NAMESPACE);
+    const publisher = nodeFeaturePublisher(standIn.client(), NODE, NAMESPACE);
     const source = switchable(H100_X8);
     const state = createAgentState();
     expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
     source.set(MI300X_X8);
     expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
-    const labels = api.nodeFeatures.get(`${NAMESPACE}/${NODE}-gpustack-agent`)?.spec.labels ?? {};
+    const labels = standIn.api.nodeFeatures.get(`${NAMESPACE}/${NODE}-gpustack-agent`)?.spec.labels ?? {};
     expect(Object.keys(labels).some((k) => k.includes('nvidia'))).toBe(false);
     expect(MI300X_LABEL_KEYS(labels)).toHaveLength(10);
-    expect(api.patches()).toHaveLength(2);
+    expect(standIn.api.patches()).toHaveLength(2);
   });
 
   it('escapes the node name and namespace in the path', async () => {
-    const publisher = nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), 'a b', 'n/s');
+    const publisher = nodeFeaturePublisher(standIn.client(), 'a b', 'n/s');
     await publisher.write({ [ACCELERATABLE]: 'false' });
-    expect(api.patches()[0]?.path).toBe(
+    expect(standIn.api.patches()[0]?.path).toBe(
       '/apis/nfd.k8s-sigs.io/v1alpha1/namespaces/n%2Fs/nodefeatures/a%20b-gpustack-agent?fieldManager=gpustack-agent&force=true',
     );
   });
 });
 
 describe('node-labels publisher against the stand-in API server', () => {
-  let api: FakeApiServer;
-  beforeEach(async () => {
-    api = await startFakeApiServer({ [NODE]: FOREIGN });
-  });
-  afterEach(async () => {
-    await api.close();
-  });
+  const standIn = useFakeApiServer({ [NODE]: FOREIGN });
 
   it('merge-patches its labels onto the Node and leaves foreign labels alone', async () => {
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     const state = createAgentState();
     expect(
       await runCycle(
@@ -151,7 +136,7 @@ describe('node-labels publisher against the stand-in API server', () => {
         options(publisher, () => Promise.resolve(H100_X8)),
       ),
     ).toBe('published');
-    const patches = api.patches();
+    const patches = standIn.api.patches();
     expect(patches).toHaveLength(1);
     expect(patches[0]?.path).toBe(NODE_PATH);
     expect(patches[0]?.contentType).toBe('application/merge-patch+json');
@@ -163,19 +148,19 @@ describe('node-labels publisher against the stand-in API server', () => {
         annotations: { 'feature.gpustack.ai/agent-labels': Object.keys(H100_LABELS).sort().join(',') },
       },
     });
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
     expect(await publisher.read()).toEqual(H100_LABELS);
   });
 
   it('a card model that disappears has its keys patched to null; foreign labels stay', async () => {
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     const source = switchable(detection([...times(8, h100), ...times(8, mi300x)]));
     const state = createAgentState();
     expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
     source.set(H100_X8);
     expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
 
-    const second = api.patches()[1]?.body as { metadata: { labels: Record<string, string | null> } };
+    const second = standIn.api.patches()[1]?.body as { metadata: { labels: Record<string, string | null> } };
     const nulled = Object.entries(second.metadata.labels)
       .filter(([, v]) => v === null)
       .map(([k]) => k)
@@ -193,31 +178,31 @@ describe('node-labels publisher against the stand-in API server', () => {
       `${A}amd.runtime-version`,
     ]);
     for (const key of Object.keys(FOREIGN)) expect(key in second.metadata.labels, key).toBe(false);
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
   });
 
   it('a GPU node that becomes a CPU node keeps only acceleratable=false of ours', async () => {
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     const source = switchable(H100_X8);
     const state = createAgentState();
     await runCycle(state, options(publisher, source.detect));
     source.set(detection([]));
     expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, [ACCELERATABLE]: 'false' });
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, [ACCELERATABLE]: 'false' });
   });
 
   it('labels it owned from an earlier run (stale on the node) are removed as well', async () => {
-    api.nodes.get(NODE)!.metadata.labels[`${A}nvidia-a100.count`] = '2';
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    standIn.api.nodes.get(NODE)!.metadata.labels[`${A}nvidia-a100.count`] = '2';
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     expect(
       await runCycle(
         createAgentState(),
         options(publisher, () => Promise.resolve(H100_X8)),
       ),
     ).toBe('published');
-    const patch = api.patches()[0]?.body as { metadata: { labels: Record<string, string | null> } };
+    const patch = standIn.api.patches()[0]?.body as { metadata: { labels: Record<string, string | null> } };
     expect(patch.metadata.labels[`${A}nvidia-a100.count`]).toBeNull();
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
   });
 
   it('never removes device labels node-profile derived from a vendor’s labels (no annotation of ours yet)', async () => {
@@ -226,10 +211,10 @@ describe('node-labels publisher against the stand-in API server', () => {
       [`${A}amd-instinct-mi300x-oam`]: 'true',
       [`${A}amd-instinct-mi300x-oam.count`]: '8',
     };
-    const node = api.nodes.get(NODE)!;
+    const node = standIn.api.nodes.get(NODE)!;
     Object.assign(node.metadata.labels, derived);
     node.metadata.annotations = { 'feature.gpustack.ai/derived-device-labels': JSON.stringify(derived) };
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     expect(await publisher.read()).toBeUndefined();
     expect(
       await runCycle(
@@ -237,26 +222,28 @@ describe('node-labels publisher against the stand-in API server', () => {
         options(publisher, () => Promise.resolve(H100_X8)),
       ),
     ).toBe('published');
-    const patch = api.patches()[0]?.body as { metadata: { labels: Record<string, string | null> } };
+    const patch = standIn.api.patches()[0]?.body as { metadata: { labels: Record<string, string | null> } };
     for (const key of Object.keys(derived)) expect(key in patch.metadata.labels, key).toBe(false);
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...derived, ...H100_LABELS });
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...derived, ...H100_LABELS });
   });
 
   it('owns what its annotation declares: a derived label under the agent prefix stays when the agent publishes less', async () => {
     const derived = { [`${A}amd`]: 'true', [`${A}amd-instinct-mi300x-oam`]: 'true' };
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     const source = switchable(H100_X8);
     const state = createAgentState();
     await runCycle(state, options(publisher, source.detect));
-    Object.assign(api.nodes.get(NODE)!.metadata.labels, derived);
+    Object.assign(standIn.api.nodes.get(NODE)!.metadata.labels, derived);
     source.set(detection([]));
     expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...derived, [ACCELERATABLE]: 'false' });
-    expect(api.nodes.get(NODE)?.metadata.annotations).toEqual({ 'feature.gpustack.ai/agent-labels': ACCELERATABLE });
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...derived, [ACCELERATABLE]: 'false' });
+    expect(standIn.api.nodes.get(NODE)?.metadata.annotations).toEqual({
+      'feature.gpustack.ai/agent-labels': ACCELERATABLE,
+    });
   });
 
   it('an http: server without insecure-skip-tls-verify is refused by client-node: the cycle fails, nothing is sent', async () => {
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url, false)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(false), NODE);
     const state = createAgentState();
     expect(
       await runCycle(
@@ -265,11 +252,11 @@ describe('node-labels publisher against the stand-in API server', () => {
       ),
     ).toBe('failed');
     expect(state.lastError).toMatch(/skipTLSVerify/);
-    expect(api.requests).toHaveLength(0);
+    expect(standIn.api.requests).toHaveLength(0);
   });
 
   it('a missing Node fails the cycle without writing', async () => {
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), 'no-such-node');
+    const publisher = nodeLabelsPublisher(standIn.client(), 'no-such-node');
     const state = createAgentState();
     expect(
       await runCycle(
@@ -278,25 +265,27 @@ describe('node-labels publisher against the stand-in API server', () => {
       ),
     ).toBe('failed');
     expect(state.lastError).toContain('node no-such-node not found');
-    expect(api.patches()).toHaveLength(0);
+    expect(standIn.api.patches()).toHaveLength(0);
   });
+});
+
+describe('node-labels publisher behind a path prefix', () => {
+  const standIn = useFakeApiServer({ [NODE]: FOREIGN }, '/k8s/clusters/c-1');
 
   it('reaches an API server whose URL has a path prefix (e.g. a Rancher proxy)', async () => {
-    await api.close();
-    api = await startFakeApiServer({ [NODE]: FOREIGN }, '/k8s/clusters/c-1');
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     expect(
       await runCycle(
         createAgentState(),
         options(publisher, () => Promise.resolve(H100_X8)),
       ),
     ).toBe('published');
-    expect(api.requests.map((r) => r.path)).toEqual([
+    expect(standIn.api.requests.map((r) => r.path)).toEqual([
       `/k8s/clusters/c-1${NODE_PATH}`,
       `/k8s/clusters/c-1${NODE_PATH}`,
       `/k8s/clusters/c-1${NODE_PATH}`,
     ]);
-    expect(api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
   });
 });
 
@@ -414,17 +403,11 @@ describe('feature-file publisher', () => {
 });
 
 describe('change detection', () => {
-  let api: FakeApiServer;
-  beforeEach(async () => {
-    api = await startFakeApiServer({ [NODE]: FOREIGN });
-  });
-  afterEach(async () => {
-    await api.close();
-  });
+  const standIn = useFakeApiServer({ [NODE]: FOREIGN });
 
   const modes: { mode: string; make: () => Publisher }[] = [
-    { mode: 'nodefeature', make: () => nodeFeaturePublisher(createKubeApi(kubeConfigFor(api.url)), NODE, NAMESPACE) },
-    { mode: 'node-labels', make: () => nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE) },
+    { mode: 'nodefeature', make: () => nodeFeaturePublisher(standIn.client(), NODE, NAMESPACE) },
+    { mode: 'node-labels', make: () => nodeLabelsPublisher(standIn.client(), NODE) },
   ];
 
   it.each(modes)('$mode: the same detection twice writes once', async ({ make }) => {
@@ -434,7 +417,7 @@ describe('change detection', () => {
     expect(await runCycle(state, opts)).toBe('published');
     expect(await runCycle(state, opts)).toBe('unchanged');
     expect(await runCycle(state, opts)).toBe('unchanged');
-    expect(api.patches()).toHaveLength(1);
+    expect(standIn.api.patches()).toHaveLength(1);
     expect(state.writes).toBe(1);
   });
 
@@ -445,12 +428,12 @@ describe('change detection', () => {
         createAgentState(),
         options(make(), () => Promise.resolve(H100_X8)),
       );
-      expect(api.patches()).toHaveLength(1);
+      expect(standIn.api.patches()).toHaveLength(1);
       const restarted = createAgentState();
       const opts = options(make(), () => Promise.resolve(H100_X8));
       expect(await runCycle(restarted, opts)).toBe('unchanged');
       expect(await runCycle(restarted, opts)).toBe('unchanged');
-      expect(api.patches()).toHaveLength(1);
+      expect(standIn.api.patches()).toHaveLength(1);
       expect(restarted.writes).toBe(0);
       expect(restarted.published).toEqual(H100_LABELS);
     },
@@ -466,7 +449,7 @@ describe('change detection', () => {
     source.set(detection(times(7, h100)));
     expect(await runCycle(state, opts)).toBe('published');
     expect(await runCycle(state, opts)).toBe('unchanged');
-    expect(api.patches()).toHaveLength(2);
+    expect(standIn.api.patches()).toHaveLength(2);
     expect(state.writes).toBe(2);
     expect(state.published?.[`${A}nvidia-h100-80gb-hbm3.count`]).toBe('7');
   });
@@ -501,12 +484,12 @@ describe('change detection', () => {
   });
 
   it('a CPU node publishes acceleratable=false once and keeps running', async () => {
-    const publisher = nodeLabelsPublisher(createKubeApi(kubeConfigFor(api.url)), NODE);
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     const state = createAgentState();
     const opts = options(publisher, () => Promise.resolve(detection([])));
     expect(await runCycle(state, opts)).toBe('published');
     expect(await runCycle(state, opts)).toBe('unchanged');
-    expect(api.nodes.get(NODE)?.metadata.labels[ACCELERATABLE]).toBe('false');
-    expect(api.patches()).toHaveLength(1);
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels[ACCELERATABLE]).toBe('false');
+    expect(standIn.api.patches()).toHaveLength(1);
   });
 });

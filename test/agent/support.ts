@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach } from 'vitest';
 import { failure as sendFailure, json, readBody } from '../support/fake-http.js';
 import {
   MANUFACTURER_NAMES,
@@ -15,6 +16,7 @@ import {
   type ManufacturerName,
 } from '../../native/index.js';
 import type { Labels } from '../../src/agent/index.js';
+import { createKubeApi, type KubeApi } from '../../src/api-client/index.js';
 import type { Logger } from '../../src/runtime/index.js';
 
 export const A = 'acceleratable.feature.gpustack.ai/';
@@ -236,6 +238,36 @@ export async function startFakeApiServer(nodes: Record<string, Labels> = {}, pre
         server.close(() => resolve());
       }),
   });
+}
+
+/** The stand-in of the running test, and clients of it. */
+export interface FakeApiServerFixture {
+  readonly api: FakeApiServer;
+  /** A client of the stand-in; without `skipTlsVerify` client-node refuses its `http:` URL. */
+  client(skipTlsVerify?: boolean): KubeApi;
+}
+
+/**
+ * A stand-in holding `nodes` (name → labels) for each test of the enclosing `describe`: started
+ * before the test, closed after it.
+ */
+export function useFakeApiServer(nodes: Record<string, Labels>, prefix = ''): FakeApiServerFixture {
+  let current: FakeApiServer | undefined;
+  beforeEach(async () => {
+    current = await startFakeApiServer(nodes, prefix);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const fixture: FakeApiServerFixture = {
+    get api() {
+      if (current === undefined) throw new Error('the stand-in API server runs only during a test');
+      return current;
+    },
+    client: (skipTlsVerify = true) => createKubeApi(kubeConfigFor(fixture.api.url, skipTlsVerify)),
+  };
+  return fixture;
 }
 
 /**

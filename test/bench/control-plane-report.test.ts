@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-import { cardLabelPatch, generateCluster, generateNodes } from '../../bench/cluster.js';
+import { cardLabelPatch, generateNodes } from '../../bench/cluster-nodes.js';
+import { generateCluster } from '../../bench/cluster.js';
 import {
   clusterScaleSvg,
   clusterSectionOf,

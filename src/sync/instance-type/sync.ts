@@ -166,7 +166,7 @@ export function syncInstanceType(
       return refuse('MissingRelated', `related ${key} is missing: the customize hook has not been applied yet`);
   }
   // No ChainSettings yet (no SchedulingChain, or before the chain's first sync: the two look
-  // alike here): every default, as instance-type always did without a chain, but no observed
+  // alike here): every default, as an InstanceType without a chain gets, but no observed
   // LocalQueue is dropped. Refusing would leave a chain-less InstanceType without queues and
   // retry forever; an empty or narrowed child list would delete queues (and strand the workloads
   // in them) only because an object is missing — e.g. in a namespace that only the chain's

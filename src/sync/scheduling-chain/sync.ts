@@ -37,7 +37,8 @@ import { computeChainStatus, computeRefusedStatus } from './status.js';
 /**
  * Relates every NodeProfile (node-profile writes one per managed Node, holding what the chain
  * reads of it) and the managed Nodes that have none yet, read whole. Relating all managed Nodes
- * instead made every chain sync carry ~24 KB per Node that the chain does not read. The profiles'
+ * instead would make every chain sync carry every whole Node, images and conditions the chain
+ * does not read. The profiles'
  * label selector matches no Node: Metacontroller before v4 matches a changed related object
  * against every rule's selector whatever its kind, and a rule without one would re-sync the chain
  * on every Node write (heartbeats included).
