@@ -5,8 +5,9 @@
 #   scripts/e2e/build-components.sh [--json] [--cached-only] [component ...]
 #
 # --cached-only builds nothing: components not cached are reported as failed.
-# Components: etcd kube-apiserver kube-controller-manager kube-scheduler metacontroller kueue helm
-# (default: all of these), and kubelet and containerd (only when named: the node-side DRA scenario). Each lands in
+# Components: etcd kube-apiserver kube-controller-manager kube-scheduler kubectl metacontroller kueue
+# helm (default: all of these), and kubelet, containerd and runc (only when named: the node-side DRA
+# scenario). Each lands in
 #   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
 # with the binary in bin/, build.log, build-seconds and component.json. A component
 # whose binary is already cached is skipped without touching the network, so a second
@@ -21,6 +22,7 @@
 #                               module path `metacontroller`; a pseudo-version or v1 tag)
 #   E2E_KUEUE_VERSION           sigs.k8s.io/kueue
 #   E2E_CONTAINERD_VERSION      github.com/containerd/containerd/v2 (containerd, its runc shim, ctr)
+#   E2E_RUNC_VERSION            github.com/opencontainers/runc (cgo: needs gcc and the static glibc)
 #   E2E_HELM_VERSION            helm.sh/helm/v4 (command helm.sh/helm/v4/cmd/helm; the e2e
 #                               suite lints, renders and installs charts/gpustack-operator)
 #
@@ -67,6 +69,8 @@ KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.17.0}
 HELM_VERSION=${E2E_HELM_VERSION:-v4.3.2}
 # Debian 12's containerd (1.6) cannot inject CDI devices (1.7+ can); the node-side DRA scenario runs this one.
 CONTAINERD_VERSION=${E2E_CONTAINERD_VERSION:-v2.4.2}
+# The runc containerd v2.4.2 is tested with (its script/setup/runc-version).
+RUNC_VERSION=${E2E_RUNC_VERSION:-v1.5.2}
 
 CACHE=${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}
 WORK="$CACHE/.work"
@@ -79,12 +83,12 @@ for arg in "$@"; do
     --json) json=1 ;;
     --cached-only) cached_only=1 ;;
     -h|--help) sed -n '2,/^set -euo pipefail/{/^#/p}' "$0"; exit 0 ;;
-    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|containerd|metacontroller|kueue|helm) want+=("$arg") ;;
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|containerd|runc|metacontroller|kueue|helm) want+=("$arg") ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
 if [[ ${#want[@]} -eq 0 ]]; then
-  want=(etcd kube-apiserver kube-controller-manager kube-scheduler metacontroller kueue helm)
+  want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl metacontroller kueue helm)
 fi
 
 log() { echo "[build-components] $*" >&2; }
@@ -92,11 +96,12 @@ log() { echo "[build-components] $*" >&2; }
 version_of() {
   case "$1" in
     etcd) echo "$ETCD_VERSION" ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) echo "$KUBERNETES_VERSION" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) echo "$KUBERNETES_VERSION" ;;
     metacontroller) echo "$METACONTROLLER_VERSION" ;;
     kueue) echo "$KUEUE_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     containerd) echo "$CONTAINERD_VERSION" ;;
+    runc) echo "$RUNC_VERSION" ;;
   esac
 }
 
@@ -214,8 +219,7 @@ kube_ldflags() {
 
 build_kube() { # out cmd
   local d="$WORK/kubernetes-$KUBERNETES_VERSION"
-  # kube-apiserver, kube-controller-manager and kube-scheduler share the scratch module (and so the
-  # compiled packages in the build cache).
+  # The Kubernetes binaries share the scratch module (and so the compiled packages in the build cache).
   if [[ ! -f "$d/go.mod" || ! -f "$d/.ready" ]]; then
     d=$(kubernetes_module)
     touch "$d/.ready"
@@ -324,6 +328,26 @@ EOF
   echo "github.com/containerd/containerd/v2@$v"
 }
 
+# runc, which containerd's runc shim runs (the scenario gives it as the runtime's BinaryName). Its
+# nsenter is C, so cgo, linked statically like upstream's release binaries. Without the seccomp and
+# libpathrs build tags (they need the C libraries libseccomp and libpathrs): a container that asks
+# for a seccomp profile fails; the scenario's Pods ask for none (the kubelet's seccompDefault is off).
+build_runc() {
+  local v=$RUNC_VERSION d
+  d=$(scratch "runc-$v" <<EOF
+module gpustack-operator.e2e/runc
+
+go 1.26.0
+
+require github.com/opencontainers/runc $v
+EOF
+)
+  (cd "$d" && CGO_ENABLED=1 go build -trimpath -tags "urfave_cli_no_docs netgo osusergo" \
+    -ldflags "-s -w -linkmode external -extldflags -static" \
+    -o "$1" github.com/opencontainers/runc)
+  echo "github.com/opencontainers/runc@$v"
+}
+
 # Kueue's own Helm chart (the e2e suite merges our configuration into its values and renders it).
 copy_kueue_chart() { # module dir
   local dest
@@ -373,11 +397,12 @@ build_one() {
   set +e
   case "$c" in
     etcd) module=$(set -e; build_etcd "$tmp" 2>"$d/build.log") ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
     metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
     kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
     helm) module=$(set -e; build_helm "$tmp" 2>"$d/build.log") ;;
     containerd) module=$(set -e; build_containerd "$tmp" 2>"$d/build.log") ;;
+    runc) module=$(set -e; build_runc "$tmp" 2>"$d/build.log") ;;
   esac
   rc=$?
   set -e
@@ -407,7 +432,7 @@ main() {
   local kube=() pids=()
   for c in "${want[@]}"; do
     case "$c" in
-      kube-apiserver|kube-controller-manager|kube-scheduler|kubelet) kube+=("$c") ;;
+      kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) kube+=("$c") ;;
       *)
         if [[ ${E2E_BUILD_PARALLEL:-1} == 0 ]]; then build_one "$c" || true
         else build_one "$c" & pids+=($!); fi ;;

@@ -2,8 +2,8 @@
 // repository by scripts/e2e/build-components.sh), building what is missing.
 //
 // Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
-// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, METACONTROLLER, KUEUE, HELM, KUBELET,
-// CONTAINERD) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1
+// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, METACONTROLLER, KUEUE, HELM,
+// KUBELET, CONTAINERD, RUNC) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1
 // never builds: a component that is not cached is then reported as missing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -21,9 +21,11 @@ export const COMPONENT_NAMES = [
   'kueue',
   'helm',
   'kube-scheduler',
-  // Only the node-side DRA scenario asks for these (build-components.sh kubelet containerd).
+  'kubectl',
+  // Only the node-side DRA scenario asks for these (build-components.sh kubelet containerd runc).
   'kubelet',
   'containerd',
+  'runc',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 
@@ -69,7 +71,10 @@ function prebuilt(name: ComponentName): Component | undefined {
 }
 
 /** How a binary reports its own version when not with --version. */
-const VERSION_ARGS: Partial<Record<ComponentName, string[]>> = { helm: ['version', '--template', '{{.Version}}'] };
+const VERSION_ARGS: Partial<Record<ComponentName, string[]>> = {
+  helm: ['version', '--template', '{{.Version}}'],
+  kubectl: ['version', '--client'],
+};
 
 /** The version a binary reports about itself (`v` added), or 'prebuilt'. */
 function versionOf(binary: string, args = ['--version']): string {
