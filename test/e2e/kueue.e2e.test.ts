@@ -70,7 +70,7 @@ type Job = KubeObject & { spec: { suspend?: boolean; template: { spec: { nodeSel
 const KUEUE_VERSION = (() => {
   try {
     const { kueue } = ensureComponents(['kueue']);
-    return kueue.module === 'prebuilt' ? '(prebuilt)' : kueue.version;
+    return kueue.module === 'prebuilt' && kueue.version !== 'prebuilt' ? `${kueue.version} (prebuilt)` : kueue.version;
   } catch {
     return '(unavailable)';
   }

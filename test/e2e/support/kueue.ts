@@ -328,14 +328,14 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
   plane.adopt(handle);
 
   /** Writes the configuration, starts Kueue and waits for /readyz; rejects with its log tail if it exits. */
-  // A prebuilt binary's version is a guess (Kueue has no --version; components.ts then picks a
-  // version-like string out of the usage text): decide by what it refuses, below.
-  const knownVersion = component.module === 'prebuilt' ? 'unknown' : component.version;
+  // A prebuilt binary whose build info does not say its version (components.ts): decide by what it
+  // refuses, below.
+  const knownVersion = component.version === 'prebuilt' ? 'unknown' : component.version;
   const launch = async (attempt: number, dropQuotaCheckStrategy: boolean): Promise<void> => {
     const { config, dropped } = kueueConfiguration(dropQuotaCheckStrategy ? '0.17' : knownVersion, ports, certDir);
     if (dropped.length > 0)
       log(
-        `Kueue ${component.module === 'prebuilt' ? '(prebuilt)' : component.version} does not know ${dropped.join(', ')}: kueue-config leaves them out for this version`,
+        `Kueue ${component.version} does not know ${dropped.join(', ')}: kueue-config leaves them out for this version`,
       );
     handle.config = config;
     handle.dropped = dropped;
