@@ -21,6 +21,7 @@ import path from 'node:path';
 
 import { stringify } from 'yaml';
 
+import { parseQuantity } from '../../../src/k8s/index.js';
 import { KubeError, parseManifests, sleep, waitFor, type KubeClient, type KubeObject } from './apply.js';
 import { ensureComponents, type Component } from './components.js';
 import type { ControlPlane, Stoppable } from './control-plane.js';
@@ -66,6 +67,15 @@ export interface Kueue extends Stoppable {
 
 function log(message: string): void {
   if (process.env.E2E_QUIET !== '1') process.stderr.write(`[e2e] ${message}\n`);
+}
+
+/**
+ * A resource list Kueue wrote (a Workload's resourceUsage, a ClusterQueue's usage), as numbers:
+ * Kueue formats quantities its own way, and differently by version (3,200,000 is `3200k` from 0.17
+ * and `3125Ki` from 0.19), so compare what they are, not how they are written.
+ */
+export function quantities(list: Record<string, string> | undefined): Record<string, number | undefined> {
+  return Object.fromEntries(Object.entries(list ?? {}).map(([name, quantity]) => [name, parseQuantity(quantity)]));
 }
 
 /**
