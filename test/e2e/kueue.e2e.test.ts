@@ -28,6 +28,9 @@ const IN_USE = 'kueue.x-k8s.io/resource-in-use';
 const GENERIC = 'gpustack-generic-linux-amd64';
 const H100 = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64';
 const H100_FLAVOR = `${H100}-8d`;
+const RESOURCE_API = 'resource.k8s.io/v1';
+const BLOCKER_LABEL = 'app.kubernetes.io/name';
+const BLOCKER_SELECTOR = `${BLOCKER_LABEL}=e2e-blocker`;
 /** How long the chain may take to follow a change (Metacontroller, two or three hooks deep). */
 const CONVERGE_MS = 120_000;
 /** Kueue admits within a second or two of a Job's creation (measured: ~150 ms after its Workload). */
@@ -219,7 +222,7 @@ function boundPod(name: string, node: string, cards: number): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE, labels: { 'app.kubernetes.io/name': 'e2e-blocker' } },
+    metadata: { name, namespace: NAMESPACE, labels: { [BLOCKER_LABEL]: 'e2e-blocker' } },
     spec: {
       nodeName: node,
       restartPolicy: 'Never',
@@ -361,9 +364,26 @@ beforeAll(async () => {
   log(`checker running: ${CLI} admission (pid ${proc.pid}, health ${healthPort})`);
 }, 3_600_000);
 
-afterEach((context) => {
+/**
+ * Removes what a test that failed before its own clean-up left behind, which would fail the next:
+ * Jobs (their Workloads hold quota), the blocker Pods (they hold cards), claim templates and the
+ * stand-in ResourceSlices.
+ */
+async function removeLeftovers(): Promise<void> {
+  for (const left of await client.list('batch/v1', 'Job', { namespace: NAMESPACE }))
+    await deleteJob(left.metadata.name);
+  const blockers = await client.list('v1', 'Pod', { namespace: NAMESPACE, labelSelector: BLOCKER_SELECTOR });
+  for (const pod of blockers) await client.delete('v1', 'Pod', pod.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
+  for (const template of await client.list(RESOURCE_API, 'ResourceClaimTemplate', { namespace: NAMESPACE }))
+    await client.delete(RESOURCE_API, 'ResourceClaimTemplate', template.metadata.name, NAMESPACE);
+  for (const slice of await client.list(RESOURCE_API, 'ResourceSlice'))
+    if (slice.metadata.name.startsWith('e2e-')) await client.delete(RESOURCE_API, 'ResourceSlice', slice.metadata.name);
+}
+
+afterEach(async (context) => {
   if (context.task.result?.state === 'fail') failed = true;
-});
+  await removeLeftovers();
+}, 120_000);
 
 afterAll(async () => {
   if (failed) {
