@@ -22,7 +22,8 @@
 #                               module path `metacontroller`; a pseudo-version or v1 tag)
 #   E2E_KUEUE_VERSION           sigs.k8s.io/kueue
 #   E2E_CONTAINERD_VERSION      github.com/containerd/containerd/v2 (containerd, its runc shim, ctr)
-#   E2E_RUNC_VERSION            github.com/opencontainers/runc (cgo: needs gcc and the static glibc)
+#   E2E_RUNC_VERSION            github.com/opencontainers/runc (cgo: needs gcc, the static glibc,
+#                               pkg-config and apt-get/dpkg-deb for libseccomp-dev, unpacked only)
 #   E2E_HELM_VERSION            helm.sh/helm/v4 (command helm.sh/helm/v4/cmd/helm; the e2e
 #                               suite lints, renders and installs charts/gpustack-operator)
 #
@@ -56,9 +57,9 @@
 # binaries above pull in v0.36.x. The binary takes 67 MB.
 #
 # runc v1.5.2 alone, measured cold (empty GPUSTACK_E2E_CACHE, GOMODCACHE and GOCACHE; the standard
-# library compiled with cgo included): 3 min 11 s wall (58 s user + 11 s system CPU) on 2 shared cores
-# at load average ~30 (the cold build of all the others beside it); 22 modules downloaded; a 9 MB
-# static binary.
+# library compiled with cgo and libseccomp-dev's download included): 4 min 6 s wall (67 s user + 14 s
+# system CPU) on 2 shared cores at load average 16-22 (other builds and test runs beside it); 24
+# modules downloaded; a 9 MB static binary. With warm module and build caches: 43 s.
 #
 # Metacontroller: the module proxy in use answers 403 "This module version is not
 # available." for the v4.17.x pseudo-versions tried (and for list/latest) of
@@ -334,9 +335,12 @@ EOF
 }
 
 # runc, which containerd's runc shim runs (the scenario gives it as the runtime's BinaryName). Its
-# nsenter is C, so cgo, linked statically like upstream's release binaries. Without the seccomp and
-# libpathrs build tags (they need the C libraries libseccomp and libpathrs): a container that asks
-# for a seccomp profile fails; the scenario's Pods ask for none (the kubelet's seccompDefault is off).
+# nsenter is C, so cgo, linked statically like upstream's release binaries, with seccomp: the kubelet
+# runs every Pod sandbox with the RuntimeDefault profile, which a runc without it refuses ("seccomp:
+# config provided but seccomp not supported"). libseccomp's headers and static library come from the
+# distribution's libseccomp-dev, unpacked into the scratch module (apt-get download + dpkg-deb -x:
+# nothing installed); the binary needs nothing at run time. Without the libpathrs tag (a Rust library;
+# runc falls back to its Go implementation).
 build_runc() {
   local v=$RUNC_VERSION d
   d=$(scratch "runc-$v" <<EOF
@@ -347,7 +351,19 @@ go 1.26.0
 require github.com/opencontainers/runc $v
 EOF
 )
-  (cd "$d" && CGO_ENABLED=1 go build -trimpath -tags "urfave_cli_no_docs netgo osusergo" \
+  local sysroot="$d/libseccomp"
+  mkdir -p "$sysroot"
+  if ! (cd "$d" && apt-get download libseccomp-dev >&2 && dpkg-deb -x libseccomp-dev_*.deb "$sysroot"); then
+    echo "runc: could not unpack libseccomp-dev (apt-get download libseccomp-dev; where apt has no package lists yet, apt-get update first)" >&2
+    return 1
+  fi
+  local lib
+  lib=$(dirname "$(find "$sysroot" -name libseccomp.a | head -n 1)")
+  # The paths also in CGO_CFLAGS/CGO_LDFLAGS, which the go command hashes (what pkg-config says it does
+  # not: a cached package would keep the -L of an earlier, deleted scratch folder).
+  (cd "$d" && CGO_ENABLED=1 PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$sysroot" \
+    CGO_CFLAGS="-O2 -g -I$sysroot/usr/include" CGO_LDFLAGS="-O2 -g -L$lib" \
+    go build -trimpath -tags "seccomp urfave_cli_no_docs netgo osusergo" \
     -ldflags "-s -w -linkmode external -extldflags -static" \
     -o "$1" github.com/opencontainers/runc)
   echo "github.com/opencontainers/runc@$v"
