@@ -10,7 +10,7 @@
 // Cluster: two Nodes with 4× H100 each and one with 2× L4 (nvidia), one with 2× MI300X (amd).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 
-import type { ManufacturerName } from '../../src/k8s/index.js';
+import { parseQuantity, type ManufacturerName } from '../../src/k8s/index.js';
 import { DEFAULT_KUEUE_MINOR, DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { CREDITS_PER_CARD, localQueueName } from '../../src/nodefeature/index.js';
 import { MANUFACTURERS } from '../../src/contracts/index.js';
@@ -110,11 +110,6 @@ function kueueCard(): { resource: string; perCard: number } {
   const minor = kueueMinor(kueue?.version ?? '') ?? DEFAULT_KUEUE_MINOR;
   return { resource: draQuotaResource('nvidia', minor), perCard: minor >= DRA_COUNTER_MINOR ? CREDITS_PER_CARD : 1 };
 }
-/** Kueue's quantity for `n` of those (`1`, `1600k`). */
-const kueueQuantity = (n: number): string => {
-  const value = n * kueueCard().perCard;
-  return value % 1000 === 0 && value >= 1000 ? `${value / 1000}k` : String(value);
-};
 const modelClass = (node: string): string => `gpustack-${productKeys.get(node) ?? `(no productKey on ${node})`}`;
 /** The InstanceType / ClusterQueue of a device model on linux/amd64. */
 const queueOf = (node: string): string => `${modelClass(node)}-linux-amd64`;
@@ -615,11 +610,12 @@ describe('DRA on the real scheduler with the real agent', () => {
         );
         usage = cq?.status?.flavorsUsage ?? [];
         return usage.some((f) =>
-          f.resources.some((r) => r.name === kueueCard().resource && r.total === kueueQuantity(1)),
+          // As a number: Kueue formats quantities its own way, differently by version.
+          f.resources.some((r) => r.name === kueueCard().resource && parseQuantity(r.total) === kueueCard().perCard),
         );
       },
       30_000,
-      `ClusterQueue ${queue} counts the Job's card: ${kueueCard().resource} ${kueueQuantity(1)}`,
+      `ClusterQueue ${queue} counts the Job's card: ${kueueCard().resource} ${kueueCard().perCard}`,
     ).catch((error: Error) => {
       throw new Error(`${error.message}: flavorsUsage ${JSON.stringify(usage)}`, { cause: error });
     });

@@ -5,9 +5,9 @@
 //
 // The claim is allocated by this test (status.allocation + reservedFor written through the API, the
 // scheduler's part): what is under test is the kubelet ↔ plugin contract, not allocation, which the
-// scheduler scenarios cover. Needs root (the kubelet and containerd), runc (Debian's package), gcc
-// and go; without them the scenario is skipped with the reason. containerd 2.x is built like the
-// other components (Debian 12's 1.6 cannot inject CDI devices).
+// scheduler scenarios cover. Needs root (the kubelet and containerd), gcc, go and tar; without them
+// the scenario fails with the reason, unless E2E_ALLOW_SKIP=kubelet skips it. containerd 2.x and runc
+// are built like the other components (Debian 12's containerd 1.6 cannot inject CDI devices).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -32,23 +32,24 @@ import {
   type Kubelet,
 } from './support/node.js';
 import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
+import { assertPrerequisite, skipScenario } from './support/skip.js';
 
 const NODE = 'e2e-kubelet';
 /** One H200 for the fake NVML. */
 const NAMESPACE = 'dra-node';
 
+/** What this machine lacks for the scenario (the components themselves are built), or undefined. */
 function missingPrerequisite(): string | undefined {
   if (process.getuid?.() !== 0) return 'not root: the kubelet and containerd need root';
-  for (const tool of ['runc', 'gcc', 'go', 'tar']) {
+  for (const tool of ['gcc', 'go', 'tar']) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed`;
   }
   return undefined;
 }
 
 const missing = missingPrerequisite();
-if (missing) process.stderr.write(`[e2e] kubelet-plugin scenario skipped: ${missing}\n`);
 
-describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', () => {
+describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA plugin', () => {
   let plane: ControlPlane;
   let containerd: Containerd;
   let kubelet: Kubelet;
@@ -123,9 +124,10 @@ describe.skipIf(missing !== undefined)('the real kubelet and our DRA plugin', ()
   }
 
   beforeAll(async () => {
+    assertPrerequisite('kubelet', missing);
     plane = await startControlPlane({ controllerManager: false });
     process.stderr.write(
-      `[e2e] node side:\n${describeComponents(ensureComponents(['kubelet', 'containerd', 'kube-scheduler'] as const))}\n`,
+      `[e2e] node side:\n${describeComponents(ensureComponents(['kubelet', 'containerd', 'runc', 'kube-scheduler'] as const))}\n`,
     );
     dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
     cdiDir = path.join(dir, 'cdi');

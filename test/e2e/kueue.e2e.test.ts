@@ -8,7 +8,7 @@
 // The gpustack-node-devices checker runs as the built CLI (`gpustack-operator admission`).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { MANUFACTURER_NAMES, parseQuantity, type Node } from '../../src/k8s/index.js';
+import { MANUFACTURER_NAMES, type Node } from '../../src/k8s/index.js';
 import { DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { sleep, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
@@ -16,7 +16,7 @@ import { createNode, exampleNodes, installOurManifests } from './support/chain.j
 import { describeComponents, ensureComponents } from './support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
 import { CLI, startHookServer } from './support/hook-server.js';
-import { startKueue, type Kueue } from './support/kueue.js';
+import { quantities, startKueue, type Kueue } from './support/kueue.js';
 import { markNodeReady } from './support/scheduling.js';
 import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
 
@@ -28,6 +28,9 @@ const IN_USE = 'kueue.x-k8s.io/resource-in-use';
 const GENERIC = 'gpustack-generic-linux-amd64';
 const H100 = 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64';
 const H100_FLAVOR = `${H100}-8d`;
+const RESOURCE_API = 'resource.k8s.io/v1';
+const BLOCKER_LABEL = 'app.kubernetes.io/name';
+const BLOCKER_SELECTOR = `${BLOCKER_LABEL}=e2e-blocker`;
 /** How long the chain may take to follow a change (Metacontroller, two or three hooks deep). */
 const CONVERGE_MS = 120_000;
 /** Kueue admits within a second or two of a Job's creation (measured: ~150 ms after its Workload). */
@@ -70,7 +73,7 @@ type Job = KubeObject & { spec: { suspend?: boolean; template: { spec: { nodeSel
 const KUEUE_VERSION = (() => {
   try {
     const { kueue } = ensureComponents(['kueue']);
-    return kueue.module === 'prebuilt' ? '(prebuilt)' : kueue.version;
+    return kueue.module === 'prebuilt' && kueue.version !== 'prebuilt' ? `${kueue.version} (prebuilt)` : kueue.version;
   } catch {
     return '(unavailable)';
   }
@@ -219,7 +222,7 @@ function boundPod(name: string, node: string, cards: number): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE, labels: { 'app.kubernetes.io/name': 'e2e-blocker' } },
+    metadata: { name, namespace: NAMESPACE, labels: { [BLOCKER_LABEL]: 'e2e-blocker' } },
     spec: {
       nodeName: node,
       restartPolicy: 'Never',
@@ -361,9 +364,26 @@ beforeAll(async () => {
   log(`checker running: ${CLI} admission (pid ${proc.pid}, health ${healthPort})`);
 }, 3_600_000);
 
-afterEach((context) => {
+/**
+ * Removes what a test that failed before its own clean-up left behind, which would fail the next:
+ * Jobs (their Workloads hold quota), the blocker Pods (they hold cards), claim templates and the
+ * stand-in ResourceSlices.
+ */
+async function removeLeftovers(): Promise<void> {
+  for (const left of await client.list('batch/v1', 'Job', { namespace: NAMESPACE }))
+    await deleteJob(left.metadata.name);
+  const blockers = await client.list('v1', 'Pod', { namespace: NAMESPACE, labelSelector: BLOCKER_SELECTOR });
+  for (const pod of blockers) await client.delete('v1', 'Pod', pod.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
+  for (const template of await client.list(RESOURCE_API, 'ResourceClaimTemplate', { namespace: NAMESPACE }))
+    await client.delete(RESOURCE_API, 'ResourceClaimTemplate', template.metadata.name, NAMESPACE);
+  for (const slice of await client.list(RESOURCE_API, 'ResourceSlice'))
+    if (slice.metadata.name.startsWith('e2e-')) await client.delete(RESOURCE_API, 'ResourceSlice', slice.metadata.name);
+}
+
+afterEach(async (context) => {
   if (context.task.result?.state === 'fail') failed = true;
-});
+  await removeLeftovers();
+}, 120_000);
 
 afterAll(async () => {
   if (failed) {
@@ -457,7 +477,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     const { workload, job: live } = await admitted(name);
     expect(workload.status?.admission?.clusterQueue).toBe(GENERIC);
     const [assignment] = workload.status?.admission?.podSetAssignments ?? [];
-    expect(assignment?.resourceUsage).toEqual({ cpu: '2' });
+    expect(quantities(assignment?.resourceUsage)).toEqual({ cpu: 2 });
     expect(assignment?.flavors?.['cpu']).toMatch(/^gpustack-generic-linux-amd64-\d+c$/);
     // Kueue injects the flavor's nodeLabels when it unsuspends.
     expect(live.spec.template.spec.nodeSelector).toMatchObject({
@@ -534,13 +554,13 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     expect(isTrue(generic, 'Active')).toBe(true);
   });
 
-  it('a Job asking nvidia.com/gpu: 2 is admitted: 3200k credits reserved, gpustack-node-devices Ready, Job unsuspended', async () => {
+  it('a Job asking nvidia.com/gpu: 2 is admitted: 3,200,000 credits reserved, gpustack-node-devices Ready, Job unsuspended', async () => {
     const name = 'e2e-h100-2';
     await client.applyObject(job(name, localQueueName(H100), { 'nvidia.com/gpu': '2' }));
     const { workload, job: live } = await admitted(name);
     expect(workload.status?.admission?.clusterQueue).toBe(H100);
     const [assignment] = workload.status?.admission?.podSetAssignments ?? [];
-    expect(assignment?.resourceUsage).toEqual({ 'credits.gpustack.ai/nvidia': '3200k' });
+    expect(quantities(assignment?.resourceUsage)).toEqual({ 'credits.gpustack.ai/nvidia': 3_200_000 });
     expect(assignment?.flavors).toEqual({ 'credits.gpustack.ai/nvidia': H100_FLAVOR });
     expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
     expect(live.spec.template.spec.nodeSelector).toMatchObject({
@@ -601,8 +621,8 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     log(`Retry: ${retry?.message ?? ''} (requeueAfterSeconds ${String(retry?.requeueAfterSeconds)})`);
     expect(retry?.message).toMatch(/largest free block is 4 cards/);
     expect(retry?.requeueAfterSeconds).toBe(30);
-    expect(last?.status?.admission?.podSetAssignments[0]?.resourceUsage).toEqual({
-      'credits.gpustack.ai/nvidia': '12800k',
+    expect(quantities(last?.status?.admission?.podSetAssignments[0]?.resourceUsage)).toEqual({
+      'credits.gpustack.ai/nvidia': 12_800_000,
     });
     expect((await client.get<Job>('batch/v1', 'Job', name, NAMESPACE))?.spec.suspend).toBe(true);
     await sleep(5000);
@@ -690,7 +710,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     log(`DeviceClasses: ${classes.map((c) => c.metadata.name).join(', ')}`);
   });
 
-  it('a ResourceClaimTemplate on gpustack-nvidia draws on the H100 queue: 2 cards reserved (0.17: cards, 0.18+: 3200k credits), 9 × 2 cards stay suspended', async () => {
+  it('a ResourceClaimTemplate on gpustack-nvidia draws on the H100 queue: 2 cards reserved (0.17: cards, 0.18+: 3,200,000 credits), 9 × 2 cards stay suspended', async () => {
     const minor = kueueMinor(kueue.version) ?? DRA_COUNTER_MINOR + 1;
     const quota = draQuotaResource('nvidia', minor);
     // From 0.18 Kueue charges a card the `units` its devices consume, read from the ResourceSlices:
@@ -713,9 +733,8 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     });
     const [assignment] = workload?.status?.admission?.podSetAssignments ?? [];
     expect(workload?.status?.admission?.clusterQueue).toBe(H100);
-    // Compared as numbers: 0.19 writes the counter charge as 3125Ki (= 3,200,000, two cards of M).
-    expect(Object.keys(assignment?.resourceUsage ?? {})).toEqual([quota]);
-    expect(parseQuantity(assignment?.resourceUsage?.[quota] ?? '')).toBe(minor >= DRA_COUNTER_MINOR ? 3_200_000 : 2);
+    // Two cards: 2 of cards.gpustack.ai/nvidia, or 3,200,000 credits (two cards of M).
+    expect(quantities(assignment?.resourceUsage)).toEqual({ [quota]: minor >= DRA_COUNTER_MINOR ? 3_200_000 : 2 });
     expect(assignment?.flavors).toEqual({ [quota]: H100_FLAVOR });
     log(`claim Job ${name}: ${JSON.stringify(assignment)}`);
     await deleteJob(name);
@@ -759,8 +778,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     });
     const usage = workload?.status?.admission?.podSetAssignments[0]?.resourceUsage ?? {};
     log(`shares Job ${name}: ${JSON.stringify(usage)}`);
-    expect(Object.keys(usage)).toEqual(['credits.gpustack.ai/nvidia']);
-    expect(parseQuantity(usage['credits.gpustack.ai/nvidia'] ?? '')).toBe(480_000);
+    expect(quantities(usage)).toEqual({ 'credits.gpustack.ai/nvidia': 480_000 });
     await deleteJob(name);
   });
 

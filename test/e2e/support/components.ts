@@ -2,9 +2,10 @@
 // repository by scripts/e2e/build-components.sh), building what is missing.
 //
 // Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
-// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, METACONTROLLER, KUEUE, HELM, KUBELET,
-// CONTAINERD) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS. E2E_NO_BUILD=1
-// never builds: a component that is not cached is then reported as missing.
+// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, METACONTROLLER, KUEUE, HELM,
+// KUBELET, CONTAINERD, RUNC) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS; the
+// version of a prebuilt binary is what it reports about itself. E2E_NO_BUILD=1 never builds: a
+// component that is not cached is then reported as missing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -21,14 +22,17 @@ export const COMPONENT_NAMES = [
   'kueue',
   'helm',
   'kube-scheduler',
-  // Only the node-side DRA scenario asks for these (build-components.sh kubelet containerd).
+  'kubectl',
+  // Only the node-side DRA scenario asks for these (build-components.sh kubelet containerd runc).
   'kubelet',
   'containerd',
+  'runc',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 
 export interface Component {
   name: ComponentName;
+  /** The version built, or the one a prebuilt binary reports; 'prebuilt' when it does not tell. */
   version: string;
   /** Absolute path of the binary. */
   binary: string;
@@ -61,7 +65,7 @@ function prebuilt(name: ComponentName): Component | undefined {
   const resolved = path.resolve(binary);
   return {
     name,
-    version: versionOf(resolved, VERSION_ARGS[name]),
+    version: reportedVersion(name, resolved) ?? 'prebuilt',
     binary: resolved,
     module: 'prebuilt',
     ...(crds ? { crds: path.resolve(crds) } : {}),
@@ -69,14 +73,41 @@ function prebuilt(name: ComponentName): Component | undefined {
 }
 
 /** How a binary reports its own version when not with --version. */
-const VERSION_ARGS: Partial<Record<ComponentName, string[]>> = { helm: ['version', '--template', '{{.Version}}'] };
+const VERSION_ARGS: Partial<Record<ComponentName, string[]>> = {
+  helm: ['version', '--template', '{{.Version}}'],
+  kubectl: ['version', '--client'],
+};
 
-/** The version a binary reports about itself (`v` added), or 'prebuilt'. */
-function versionOf(binary: string, args = ['--version']): string {
-  if (!existsSync(binary)) return 'prebuilt';
-  const result = spawnSync(binary, args, { encoding: 'utf8', timeout: 30_000 });
-  const match = /\bv?(\d+\.\d+\.\d+[\w.+-]*)/.exec(`${result.stdout ?? ''}${result.stderr ?? ''}`);
-  return match ? `v${match[1]}` : 'prebuilt';
+/**
+ * Kueue has no --version (the flag is refused, with a usage text full of version-like defaults): its
+ * release build stamps the version into this variable, which the Go build info lists among the
+ * -ldflags, or the build info names its module's version (a build as a dependency, like ours).
+ */
+const KUEUE_BUILD_INFO = { module: 'sigs.k8s.io/kueue', variable: 'sigs.k8s.io/kueue/pkg/version.GitVersion' };
+
+const VERSION = /\bv?(\d+\.\d+\.\d+(?:[-+][\w.+-]*)?)/;
+
+/** The version (`v` added) a binary reports about itself, or undefined when it does not say. */
+export function reportedVersion(name: ComponentName, binary: string): string | undefined {
+  if (!existsSync(binary)) return undefined;
+  if (name === 'kueue') return buildInfoVersion(binary, KUEUE_BUILD_INFO);
+  const result = spawnSync(binary, VERSION_ARGS[name] ?? ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  // Only an answer: a refused flag prints usage text, whose defaults look like versions.
+  if (result.status !== 0) return undefined;
+  const match = VERSION.exec(`${result.stdout ?? ''}${result.stderr ?? ''}`);
+  return match ? `v${match[1]}` : undefined;
+}
+
+/** The version in a Go binary's build info (`go version -m`): the stamped variable, else its module's version. */
+function buildInfoVersion(binary: string, source: { module: string; variable: string }): string | undefined {
+  const result = spawnSync('go', ['version', '-m', binary], { encoding: 'utf8', timeout: 30_000 });
+  if (result.status !== 0) return undefined;
+  const stamped = new RegExp(`${source.variable.replace(/[./]/g, '\\$&')}=['"]?(v?[^\\s'"]+)`).exec(result.stdout);
+  const module = new RegExp(`^\\s+(?:mod|dep)\\s+${source.module.replace(/[./]/g, '\\$&')}\\s+(v\\S+)`, 'm').exec(
+    result.stdout,
+  );
+  const version = VERSION.exec(stamped?.[1] ?? module?.[1] ?? '');
+  return version ? `v${version[1]}` : undefined;
 }
 
 interface ComponentJson {

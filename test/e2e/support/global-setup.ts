@@ -1,14 +1,15 @@
 // Builds every upstream component the e2e files use in one build-components.sh run before the
 // first file starts, so that on a cold cache they compile side by side on the shared Go build
 // cache (the files run one after another and would otherwise each build their own, in turn).
-// Cached components cost nothing; a component given as E2E_<NAME>_BIN is not built; kubelet and
-// containerd only where their scenario can run (root). A build failure is not fatal here: the
-// file that needs the component reports it, with the build's own error.
+// Cached components cost nothing; a component given as E2E_<NAME>_BIN is not built; kubelet,
+// containerd and runc only where their scenario can run (root; elsewhere it fails, or is skipped
+// with E2E_ALLOW_SKIP=kubelet). A build failure is not fatal here: the file that needs the
+// component reports it, with the build's own error.
 import { spawnSync } from 'node:child_process';
 
 import { BUILD_SCRIPT, COMPONENT_NAMES, envName, type ComponentName } from './components.js';
 
-const NODE_SIDE: readonly ComponentName[] = ['kubelet', 'containerd'];
+const NODE_SIDE: readonly ComponentName[] = ['kubelet', 'containerd', 'runc'];
 
 export default function setup(): void {
   if (process.env['E2E_NO_BUILD'] === '1') return;

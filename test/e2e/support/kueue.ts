@@ -21,6 +21,7 @@ import path from 'node:path';
 
 import { stringify } from 'yaml';
 
+import { parseQuantity } from '../../../src/k8s/index.js';
 import { KubeError, parseManifests, sleep, waitFor, type KubeClient, type KubeObject } from './apply.js';
 import { ensureComponents, type Component } from './components.js';
 import type { ControlPlane, Stoppable } from './control-plane.js';
@@ -66,6 +67,15 @@ export interface Kueue extends Stoppable {
 
 function log(message: string): void {
   if (process.env.E2E_QUIET !== '1') process.stderr.write(`[e2e] ${message}\n`);
+}
+
+/**
+ * A resource list Kueue wrote (a Workload's resourceUsage, a ClusterQueue's usage), as numbers:
+ * Kueue formats quantities its own way, and differently by version (3,200,000 is `3200k` from 0.17
+ * and `3125Ki` from 0.19), so compare what they are, not how they are written.
+ */
+export function quantities(list: Record<string, string> | undefined): Record<string, number | undefined> {
+  return Object.fromEntries(Object.entries(list ?? {}).map(([name, quantity]) => [name, parseQuantity(quantity)]));
 }
 
 /**
@@ -328,14 +338,14 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
   plane.adopt(handle);
 
   /** Writes the configuration, starts Kueue and waits for /readyz; rejects with its log tail if it exits. */
-  // A prebuilt binary's version is a guess (Kueue has no --version; components.ts then picks a
-  // version-like string out of the usage text): decide by what it refuses, below.
-  const knownVersion = component.module === 'prebuilt' ? 'unknown' : component.version;
+  // A prebuilt binary whose build info does not say its version (components.ts): decide by what it
+  // refuses, below.
+  const knownVersion = component.version === 'prebuilt' ? 'unknown' : component.version;
   const launch = async (attempt: number, dropQuotaCheckStrategy: boolean): Promise<void> => {
     const { config, dropped } = kueueConfiguration(dropQuotaCheckStrategy ? '0.17' : knownVersion, ports, certDir);
     if (dropped.length > 0)
       log(
-        `Kueue ${component.module === 'prebuilt' ? '(prebuilt)' : component.version} does not know ${dropped.join(', ')}: kueue-config leaves them out for this version`,
+        `Kueue ${component.version} does not know ${dropped.join(', ')}: kueue-config leaves them out for this version`,
       );
     handle.config = config;
     handle.dropped = dropped;

@@ -1,11 +1,12 @@
 // A real node on loopback for the node-side DRA scenario: containerd (+ runc) and a kubelet built
-// from k8s.io/kubernetes (scripts/e2e/build-components.sh kubelet containerd), joined to the e2e
+// from k8s.io/kubernetes (scripts/e2e/build-components.sh kubelet containerd runc), joined to the e2e
 // control plane. No registry is reachable, so the pause image is built here from the kubernetes
 // module's own build/pause/linux/pause.c (gcc -static) and imported into containerd.
 //
 // containerd is built from github.com/containerd/containerd/v2 (E2E_CONTAINERD_BIN overrides;
 // its runc shim and ctr are taken from the same folder): Debian 12's containerd 1.6 cannot inject
-// CDI devices. runc is Debian's (on PATH; E2E_RUNC_BIN replaces it, e.g. by a wrapper adding --debug).
+// CDI devices. runc is built from github.com/opencontainers/runc too (E2E_RUNC_BIN: another one, e.g.
+// a wrapper adding --debug) and given to the runc shim as its BinaryName, never looked up on PATH.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -125,13 +126,11 @@ export function unmountUnder(dir: string): void {
 }
 
 export async function startContainerd(dir: string, logsDir: string, cdiDir: string): Promise<Containerd> {
-  const component = ensureComponents(['containerd'] as const).containerd;
+  const { containerd: component, runc } = ensureComponents(['containerd', 'runc'] as const);
   const binary = component.binary;
   const bin = path.dirname(binary);
   const ctrBinary = path.join(bin, 'ctr');
   const version = component.version;
-  // E2E_RUNC_BIN: another runc (or a wrapper that adds --debug) for the runc shim.
-  const runcBinary = process.env.E2E_RUNC_BIN;
   const root = path.join(dir, 'containerd');
   const socket = path.join(root, 'containerd.sock');
   mkdirSync(root, { recursive: true });
@@ -145,9 +144,7 @@ export async function startContainerd(dir: string, logsDir: string, cdiDir: stri
     `[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = "${PAUSE_IMAGE}"`,
     `[plugins.'io.containerd.cri.v1.runtime']\n  cdi_spec_dirs = ["${cdiDir}"]\n  ${RESTRICT_OOM}`,
     `[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"`,
-    ...(runcBinary
-      ? [`[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  BinaryName = "${runcBinary}"`]
-      : []),
+    `[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  BinaryName = "${runc.binary}"`,
   ];
   const configFile = path.join(root, 'config.toml');
   writeFileSync(configFile, `${config.join('\n')}\n`);
