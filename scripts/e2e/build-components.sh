@@ -353,8 +353,14 @@ EOF
 )
   local sysroot="$d/libseccomp"
   mkdir -p "$sysroot"
-  if ! (cd "$d" && apt-get download libseccomp-dev >&2 && dpkg-deb -x libseccomp-dev_*.deb "$sysroot"); then
-    echo "runc: could not unpack libseccomp-dev (apt-get download libseccomp-dev; where apt has no package lists yet, apt-get update first)" >&2
+  # A fresh machine may have no package lists yet: as root (runc is built only as root) fetch them
+  # once and retry; nothing is installed.
+  if ! (cd "$d" && apt-get download libseccomp-dev >&2) && ! { [[ $(id -u) -eq 0 ]] && apt-get update >&2 && (cd "$d" && apt-get download libseccomp-dev >&2); }; then
+    echo "runc: could not download libseccomp-dev (apt-get download libseccomp-dev, after apt-get update as root)" >&2
+    return 1
+  fi
+  if ! dpkg-deb -x "$d"/libseccomp-dev_*.deb "$sysroot"; then
+    echo "runc: could not unpack libseccomp-dev" >&2
     return 1
   fi
   local lib
