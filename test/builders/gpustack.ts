@@ -108,6 +108,25 @@ export class InstanceTypeWrapper {
     this.deletionTimestamp = at;
     return this;
   }
+  /** Written by an admin, not derived from a node: without `schedule.gpustack.ai/derived-from-node`. */
+  byAdmin(): this {
+    delete this.labels['schedule.gpustack.ai/derived-from-node'];
+    return this;
+  }
+  /** What a user applies: name, labels and spec, none of the API server's own fields. */
+  manifest(): {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; labels?: Record<string, string> };
+    spec: Record<string, unknown>;
+  } {
+    return {
+      apiVersion: GPUSTACK,
+      kind: 'InstanceType',
+      metadata: { name: this.name, ...(Object.keys(this.labels).length > 0 ? { labels: { ...this.labels } } : {}) },
+      spec: structuredClone(this.specValue),
+    };
+  }
   obj(): Observed {
     return {
       apiVersion: GPUSTACK,

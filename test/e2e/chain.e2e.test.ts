@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { renderChain } from '../../src/render/index.js';
-import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
+import { converge, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
 import {
   createNode,
   diffAgainstRender,
@@ -23,6 +23,8 @@ import { describeComponents, ensureCrds } from './support/components.js';
 import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
 import { nvidiaMachine, startAgentProcess } from './support/agent.js';
 import { startHookServer, type HookServer } from './support/hook-server.js';
+import { log } from './support/log.js';
+import { makeInstanceType } from '../builders/gpustack.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
@@ -40,10 +42,6 @@ let plane: ControlPlane;
 let client: KubeClient;
 let server: HookServer;
 let failed = false;
-
-function log(message: string): void {
-  process.stderr.write(`[e2e] ${message}\n`);
-}
 
 async function liveNamespaces(): Promise<string[]> {
   return (await client.list('v1', 'Namespace')).map((n) => n.metadata.name).sort();
@@ -112,26 +110,6 @@ async function refusedSince(offset: number, route: string): Promise<void> {
     CONVERGE_MS,
     `Metacontroller did not try ${route} while the hooks were down`,
   );
-}
-
-/** Waits until `check` returns no differences; fails with the last list of them. */
-async function converge(what: string, check: () => Promise<string[]>): Promise<void> {
-  let last: string[] = [];
-  try {
-    await waitFor(
-      async () => {
-        last = await check();
-        return last.length === 0;
-      },
-      CONVERGE_MS,
-      what,
-      1000,
-    );
-  } catch (error) {
-    throw new Error(`${(error as Error).message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`, {
-      cause: error,
-    });
-  }
 }
 
 beforeAll(async () => {
@@ -497,19 +475,9 @@ describe('the scheduling chain on a real control plane', () => {
 
   it('a deleted InstanceType takes its ClusterQueue and LocalQueues with it and is released', async () => {
     const name = 'e2e-custom-cpu';
-    await client.applyObject({
-      apiVersion: GPUSTACK,
-      kind: 'InstanceType',
-      metadata: { name },
-      spec: {
-        displayName: 'Custom CPU',
-        acceleratable: false,
-        generalGroup: 'generic',
-        os: 'linux',
-        arch: 'amd64',
-        unitResources: { cpu: '2', ram: '4Gi' },
-      },
-    });
+    await client.applyObject(
+      makeInstanceType(name).byAdmin().displayName('Custom CPU').unitResources('2', '4Gi').manifest(),
+    );
     const entrance = localQueueName(name);
     await converge('the admin InstanceType gets its queue and LocalQueues', async () => {
       const queue = await client.get(KUEUE, 'ClusterQueue', name);

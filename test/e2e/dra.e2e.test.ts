@@ -43,6 +43,7 @@ import {
   type ResourceClaim,
 } from './support/scheduling.js';
 import { conditionOf, describeWorkload, waitWorkload, workloadOfJob, type Workload } from './support/workloads.js';
+import { log } from './support/log.js';
 
 const NAMESPACE = 'default';
 const CHECK = 'gpustack-node-devices';
@@ -96,10 +97,6 @@ const productKeys = new Map<string, string>();
 /** Each scenario's outcome and wall time, printed at the end (the issue asks for them). */
 const timings: string[] = [];
 let startedAt = 0;
-
-function log(message: string): void {
-  process.stderr.write(`[e2e] ${message}\n`);
-}
 
 const driverOf = (mfr: ManufacturerName): string => `${mfr}.gpustack.ai`;
 /**

@@ -37,6 +37,7 @@ import {
   type Helm,
 } from './support/helm.js';
 import { CLI, startHookServer, type HookServer } from './support/hook-server.js';
+import { log } from './support/log.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
@@ -52,10 +53,6 @@ const CHECKER = [
 
 let helm: Helm;
 let failed = false;
-
-function log(message: string): void {
-  process.stderr.write(`[e2e] ${message}\n`);
-}
 
 const kustomized = (images?: readonly KustomizeImage[]): KubeObject[] =>
   kustomizeBuild(MANIFESTS, images) as unknown as KubeObject[];

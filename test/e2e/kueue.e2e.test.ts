@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MANUFACTURER_NAMES, type Node } from '../../src/k8s/index.js';
 import { DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
-import { sleep, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
+import { sleep, waitFor, type KubeClient, type KubeObject, converge } from './support/apply.js';
 import { createNode, exampleNodes, installOurManifests } from './support/chain.js';
 import { describeComponents, ensureComponents } from './support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
@@ -19,6 +19,8 @@ import { CLI, startHookServer } from './support/hook-server.js';
 import { quantities, startKueue, type Kueue } from './support/kueue.js';
 import { markNodeReady } from './support/scheduling.js';
 import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
+import { log } from './support/log.js';
+import { makeInstanceType } from '../builders/gpustack.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
@@ -31,8 +33,6 @@ const H100_FLAVOR = `${H100}-8d`;
 const RESOURCE_API = 'resource.k8s.io/v1';
 const BLOCKER_LABEL = 'app.kubernetes.io/name';
 const BLOCKER_SELECTOR = `${BLOCKER_LABEL}=e2e-blocker`;
-/** How long the chain may take to follow a change (Metacontroller, two or three hooks deep). */
-const CONVERGE_MS = 120_000;
 /** Kueue admits within a second or two of a Job's creation (measured: ~150 ms after its Workload). */
 const ADMIT_MS = 60_000;
 /**
@@ -85,34 +85,12 @@ let kueue: Kueue;
 let checker: ManagedProcess | undefined;
 let failed = false;
 
-function log(message: string): void {
-  process.stderr.write(`[e2e] ${message}\n`);
-}
-
 const condition = (
   object: { status?: { conditions?: Condition[] } } | undefined,
   type: string,
 ): Condition | undefined => object?.status?.conditions?.find((c) => c.type === type);
 const isTrue = (object: { status?: { conditions?: Condition[] } } | undefined, type: string): boolean =>
   condition(object, type)?.status === 'True';
-
-/** Waits until `check` returns no problems; fails with the last list of them. */
-async function converge(what: string, check: () => Promise<string[]>, timeoutMs = CONVERGE_MS): Promise<void> {
-  let last: string[] = [];
-  try {
-    await waitFor(
-      async () => {
-        last = await check();
-        return last.length === 0;
-      },
-      timeoutMs,
-      what,
-      1000,
-    );
-  } catch (error) {
-    throw new Error(`${(error as Error).message}\nstill:\n  ${last.slice(0, 40).join('\n  ')}`, { cause: error });
-  }
-}
 
 /** The two 8-card H100 nodes of one flavor (the example node and a twin) and three CPU-only nodes. */
 function clusterNodes(): Node[] {
@@ -489,19 +467,9 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
 
   it('deleting an InstanceType while Kueue runs: Kueue holds its ClusterQueue while a Workload is admitted, then releases it; nothing is left behind', async () => {
     const name = 'e2e-kueue-custom-cpu';
-    await client.applyObject({
-      apiVersion: GPUSTACK,
-      kind: 'InstanceType',
-      metadata: { name },
-      spec: {
-        displayName: 'Custom CPU',
-        acceleratable: false,
-        generalGroup: 'generic',
-        os: 'linux',
-        arch: 'amd64',
-        unitResources: { cpu: '2', ram: '4Gi' },
-      },
-    });
+    await client.applyObject(
+      makeInstanceType(name).byAdmin().displayName('Custom CPU').unitResources('2', '4Gi').manifest(),
+    );
     const entrance = localQueueName(name);
     await converge('the admin InstanceType gets an Active ClusterQueue and LocalQueue', async () => {
       const queue = await client.get<Conditioned>(KUEUE, 'ClusterQueue', name);

@@ -15,6 +15,7 @@ import { createNode, exampleNodes, installOurManifests, registerNode } from './s
 import { describeComponents, ensureCrds } from './support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
 import { startHookServer } from './support/hook-server.js';
+import { log } from './support/log.js';
 
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
 const NODE_PROFILE = 'gpustack-node-profile';
@@ -25,10 +26,6 @@ const LABELLED_MS = 30_000;
 let plane: ControlPlane;
 let client: KubeClient;
 let failed = false;
-
-function log(message: string): void {
-  process.stderr.write(`[e2e] ${message}\n`);
-}
 
 /** An example Node under another name, as the kubelet registers it: labels and annotations, no status. */
 function renamed(node: Node, name: string): Node {

@@ -382,3 +382,23 @@ export async function waitFor<T>(
     await sleep(intervalMs);
   }
 }
+
+/** Waits (2 minutes by default) until `check` returns no differences; fails with the last list of them. */
+export async function converge(what: string, check: () => Promise<string[]>, timeoutMs = 120_000): Promise<void> {
+  let last: string[] = [];
+  try {
+    await waitFor(
+      async () => {
+        last = await check();
+        return last.length === 0;
+      },
+      timeoutMs,
+      what,
+      1000,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`, {
+      cause: error,
+    });
+  }
+}

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { KubeClient, waitFor } from './apply.js';
 import { ensureComponents, hasFlag, helpText, type Component, type ComponentName } from './components.js';
 import { assertRunning, freePorts, startProcess, type ManagedProcess } from './processes.js';
+import { log } from './log.js';
 
 export interface Stoppable {
   name: string;
@@ -88,10 +89,6 @@ export interface ControlPlaneOptions {
  * (GA). So no --feature-gates are set.
  */
 export const DRA_CONTROLLERS = ['resourceclaim-controller'] as const;
-
-function log(message: string): void {
-  if (process.env.E2E_QUIET !== '1') process.stderr.write(`[e2e] ${message}\n`);
-}
 
 async function etcdHealthy(url: string): Promise<boolean> {
   try {

@@ -27,6 +27,7 @@ import { ensureComponents, type Component } from './components.js';
 import type { ControlPlane, Stoppable } from './control-plane.js';
 import { freePorts, startProcess, type ManagedProcess } from './processes.js';
 import { CLI } from './hook-server.js';
+import { log } from './log.js';
 
 export const KUEUE_API = 'kueue.x-k8s.io/v1beta2';
 export const KUEUE_NAMESPACE = 'kueue-system';
@@ -63,10 +64,6 @@ export interface Kueue extends Stoppable {
   webhookConfigurations: string[];
   /** Names of the webhooks registered, e.g. `vclusterqueue.kb.io`. */
   webhookNames: string[];
-}
-
-function log(message: string): void {
-  if (process.env.E2E_QUIET !== '1') process.stderr.write(`[e2e] ${message}\n`);
 }
 
 /**
