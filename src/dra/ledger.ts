@@ -9,6 +9,7 @@
  */
 import { parseQuantity, type ManufacturerName, MANUFACTURER_NAMES } from '../k8s/index.js';
 import { ATTRIBUTE, MODE_SHARED, driverName } from './constants.js';
+import { UNTAINTED, type CardHealth, type ReceivedDeviceTaintRule } from './device-taints.js';
 import type {
   ReceivedDevice,
   ReceivedQuantity,
@@ -376,6 +377,15 @@ export class DeviceLedger {
   }
 
   /**
+   * The taints on `card` (its slices' and the DeviceTaintRules'): a cordoned or unhealthy card is
+   * not free. Contract for issue 25; the taints are not read yet, so every card is `UNTAINTED`.
+   */
+  health(card: PublishedCard): CardHealth {
+    void card;
+    return UNTAINTED;
+  }
+
+  /**
    * Free whole cards on `node` that `matches` accepts, remembered under `signature` (the same
    * signature must always come with the same predicate): every decision of a pass asks it of every
    * node of a pool, so each node is counted once per kind of ask, not once per pod.
@@ -457,7 +467,9 @@ export function buildDeviceLedger(
   slices: Iterable<ReceivedResourceSlice>,
   claims: Iterable<ReceivedResourceClaim>,
   cache: SliceCache = new SliceCache(),
+  taintRules: Iterable<ReceivedDeviceTaintRule> = [],
 ): DeviceLedger {
+  void taintRules;
   const { current, incompletePools } = currentPools(slices);
   const pools = cache.cardsOf(current);
   const nodes = new Map<string, PublishedCard[]>();
