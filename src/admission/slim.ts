@@ -77,9 +77,21 @@ export function slimNode(node: Node): Node {
   };
 }
 
-/** A Pod: where it is bound, what its containers ask for, its phase. */
+/** The resources the scheduler served through DRA, once each (a mapping per container and resource). */
+function slimExtendedClaim(
+  status: NonNullable<Pod['status']>,
+): Pick<NonNullable<Pod['status']>, 'extendedResourceClaimStatus'> {
+  const mappings = status.extendedResourceClaimStatus?.requestMappings;
+  if (mappings === undefined || mappings === null) return {};
+  const names = [...new Set(mappings.map((m) => m.resourceName))].sort();
+  return { extendedResourceClaimStatus: { requestMappings: names.map((resourceName) => ({ resourceName })) } };
+}
+
+/** A Pod: where it is bound, what its containers ask for, its phase, the resources DRA served. */
 export function slimPod(pod: Pod): Pod {
-  const status = pickOptional(pod.status, ['phase']);
+  const picked = pickOptional(pod.status, ['phase']);
+  const status =
+    picked === undefined || picked === null ? picked : { ...picked, ...slimExtendedClaim(pod.status ?? {}) };
   return {
     ...pick(pod, IDENTITY),
     metadata: pick(pod.metadata, ['name', 'namespace', 'resourceVersion', 'uid']),

@@ -10,3 +10,4 @@ export * from './slices.js';
 export * from './claim-allocation.js';
 export * from './cdi.js';
 export * from './device-health.js';
+export * from './device-owner.js';
