@@ -421,6 +421,24 @@ describe('slim projections: what is kept', () => {
     });
   });
 
+  it('a Pod the scheduler served through DRA keeps the resources its extended-resource claim maps, once each', () => {
+    const pod = boundPod('served', 'gpu-b', [gpus(2)]);
+    const status = {
+      phase: 'Running',
+      extendedResourceClaimStatus: {
+        resourceClaimName: 'served-extended-resources-x7k2p',
+        requestMappings: [
+          { containerName: 'main', resourceName: 'nvidia.com/gpu', requestName: 'container-0-request-1' },
+          { containerName: 'side', resourceName: 'nvidia.com/gpu', requestName: 'container-1-request-0' },
+        ],
+      },
+    };
+    expect(received(PODS, fatPod({ ...pod, status })).slim.status).toEqual({
+      phase: 'Running',
+      extendedResourceClaimStatus: { requestMappings: [{ resourceName: 'nvidia.com/gpu' }] },
+    });
+  });
+
   it('a Workload keeps identity, generation, active, pod sets with tolerations and node selector, conditions, admission and check entries', () => {
     const { slim } = received(
       WORKLOADS,
