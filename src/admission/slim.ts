@@ -67,13 +67,19 @@ function slimPodSpec<S extends PodSpec, const K extends keyof S>(spec: S, extra:
   };
 }
 
-/** A Node: its labels (flavors select by any of them), whether it is cordoned, its taints. */
+/**
+ * A Node: its labels (flavors select by any of them), whether it is cordoned, its taints, and the
+ * extended resources (`<domain>/<name>`) of its allocatable: a device plugin's `<base>` there makes
+ * it the owner of the node's cards (docs/architecture.md#device-owner).
+ */
 export function slimNode(node: Node): Node {
   const spec = pickOptional(node.spec, ['unschedulable', 'taints']);
+  const allocatable = Object.entries(node.status?.allocatable ?? {}).filter(([key]) => key.includes('/'));
   return {
     ...pick(node, IDENTITY),
     metadata: pick(node.metadata, ['name', 'resourceVersion', 'labels']),
     ...(spec === undefined ? {} : { spec }),
+    ...(allocatable.length > 0 ? { status: { allocatable: Object.fromEntries(allocatable) } } : {}),
   };
 }
 

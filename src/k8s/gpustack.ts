@@ -286,6 +286,11 @@ export const InstanceTypeDevicesSchema = z.strictObject({
   allocated: z.number().int().nonnegative(),
   shared: z.number().int().nonnegative(),
   free: z.number().int().nonnegative(),
+  /**
+   * Cards of the pool on nodes whose vendor device plugin owns them (docs/architecture.md#device-owner): not
+   * published to DRA, requested as `<base>`; absent when none.
+   */
+  devicePlugin: z.number().int().nonnegative().optional(),
 });
 export type InstanceTypeDevices = z.infer<typeof InstanceTypeDevicesSchema>;
 

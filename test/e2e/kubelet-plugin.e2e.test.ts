@@ -419,6 +419,18 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
   it('a Pod asking nvidia.com/gpu: 1, unchanged, runs through DRA on this node (no device plugin here): the scheduler claims a card, the kubelet injects its CDI variables', async () => {
     const client = plane.client;
     // The scheduler and the DeviceClasses of the test above: gpustack-nvidia maps nvidia.com/gpu.
+    // Its claim still holds card-0's shares (no kube-controller-manager here deallocates it): delete
+    // it, and drop the scheduler's finalizer that the controller would have removed.
+    await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'two-shares', NAMESPACE);
+    await client
+      .mergePatch('resource.k8s.io/v1', 'ResourceClaim', 'two-shares', { metadata: { finalizers: null } }, NAMESPACE)
+      .catch(() => undefined);
+    await waitFor(
+      async () => (await client.get('resource.k8s.io/v1', 'ResourceClaim', 'two-shares', NAMESPACE)) === undefined,
+      30_000,
+      'the claim two-shares deleted',
+      500,
+    );
     await client.applyObject({
       apiVersion: 'v1',
       kind: 'Pod',
