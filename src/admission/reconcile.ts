@@ -7,6 +7,8 @@
 import {
   DEVICES_ANNOTATION,
   SliceCache,
+  devicePluginCards,
+  wantedOwner,
   buildDeviceLedger,
   formatPoolDevices,
   poolDevices,
@@ -28,12 +30,12 @@ import {
   type Pod,
   type Workload,
 } from '../placement/index.js';
-import { deviceResourceOf } from '../contracts/index.js';
+import { deviceOwnerSettingOf, deviceResourceOf } from '../contracts/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import type { ReceivedInstanceType } from './received.js';
 import { objectKey, resourceVersionOf } from './resources.js';
-import { MANAGED_LABEL } from '../nodefeature/index.js';
+import { MANAGED_LABEL, acceleratorKeyManufacturer } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
 /** What the stores hold at the start of a pass. */
@@ -64,17 +66,25 @@ export interface Snapshot {
 }
 
 /** Managed nodes by `<os>/<arch>`: the nodes an InstanceType's pool can have (its model is checked per card). */
-function managedNodesByPlatform(nodes: readonly Node[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+function managedNodesByPlatform(nodes: readonly Node[]): Map<string, Node[]> {
+  const out = new Map<string, Node[]>();
   for (const node of nodes) {
     const labels = node.metadata.labels ?? {};
     if (labels[MANAGED_LABEL] !== 'true') continue;
     const key = `${labels['kubernetes.io/os'] ?? ''}/${labels['kubernetes.io/arch'] ?? ''}`;
     const list = out.get(key);
-    if (list === undefined) out.set(key, [node.metadata.name]);
-    else list.push(node.metadata.name);
+    if (list === undefined) out.set(key, [node]);
+    else list.push(node);
   }
   return out;
+}
+
+/** Whether the vendor's device plugin owns `mfr`'s cards on `node`, by the agent's rule without the holders. */
+function ownedByDevicePlugin(settings: Settings, mfr: ManufacturerName | undefined): (node: Node) => boolean {
+  if (mfr === undefined) return () => false;
+  const setting = deviceOwnerSettingOf(settings, mfr);
+  const resource = deviceResourceOf(settings, mfr);
+  return (node) => wantedOwner(setting, resource, node.status?.allocatable).owner === 'DevicePlugin';
 }
 
 /**
@@ -171,7 +181,12 @@ export class Reconciler {
     }
     for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
     if (claims !== undefined && snapshot.instanceTypes !== undefined) {
-      const annotated = await this.annotatePools(snapshot.instanceTypes, snapshot.nodes, claims.ledger);
+      const annotated = await this.annotatePools(
+        snapshot.instanceTypes,
+        snapshot.nodes,
+        claims.ledger,
+        snapshot.settings,
+      );
       failed += annotated.failed;
     }
     return { written, failed };
@@ -185,6 +200,7 @@ export class Reconciler {
     instanceTypes: Iterable<ReceivedInstanceType>,
     nodes: readonly Node[],
     ledger: DeviceLedger,
+    settings: Settings,
   ): Promise<{ failed: number }> {
     const writeDevices = this.options.writer.writeDevices?.bind(this.options.writer);
     if (writeDevices === undefined) return { failed: 0 };
@@ -196,10 +212,24 @@ export class Reconciler {
       if (spec?.acceleratable !== true || !spec.acceleratorGroup) continue;
       seen.add(metadata.name);
       const pool = byPlatform.get(`${spec.os ?? ''}/${spec.arch ?? ''}`) ?? [];
-      const devices = poolDevices(ledger, pool, spec.acceleratorGroup);
+      const aKey = spec.acceleratorGroup;
+      const devicePlugin = devicePluginCards(
+        ledger,
+        pool,
+        aKey,
+        ownedByDevicePlugin(settings, acceleratorKeyManufacturer(aKey)),
+      );
+      const devices = {
+        ...poolDevices(
+          ledger,
+          pool.map((n) => n.metadata.name),
+          aKey,
+        ),
+        ...(devicePlugin > 0 ? { devicePlugin } : {}),
+      };
       const observed = metadata.annotations?.[DEVICES_ANNOTATION];
-      // A pool that publishes no slices (no DRA, or not yet) is left alone, unless we counted it before.
-      if (devices.published === 0 && observed === undefined) continue;
+      // A pool with no cards for DRA nor the device plugin (no agent, or not yet) is left alone, unless we counted it before.
+      if (devices.published === 0 && devicePlugin === 0 && observed === undefined) continue;
       const text = formatPoolDevices(devices);
       const resourceVersion = resourceVersionOf(type);
       const previous = this.annotated.get(metadata.name);

@@ -67,19 +67,37 @@ function slimPodSpec<S extends PodSpec, const K extends keyof S>(spec: S, extra:
   };
 }
 
-/** A Node: its labels (flavors select by any of them), whether it is cordoned, its taints. */
+/**
+ * A Node: its labels (flavors select by any of them), whether it is cordoned, its taints, and the
+ * extended resources (`<domain>/<name>`) of its allocatable: a device plugin's `<base>` there makes
+ * it the owner of the node's cards (docs/architecture.md#device-owner).
+ */
 export function slimNode(node: Node): Node {
   const spec = pickOptional(node.spec, ['unschedulable', 'taints']);
+  const allocatable = Object.entries(node.status?.allocatable ?? {}).filter(([key]) => key.includes('/'));
   return {
     ...pick(node, IDENTITY),
     metadata: pick(node.metadata, ['name', 'resourceVersion', 'labels']),
     ...(spec === undefined ? {} : { spec }),
+    ...(allocatable.length > 0 ? { status: { allocatable: Object.fromEntries(allocatable) } } : {}),
   };
 }
 
-/** A Pod: where it is bound, what its containers ask for, its phase. */
+/** The resources the scheduler served through DRA, once each (a mapping per container and resource). */
+function slimExtendedClaim(
+  status: NonNullable<Pod['status']>,
+): Pick<NonNullable<Pod['status']>, 'extendedResourceClaimStatus'> {
+  const mappings = status.extendedResourceClaimStatus?.requestMappings;
+  if (mappings === undefined || mappings === null) return {};
+  const names = [...new Set(mappings.map((m) => m.resourceName))].sort();
+  return { extendedResourceClaimStatus: { requestMappings: names.map((resourceName) => ({ resourceName })) } };
+}
+
+/** A Pod: where it is bound, what its containers ask for, its phase, the resources DRA served. */
 export function slimPod(pod: Pod): Pod {
-  const status = pickOptional(pod.status, ['phase']);
+  const picked = pickOptional(pod.status, ['phase']);
+  const status =
+    picked === undefined || picked === null ? picked : { ...picked, ...slimExtendedClaim(pod.status ?? {}) };
   return {
     ...pick(pod, IDENTITY),
     metadata: pick(pod.metadata, ['name', 'namespace', 'resourceVersion', 'uid']),

@@ -48,8 +48,9 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              [--kubeconfig FILE] [--manufacturers nvidia,amd] [--host-root DIR]  --log-level info
 `,
   detect: `  detect     Print what the vendor libraries report and the labels the agent would publish
-             (-o json also the ResourceSlices, for the node $NODE_NAME)
-             [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR]
+             (-o json also, for the node $NODE_NAME, who owns each manufacturer's cards — its
+             device plugin or DRA, read from the API server — and the ResourceSlices)
+             [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR] [--kubeconfig FILE]
 `,
   'kueue-config': `  kueue-config
              Print the Kueue manager configuration with ours merged in (our feature gates, device

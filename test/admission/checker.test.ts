@@ -453,6 +453,34 @@ describe('checker: claims read the card ledger', () => {
     });
   });
 
+  it("counts the pool's cards its vendor's device plugin owns (the Node advertises nvidia.com/gpu) under devicePlugin", async () => {
+    seedClaims();
+    // A third node of the pool whose device plugin serves nvidia.com/gpu: its agent publishes no slices.
+    const plugin = gpuNode('gpu-d', 8);
+    api.upsert('nodes', json({ ...plugin, status: { allocatable: { 'nvidia.com/gpu': '8', cpu: '224' } } }));
+    // A node advertising 0 (its device plugin gone) is DRA's again: it counts nothing here.
+    const gone = gpuNode('gpu-e', 8);
+    api.upsert('nodes', json({ ...gone, status: { allocatable: { 'nvidia.com/gpu': '0' } } }));
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64' },
+        spec: { acceleratable: true, acceleratorGroup: 'nvidia-h100-80gb-hbm3', os: 'linux', arch: 'amd64' },
+      }),
+    );
+    start();
+    const typePatches = () => api.patches().filter((p) => p.path.includes('/instancetypes/'));
+    await eventually(() => typePatches().length === 1, 'the annotation');
+    const annotations = (api.get('instancetypes', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64')?.['metadata'] as Json)[
+      'annotations'
+    ];
+    expect(annotations).toEqual({
+      'worker.gpustack.ai/devices': '{"published":16,"allocated":8,"shared":0,"free":8,"devicePlugin":8}',
+    });
+  });
+
   it('decides device-plugin Workloads while the DRA collections fail to list, and keeps /healthz out of it', async () => {
     seedFragmentedPool();
     api.failLists('resourceslices', 1000);

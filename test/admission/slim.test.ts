@@ -393,13 +393,14 @@ describe('slim projections: the decision cannot tell', () => {
 });
 
 describe('slim projections: what is kept', () => {
-  it('a Node keeps name, resourceVersion, every label, cordon and taints; nothing of its status', () => {
+  it("a Node keeps name, resourceVersion, every label, cordon and taints; of its status only allocatable's extended resources (who owns the cards)", () => {
     const { slim } = received(NODES, fatNode(gpuNode('gpu-c', 8), { unschedulable: true }));
     expect(slim).toEqual({
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name: 'gpu-c', resourceVersion: '4711', labels: gpuNode('gpu-c', 8).metadata.labels },
       spec: { unschedulable: true, taints: [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }] },
+      status: { allocatable: { 'nvidia.com/gpu': '8' } },
     });
     expect(slim.metadata.labels?.[`acceleratable.feature.gpustack.ai/${H100}.count`]).toBe('8');
   });
@@ -418,6 +419,24 @@ describe('slim projections: what is kept', () => {
         ],
       },
       status: { phase: 'Pending' },
+    });
+  });
+
+  it('a Pod the scheduler served through DRA keeps the resources its extended-resource claim maps, once each', () => {
+    const pod = boundPod('served', 'gpu-b', [gpus(2)]);
+    const status = {
+      phase: 'Running',
+      extendedResourceClaimStatus: {
+        resourceClaimName: 'served-extended-resources-x7k2p',
+        requestMappings: [
+          { containerName: 'main', resourceName: 'nvidia.com/gpu', requestName: 'container-0-request-1' },
+          { containerName: 'side', resourceName: 'nvidia.com/gpu', requestName: 'container-1-request-0' },
+        ],
+      },
+    };
+    expect(received(PODS, fatPod({ ...pod, status })).slim.status).toEqual({
+      phase: 'Running',
+      extendedResourceClaimStatus: { requestMappings: [{ resourceName: 'nvidia.com/gpu' }] },
     });
   });
 
@@ -519,7 +538,7 @@ describe('slim projections: in the informer', () => {
     for (const name of ['gpu-a', 'gpu-b']) {
       const stored = informer.store.get(name) as Node;
       expect(Object.keys(stored.metadata).sort()).toEqual(['labels', 'name', 'resourceVersion']);
-      expect(stored['status']).toBeUndefined();
+      expect(stored.status).toEqual({ allocatable: { 'nvidia.com/gpu': '8' } });
     }
     stop.abort();
     await running;

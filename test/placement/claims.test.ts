@@ -215,3 +215,63 @@ describe('decideNodeDevices with claims: shares by capacity', () => {
     });
   });
 });
+
+/**
+ * One card counted once (docs/architecture.md#device-owner): a plain `nvidia.com/gpu: n` request
+ * DRA serves holds a ResourceClaim the ledger counts, and on a node where both kinds of requests
+ * meet (an owner change), cards the claims hold are not free for device-plugin requests either.
+ */
+describe('decideNodeDevices: device-plugin requests and claims on one node', () => {
+  /** A Pod the scheduler served `nvidia.com/gpu` through DRA: its container asks, its claim holds. */
+  function servedPod(name: string, node: string, cards: number): Pod {
+    const pod = boundPod(name, node, [gpus(cards)]);
+    return {
+      ...pod,
+      status: {
+        phase: 'Running',
+        extendedResourceClaimStatus: {
+          requestMappings: [{ resourceName: 'nvidia.com/gpu' }],
+        },
+      },
+    };
+  }
+  const nodes = [gpuNode('gpu-a', 8)];
+  const slices = nodePool('gpu-a', 8);
+  const plain = (cards: number) =>
+    makeWorkload('plain')
+      .podSet('main', 1, [gpus(cards)])
+      .obj();
+
+  it('counts a Pod DRA served once: by its claim, not by its request as well', () => {
+    // 4 cards held by the Pod's extended-resource claim: 4 left, not 0.
+    const scene = { nodes, slices, pods: [servedPod('served', 'gpu-a', 4)], claims: held('gpu-a', 4) };
+    expect(decide(plain(4), scene)?.state).toBe('Ready');
+    expect(decide(plain(5), scene)).toMatchObject({
+      state: 'Retry',
+      message: expect.stringContaining('the largest free block is 4 cards (node gpu-a)'),
+    });
+  });
+
+  it('subtracts the cards claims hold from a node device-plugin requests are placed on, and the Pods as before', () => {
+    // 3 cards in claims (a change of owner waiting for them) + 2 by device-plugin Pods: 3 of 8 free.
+    const scene = { nodes, slices, pods: [boundPod('plugin', 'gpu-a', [gpus(2)])], claims: held('gpu-a', 3) };
+    expect(decide(plain(3), scene)?.state).toBe('Ready');
+    expect(decide(plain(4), scene)?.message).toContain('the largest free block is 3 cards (node gpu-a)');
+    // A shared card is taken for a whole-card request too.
+    const shared = allocatedClaim('share', [{ node: 'gpu-a', device: 'card-7-shared' }]);
+    expect(decide(plain(3), { ...scene, claims: [...held('gpu-a', 3), shared] })?.message).toContain(
+      'the largest free block is 2 cards (node gpu-a)',
+    );
+  });
+
+  it('without the ledger (no DRA stores) it counts the Pods alone, as before', () => {
+    const scene = {
+      nodes,
+      slices,
+      pods: [boundPod('plugin', 'gpu-a', [gpus(2)])],
+      claims: held('gpu-a', 3),
+      noLedger: true,
+    };
+    expect(decide(plain(6), scene)?.state).toBe('Ready');
+  });
+});

@@ -11,7 +11,7 @@ import {
   type InstanceType,
   type SyncOutcome,
 } from '../../k8s/index.js';
-import { resolveSettings, enabledManufacturers } from '../../contracts/index.js';
+import { deviceResourceOf, enabledManufacturers, resolveSettings } from '../../contracts/index.js';
 import { buildDeviceClasses } from '../../dra/index.js';
 import { MANAGED_LABEL, PART_OF_LABEL, PART_OF_VALUE, PROFILED_LABEL } from '../../nodefeature/index.js';
 import {
@@ -124,7 +124,7 @@ export function syncSchedulingChain(
     ...observedTypes.filter((t) => !livePools.has(t.metadata.name)).map(buildStickyInstanceType),
     ...(settings.admissionCheck === 'Enabled' ? [buildAdmissionCheck()] : []),
     buildChainSettings(settings),
-    ...buildDeviceClasses(manufacturers, productKeys),
+    ...buildDeviceClasses(manufacturers, productKeys, (mfr) => deviceResourceOf(settings, mfr)),
   ];
   const status = computeChainStatus(plan, observedTypes, previous, context.now);
   return { ok: true, response: { status, children: sortObjects(desired) } };
