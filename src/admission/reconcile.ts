@@ -12,6 +12,7 @@ import {
   poolDevices,
   type DeviceLedger,
   type ReceivedResourceClaim,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
 } from '../dra/index.js';
@@ -33,7 +34,7 @@ import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import type { ReceivedInstanceType } from './received.js';
 import { objectKey, resourceVersionOf } from './resources.js';
-import { MANAGED_LABEL } from '../nodefeature/index.js';
+import { ACCELERATABLE_PREFIX, MANAGED_LABEL } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
 /** What the stores hold at the start of a pass. */
@@ -58,6 +59,8 @@ export interface Snapshot {
     readonly slices: ReadonlyMap<string, ReceivedResourceSlice>;
     readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
     readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
+    /** DeviceTaintRules (none where the cluster serves none, or before their first list). */
+    readonly taintRules?: ReadonlyMap<string, ReceivedDeviceTaintRule>;
   };
   /** InstanceTypes, to annotate each device pool with the ledger's count (with `dra` only). */
   readonly instanceTypes?: Iterable<ReceivedInstanceType>;
@@ -78,6 +81,30 @@ function managedNodesByPlatform(nodes: readonly Node[]): Map<string, string[]> {
 }
 
 /**
+ * Which of the flavors of model `productKey` a node is in: the first (by name) whose node labels it
+ * carries. A cordoned card is taken off that flavor's quota.
+ */
+function flavorOfNode(
+  flavors: Readonly<Record<string, ReceivedResourceFlavor>>,
+  nodes: readonly Node[],
+  productKey: string,
+): (node: string) => string | undefined {
+  const keyLabel = `${ACCELERATABLE_PREFIX}${productKey}`;
+  const candidates = Object.values(flavors)
+    .filter((f) => f.spec?.nodeLabels?.[keyLabel] === 'true')
+    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  const labelsOf = new Map(nodes.map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+  return (node) => {
+    const labels = labelsOf.get(node);
+    if (labels === undefined) return undefined;
+    const flavor = candidates.find((f) =>
+      Object.entries(f.spec?.nodeLabels ?? {}).every(([key, value]) => labels[key] === value),
+    );
+    return flavor?.metadata.name;
+  };
+}
+
+/**
  * The ledger of a pass, built on first use: a pass whose Workloads use no claims never builds it.
  * `cache` outlives the pass: pools whose slices did not change are not turned into cards again.
  */
@@ -85,7 +112,12 @@ function claimsInput(dra: NonNullable<Snapshot['dra']>, cache: SliceCache): Clai
   let ledger: DeviceLedger | undefined;
   return {
     get ledger() {
-      return (ledger ??= buildDeviceLedger(dra.slices.values(), dra.claims.values(), cache));
+      return (ledger ??= buildDeviceLedger(
+        dra.slices.values(),
+        dra.claims.values(),
+        cache,
+        dra.taintRules?.values() ?? [],
+      ));
     },
     templates: (namespace, name) => dra.templates.get(objectKey({ namespace, name })),
   };
@@ -171,7 +203,7 @@ export class Reconciler {
     }
     for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
     if (claims !== undefined && snapshot.instanceTypes !== undefined) {
-      const annotated = await this.annotatePools(snapshot.instanceTypes, snapshot.nodes, claims.ledger);
+      const annotated = await this.annotatePools(snapshot, snapshot.instanceTypes, claims.ledger);
       failed += annotated.failed;
     }
     return { written, failed };
@@ -179,13 +211,16 @@ export class Reconciler {
 
   /**
    * Writes each device InstanceType's ledger count (`worker.gpustack.ai/devices`) where it differs
-   * from the observed one; the instance-type hook copies it into `status.devices`.
+   * from the observed one; the instance-type hook copies it into `status.devices` and takes the
+   * cordoned cards off their flavors' quota. A cordon thus changes one InstanceType (and its
+   * ClusterQueue), never a Node or the chain.
    */
   private async annotatePools(
+    snapshot: Pick<Snapshot, 'nodes' | 'flavors'>,
     instanceTypes: Iterable<ReceivedInstanceType>,
-    nodes: readonly Node[],
     ledger: DeviceLedger,
   ): Promise<{ failed: number }> {
+    const nodes = snapshot.nodes;
     const writeDevices = this.options.writer.writeDevices?.bind(this.options.writer);
     if (writeDevices === undefined) return { failed: 0 };
     const byPlatform = managedNodesByPlatform(nodes);
@@ -196,7 +231,8 @@ export class Reconciler {
       if (spec?.acceleratable !== true || !spec.acceleratorGroup) continue;
       seen.add(metadata.name);
       const pool = byPlatform.get(`${spec.os ?? ''}/${spec.arch ?? ''}`) ?? [];
-      const devices = poolDevices(ledger, pool, spec.acceleratorGroup);
+      const flavorOf = flavorOfNode(snapshot.flavors, nodes, spec.acceleratorGroup);
+      const devices = poolDevices(ledger, pool, spec.acceleratorGroup, flavorOf);
       const observed = metadata.annotations?.[DEVICES_ANNOTATION];
       // A pool that publishes no slices (no DRA, or not yet) is left alone, unless we counted it before.
       if (devices.published === 0 && observed === undefined) continue;

@@ -270,13 +270,18 @@ export type InstanceTypeOutput = z.infer<typeof InstanceTypeOutputSchema>;
 
 /**
  * The pool's cards from the DRA ledger (ResourceSlices minus ResourceClaims), as the admission
- * checker last counted them: published, allocated whole, in use by shares, free whole.
+ * checker last counted them: published, allocated whole, in use by shares, free whole (neither
+ * held nor tainted), cordoned (`gpustack-operator cards cordon`, held or not: their flavor's
+ * quota is that much smaller) and unhealthy (the agent's taint). The last two are absent in what
+ * a checker before them wrote.
  */
 export const InstanceTypeDevicesSchema = z.strictObject({
   published: z.number().int().nonnegative(),
   allocated: z.number().int().nonnegative(),
   shared: z.number().int().nonnegative(),
   free: z.number().int().nonnegative(),
+  cordoned: z.number().int().nonnegative().optional(),
+  unhealthy: z.number().int().nonnegative().optional(),
 });
 export type InstanceTypeDevices = z.infer<typeof InstanceTypeDevicesSchema>;
 
