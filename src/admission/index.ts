@@ -35,11 +35,13 @@ export {
   RESOURCE_SLICES,
   SCHEDULING_CHAINS,
   WORKLOADS,
+  deviceTaintRules,
   objectKey,
   type WatchedResource,
 } from './resources.js';
 export type { ReceivedSchedulingChain, ReceivedInstanceType } from './received.js';
 export { SettingsTracker } from './settings.js';
+export { TaintRuleWatch } from './taint-rules.js';
 export {
   admissionCheckPatch,
   devicesAnnotationPatch,

@@ -14,6 +14,7 @@ import {
   poolDevices,
   type DeviceLedger,
   type ReceivedResourceClaim,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
 } from '../dra/index.js';
@@ -35,7 +36,7 @@ import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import type { ReceivedInstanceType } from './received.js';
 import { objectKey, resourceVersionOf } from './resources.js';
-import { MANAGED_LABEL, acceleratorKeyManufacturer } from '../nodefeature/index.js';
+import { ACCELERATABLE_PREFIX, MANAGED_LABEL, acceleratorKeyManufacturer } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
 /** What the stores hold at the start of a pass. */
@@ -60,6 +61,8 @@ export interface Snapshot {
     readonly slices: ReadonlyMap<string, ReceivedResourceSlice>;
     readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
     readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
+    /** DeviceTaintRules (none where the cluster serves none, or before their first list). */
+    readonly taintRules?: ReadonlyMap<string, ReceivedDeviceTaintRule>;
   };
   /** InstanceTypes, to annotate each device pool with the ledger's count (with `dra` only). */
   readonly instanceTypes?: Iterable<ReceivedInstanceType>;
@@ -88,6 +91,30 @@ function ownedByDevicePlugin(settings: Settings, mfr: ManufacturerName | undefin
 }
 
 /**
+ * Which of the flavors of model `productKey` a node is in: the first (by name) whose node labels it
+ * carries. A cordoned card is taken off that flavor's quota.
+ */
+function flavorOfNode(
+  flavors: Readonly<Record<string, ReceivedResourceFlavor>>,
+  nodes: readonly Node[],
+  productKey: string,
+): (node: string) => string | undefined {
+  const keyLabel = `${ACCELERATABLE_PREFIX}${productKey}`;
+  const candidates = Object.values(flavors)
+    .filter((f) => f.spec?.nodeLabels?.[keyLabel] === 'true')
+    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  const labelsOf = new Map(nodes.map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+  return (node) => {
+    const labels = labelsOf.get(node);
+    if (labels === undefined) return undefined;
+    const flavor = candidates.find((f) =>
+      Object.entries(f.spec?.nodeLabels ?? {}).every(([key, value]) => labels[key] === value),
+    );
+    return flavor?.metadata.name;
+  };
+}
+
+/**
  * The ledger of a pass, built on first use: a pass whose Workloads use no claims never builds it.
  * `cache` outlives the pass: pools whose slices did not change are not turned into cards again.
  */
@@ -95,7 +122,12 @@ function claimsInput(dra: NonNullable<Snapshot['dra']>, cache: SliceCache): Clai
   let ledger: DeviceLedger | undefined;
   return {
     get ledger() {
-      return (ledger ??= buildDeviceLedger(dra.slices.values(), dra.claims.values(), cache));
+      return (ledger ??= buildDeviceLedger(
+        dra.slices.values(),
+        dra.claims.values(),
+        cache,
+        dra.taintRules?.values() ?? [],
+      ));
     },
     templates: (namespace, name) => dra.templates.get(objectKey({ namespace, name })),
   };
@@ -181,12 +213,7 @@ export class Reconciler {
     }
     for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
     if (claims !== undefined && snapshot.instanceTypes !== undefined) {
-      const annotated = await this.annotatePools(
-        snapshot.instanceTypes,
-        snapshot.nodes,
-        claims.ledger,
-        snapshot.settings,
-      );
+      const annotated = await this.annotatePools(snapshot, snapshot.instanceTypes, claims.ledger, snapshot.settings);
       failed += annotated.failed;
     }
     return { written, failed };
@@ -194,14 +221,17 @@ export class Reconciler {
 
   /**
    * Writes each device InstanceType's ledger count (`worker.gpustack.ai/devices`) where it differs
-   * from the observed one; the instance-type hook copies it into `status.devices`.
+   * from the observed one; the instance-type hook copies it into `status.devices` and takes the
+   * cordoned cards off their flavors' quota. A cordon thus changes one InstanceType (and its
+   * ClusterQueue), never a Node or the chain.
    */
   private async annotatePools(
+    snapshot: Pick<Snapshot, 'nodes' | 'flavors'>,
     instanceTypes: Iterable<ReceivedInstanceType>,
-    nodes: readonly Node[],
     ledger: DeviceLedger,
     settings: Settings,
   ): Promise<{ failed: number }> {
+    const nodes = snapshot.nodes;
     const writeDevices = this.options.writer.writeDevices?.bind(this.options.writer);
     if (writeDevices === undefined) return { failed: 0 };
     const byPlatform = managedNodesByPlatform(nodes);
@@ -219,11 +249,13 @@ export class Reconciler {
         aKey,
         ownedByDevicePlugin(settings, acceleratorKeyManufacturer(aKey)),
       );
+      const flavorOf = flavorOfNode(snapshot.flavors, nodes, aKey);
       const devices = {
         ...poolDevices(
           ledger,
           pool.map((n) => n.metadata.name),
           aKey,
+          flavorOf,
         ),
         ...(devicePlugin > 0 ? { devicePlugin } : {}),
       };

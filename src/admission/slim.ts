@@ -14,6 +14,7 @@ import {
   isSharedDevice,
   manufacturerOfDriver,
   type ReceivedDevice,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
@@ -161,7 +162,7 @@ export function slimResourceFlavor(flavor: ReceivedResourceFlavor): ReceivedReso
 }
 
 /**
- * A device of ours: its name, the attributes the ledger reads, its counter set, and for the shared
+ * A device of ours: its name, the attributes the ledger reads, its counter set, its taints, and for the shared
  * device its capacities (a whole device's are never read: 80,000 devices at 5,000 nodes).
  */
 function slimDevice(device: ReceivedDevice, driver: string): ReceivedDevice {
@@ -179,6 +180,23 @@ function slimDevice(device: ReceivedDevice, driver: string): ReceivedDevice {
     ...(device.consumesCounters === undefined
       ? {}
       : { consumesCounters: device.consumesCounters.map((c) => ({ counterSet: c.counterSet })) }),
+    // A tainted card is not free (the agent's `gpustack.ai/unhealthy`): the ledger must see it.
+    ...(device.taints === undefined || device.taints.length === 0
+      ? {}
+      : { taints: device.taints.map((t) => pick(t, ['key', 'value', 'effect'])) }),
+  };
+}
+
+/** A DeviceTaintRule: which devices it selects and its taint (its status, the eviction's progress, is not read). */
+export function slimDeviceTaintRule(rule: ReceivedDeviceTaintRule): ReceivedDeviceTaintRule {
+  const selector = rule.spec.deviceSelector;
+  return {
+    ...pick(rule, IDENTITY),
+    metadata: pick(rule.metadata, ['name', 'resourceVersion', 'labels']),
+    spec: {
+      ...(selector === undefined ? {} : { deviceSelector: pick(selector, ['driver', 'pool', 'device']) }),
+      taint: pick(rule.spec.taint, ['key', 'value', 'effect']),
+    },
   };
 }
 

@@ -60,6 +60,15 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              same shape) [--nodes FILE|-] (map the model classes gpustack-<aKey> of these nodes too)
              [-o yaml|json]
 `,
+  cards: `  cards      Operate single cards through DRA device taints (DeviceTaintRule: resource.k8s.io/v1
+             from Kubernetes 1.37, v1beta2 behind a gate in 1.36)
+             cordon NODE/CARD --reason TEXT  keep new claims off one card (NoSchedule; running pods
+                               stay); NODE alone: every card of it; CARD: 3, card-3 or nvidia:card-3
+                               [--drain --yes] NoExecute: evicts the pods holding it (listed first;
+                               without --yes nothing is done)
+             uncordon NODE/CARD | NODE  delete the card's (or node's) cordon rules
+             [--kubeconfig FILE]
+`,
   admission: `  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
              write our entry of Workload.status.admissionChecks (Ready or Retry)
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
@@ -218,7 +227,8 @@ function normalizeShortFlags(args: readonly string[]): string[] {
   });
 }
 
-type Command = (args: string[]) => Promise<void> | void;
+/** A command's exit code, where it has one of its own (an unconfirmed `cards cordon --drain`: 1); else 0. */
+type Command = (args: string[]) => Promise<number | void> | number | void;
 
 // Loaded on demand: the Kubernetes client and the addon loader are not needed to serve or render.
 const COMMANDS: Readonly<Record<string, Command>> = {
@@ -227,6 +237,11 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   agent: async (args) => (await import('./agent.js')).agentCommand(args),
   detect: async (args) => (await import('./agent.js')).detectCommand(args),
   admission: async (args) => (await import('./admission.js')).admissionCommand(args),
+  cards: async (args) => {
+    const [verb, ...rest] = args;
+    if (verb === 'cordon' || verb === 'uncordon') return (await import('./cordon.js')).cordonCommand(verb, rest);
+    throw new UsageError(`cards: unknown subcommand "${verb ?? ''}" (cordon, uncordon)`);
+  },
   'kueue-config': async (args) => (await import('./kueue-config.js')).kueueConfigCommand(args),
 };
 
@@ -263,8 +278,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   try {
-    await run(rest);
-    return 0;
+    const code = await run(rest);
+    return typeof code === 'number' ? code : 0;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`error: ${(error as Error).message}\n\n${commandUsage(command)}`);

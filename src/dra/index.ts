@@ -12,3 +12,4 @@ export * from './cdi.js';
 export * from './device-health.js';
 export * from './device-taints.js';
 export * from './device-owner.js';
+export * from './cordon.js';

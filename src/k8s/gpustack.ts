@@ -279,7 +279,10 @@ export type InstanceTypeOutput = z.infer<typeof InstanceTypeOutputSchema>;
 
 /**
  * The pool's cards from the DRA ledger (ResourceSlices minus ResourceClaims), as the admission
- * checker last counted them: published, allocated whole, in use by shares, free whole.
+ * checker last counted them: published, allocated whole, in use by shares, free whole (neither
+ * held nor tainted), cordoned (`gpustack-operator cards cordon`, held or not: their flavor's
+ * quota is that much smaller) and unhealthy (the agent's taint). The last two are absent in what
+ * a checker before them wrote.
  */
 export const InstanceTypeDevicesSchema = z.strictObject({
   published: z.number().int().nonnegative(),
@@ -291,6 +294,8 @@ export const InstanceTypeDevicesSchema = z.strictObject({
    * published to DRA, requested as `<base>`; absent when none.
    */
   devicePlugin: z.number().int().nonnegative().optional(),
+  cordoned: z.number().int().nonnegative().optional(),
+  unhealthy: z.number().int().nonnegative().optional(),
 });
 export type InstanceTypeDevices = z.infer<typeof InstanceTypeDevicesSchema>;
 

@@ -15,6 +15,7 @@ import {
   RESOURCE_FLAVORS,
   RESOURCE_SLICES,
   WORKLOADS,
+  deviceTaintRules,
   type WatchedResource,
 } from '../../src/admission/index.js';
 import { buildDeviceLedger, podDeviceAsks } from '../../src/dra/index.js';
@@ -565,6 +566,60 @@ describe('the ledger stores: slim slices, claims and templates give the same led
       buildDeviceLedger(nodePool('gpu-a', 2), claims).summary(),
     );
     expect(JSON.stringify(ours)).not.toContain('managedFields');
+  });
+
+  it("keeps the devices' taints (issue 25: a tainted card counted free) and what the ledger reads of a DeviceTaintRule", () => {
+    const tainted = nodePool('gpu-a', 2).map((slice) => ({
+      ...slice,
+      spec: {
+        ...slice.spec,
+        ...(slice.spec.devices === undefined
+          ? {}
+          : {
+              devices: slice.spec.devices.map((d) =>
+                d.name.startsWith('card-1')
+                  ? {
+                      ...d,
+                      taints: [
+                        { key: 'gpustack.ai/unhealthy', value: 'missing', effect: 'NoSchedule', timeAdded: 'x' },
+                      ],
+                    }
+                  : d,
+              ),
+            }),
+      },
+    }));
+    const slim = tainted.map((s) => RESOURCE_SLICES.slim(RESOURCE_SLICES.schema.parse(fat(s))));
+    expect(slim.flatMap((s) => s.spec.devices ?? []).flatMap((d) => d.taints ?? [])).toEqual([
+      { key: 'gpustack.ai/unhealthy', value: 'missing', effect: 'NoSchedule' },
+      { key: 'gpustack.ai/unhealthy', value: 'missing', effect: 'NoSchedule' },
+    ]);
+    expect(buildDeviceLedger(slim, []).summary()[0]).toMatchObject({ published: 2, freeWhole: 1, tainted: 1 });
+    const rules = deviceTaintRules('resource.k8s.io/v1beta2');
+    expect(rules.path).toBe('/apis/resource.k8s.io/v1beta2/devicetaintrules');
+    const rule = rules.slim(
+      rules.schema.parse(
+        fat({
+          apiVersion: 'resource.k8s.io/v1beta2',
+          kind: 'DeviceTaintRule',
+          metadata: { name: 'r', labels: { 'gpustack.ai/cordon': 'true' } },
+          spec: {
+            deviceSelector: { driver: 'nvidia.gpustack.ai', pool: 'gpu-a', device: 'card-0' },
+            taint: { key: 'gpustack.ai/cordoned', effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00Z' },
+          },
+          status: { conditions: [{ type: 'EvictionInProgress', status: 'False' }] },
+        }),
+      ),
+    );
+    expect(rule).toEqual({
+      apiVersion: 'resource.k8s.io/v1beta2',
+      kind: 'DeviceTaintRule',
+      metadata: { name: 'r', labels: { 'gpustack.ai/cordon': 'true' } },
+      spec: {
+        deviceSelector: { driver: 'nvidia.gpustack.ai', pool: 'gpu-a', device: 'card-0' },
+        taint: { key: 'gpustack.ai/cordoned', effect: 'NoSchedule' },
+      },
+    });
   });
 
   it('keeps the exactly part of each template request', () => {

@@ -5,8 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  ReceivedDeviceTaintRuleSchema,
+  buildCordonRules,
   buildDeviceLedger,
   cardsResource,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
@@ -43,6 +46,7 @@ interface Scene {
   readonly templates?: readonly ReceivedResourceClaimTemplate[];
   /** Leave the DRA input out, as a checker whose DRA stores have not listed. */
   readonly noLedger?: boolean;
+  readonly taintRules?: readonly ReceivedDeviceTaintRule[];
 }
 
 const TEMPLATES = [
@@ -72,7 +76,7 @@ function decide(workload: Workload, scene: Scene = {}): NodeDevicesVerdict | und
       ? {}
       : {
           claims: {
-            ledger: buildDeviceLedger(slices, scene.claims ?? []),
+            ledger: buildDeviceLedger(slices, scene.claims ?? [], undefined, scene.taintRules ?? []),
             templates: (namespace, name) =>
               templates.find((t) => t.metadata.namespace === namespace && t.metadata.name === name),
           },
@@ -97,6 +101,35 @@ function claimsWorkload(pods: number, template: string, flavors?: Record<string,
     })
     .obj();
 }
+
+/** The rules that cordon `card-<index>` of `node` (both its devices). */
+function cordon(node: string, index: number): ReceivedDeviceTaintRule[] {
+  const card = buildDeviceLedger(nodePool(node, 8), [])
+    .cards(node)
+    .find((c) => c.name === `card-${index}`);
+  if (card === undefined) throw new Error(`no card-${index}`);
+  return buildCordonRules(card, 'test', 'NoSchedule', 'resource.k8s.io/v1beta2').map((r) =>
+    ReceivedDeviceTaintRuleSchema.parse(r),
+  );
+}
+
+describe('decideNodeDevices with claims: a cordoned card is never placed on', () => {
+  it('answers Retry for 8 cards on a node with 8 free but one cordoned; Ready once uncordoned', () => {
+    const scene = { nodes: [gpuNode('gpu-a', 8)], taintRules: cordon('gpu-a', 5) };
+    expect(decide(claimsWorkload(1, 'eight-cards'), scene)).toMatchObject({
+      state: 'Retry',
+      message: expect.stringContaining('the largest free block is 7 cards (node gpu-a'),
+    });
+    expect(decide(claimsWorkload(1, 'eight-cards'), { nodes: scene.nodes })).toMatchObject({ state: 'Ready' });
+  });
+
+  it('places no share on a cordoned card: 8 shares of 50Gi need 8 cards, one is cordoned', () => {
+    const scene = { nodes: [gpuNode('gpu-a', 8)], taintRules: cordon('gpu-a', 0) };
+    // One 50Gi share per card (80Gi cards): 8 pods need 8 cards, 7 are open.
+    expect(decide(claimsWorkload(8, 'slice-50g'), scene)).toMatchObject({ state: 'Retry' });
+    expect(decide(claimsWorkload(7, 'slice-50g'), scene)).toMatchObject({ state: 'Ready' });
+  });
+});
 
 describe('decideNodeDevices with claims: free cards from the ledger', () => {
   it('answers Retry for 8 cards over two nodes with 4 free each, naming the largest free block', () => {
