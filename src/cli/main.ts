@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * @module `gpustack-operator`: one binary — `serve` (the hook server), `render` (the whole chain
- * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand) and
- * `admission` (the per-card admission check; also inside `serve --admission`).
+ * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand),
+ * `admission` (the per-card admission check; also inside `serve --admission`) and `cards` (every
+ * card of a cluster). Installed as `kubectl-gpustack` too: `kubectl gpustack cards` runs it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -63,6 +64,13 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              write our entry of Workload.status.admissionChecks (Ready or Retry)
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
              --check-name gpustack-node-devices  --log-level info
+`,
+  cards: `  cards      Print every card of the cluster: node, index, model, memory, state (free, whole,
+             shared (claims)), memory promised, holders (namespace/pod), cordon and health taints
+             [--kubeconfig FILE] (default $KUBECONFIG)  [--node NAME] [--pool INSTANCETYPE]
+             [-n|--namespace NS] (cards held by its claims)  [-o wide|json|yaml]
+             (also \`kubectl gpustack cards\`; needs list on resourceslices, resourceclaims, nodes,
+             instancetypes and devicetaintrules)
 `,
 };
 
@@ -227,6 +235,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   detect: async (args) => (await import('./agent.js')).detectCommand(args),
   admission: async (args) => (await import('./admission.js')).admissionCommand(args),
   'kueue-config': async (args) => (await import('./kueue-config.js')).kueueConfigCommand(args),
+  cards: async (args) => (await import('./cards.js')).cardsCommand(args),
 };
 
 /** One line for an error a person can act on; the stack of anything else only with GPUSTACK_DEBUG. */

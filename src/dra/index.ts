@@ -11,3 +11,4 @@ export * from './claim-allocation.js';
 export * from './cdi.js';
 export * from './device-health.js';
 export * from './device-taints.js';
+export * from './card-view.js';
