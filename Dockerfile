@@ -24,6 +24,11 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # native/index.ts also looks for the addon next to itself.
 COPY --from=build /src/native/build/Release/gpustack_native.node ./dist/native/gpustack_native.node
+# package.json's two names for the one CLI on PATH: `kubectl gpustack cards` finds kubectl-gpustack
+# (kubectl's plugin lookup) in a debug Pod or a toolbox image built from this one.
+RUN chmod 0755 /app/dist/src/cli/main.js \
+ && ln -s /app/dist/src/cli/main.js /usr/local/bin/gpustack-operator \
+ && ln -s /app/dist/src/cli/main.js /usr/local/bin/kubectl-gpustack
 USER 10001:10001
 EXPOSE 8080 8081 8082
 ENTRYPOINT ["node", "/app/dist/src/cli/main.js"]

@@ -13,7 +13,15 @@ export {
   type ProbeServerOptions,
   type WatchHealth,
 } from './health.js';
-export { NO_RECORDING, createAdmissionMetrics, type AdmissionMetrics, type AdmissionRecorder } from './metrics.js';
+export {
+  CARD_LABELS,
+  CARD_METRICS,
+  NO_RECORDING,
+  createAdmissionMetrics,
+  renderCardMetrics,
+  type AdmissionMetrics,
+  type AdmissionRecorder,
+} from './metrics.js';
 export { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 export {
   Reconciler,

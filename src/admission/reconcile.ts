@@ -9,7 +9,11 @@ import {
   SliceCache,
   devicePluginCards,
   wantedOwner,
+  buildCardRows,
   buildDeviceLedger,
+  cardPoolsOf,
+  poolResolver,
+  type CardRow,
   formatPoolDevices,
   poolDevices,
   type DeviceLedger,
@@ -133,6 +137,17 @@ function claimsInput(dra: NonNullable<Snapshot['dra']>, cache: SliceCache): Clai
   };
 }
 
+/** The per-card rows of this pass's ledger, built on first call (a scrape), at most once. */
+function cardRowsOf(
+  claims: ClaimsInput,
+  nodes: readonly Node[],
+  instanceTypes: readonly ReceivedInstanceType[] | undefined,
+): () => readonly CardRow[] {
+  let rows: CardRow[] | undefined;
+  return () =>
+    (rows ??= buildCardRows(claims.ledger, { poolOf: poolResolver(cardPoolsOf(instanceTypes ?? []), nodes) }));
+}
+
 export interface ReconcilerOptions {
   readonly writer: CheckWriter;
   readonly checkName: string;
@@ -212,10 +227,13 @@ export class Reconciler {
       else if (outcome === 'failed') failed++;
     }
     for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
-    if (claims !== undefined && snapshot.instanceTypes !== undefined) {
-      const annotated = await this.annotatePools(snapshot, snapshot.instanceTypes, claims.ledger, snapshot.settings);
+    const instanceTypes = snapshot.instanceTypes === undefined ? undefined : [...snapshot.instanceTypes];
+    if (claims !== undefined && instanceTypes !== undefined) {
+      const annotated = await this.annotatePools(snapshot, instanceTypes, claims.ledger, snapshot.settings);
       failed += annotated.failed;
     }
+    if (claims !== undefined)
+      (this.options.recorder ?? NO_RECORDING).cards(cardRowsOf(claims, snapshot.nodes, instanceTypes));
     return { written, failed };
   }
 

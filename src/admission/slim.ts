@@ -216,15 +216,26 @@ export function slimResourceSlice(slice: ReceivedResourceSlice): ReceivedResourc
   };
 }
 
-/** A ResourceClaim: only the allocation results on our drivers. Most claims in a cluster are few bytes after this. */
+/**
+ * A ResourceClaim: only the allocation results on our drivers, and the names of the Pods it is
+ * reserved for (the holders of the per-card metrics). Most claims in a cluster are few bytes after this.
+ */
 export function slimResourceClaim(claim: ReceivedResourceClaim): ReceivedResourceClaim {
   const results = claim.status?.allocation?.devices?.results
     ?.filter((r) => manufacturerOfDriver(r.driver) !== undefined)
     .map((r) => pick(r, ['driver', 'pool', 'device', 'consumedCapacity']));
+  const reservedFor = claim.status?.reservedFor?.map((r) => pick(r, ['name']));
   return {
     ...pick(claim, IDENTITY),
     metadata: pick(claim.metadata, ['name', 'namespace', 'resourceVersion']),
-    ...(results === undefined || results.length === 0 ? {} : { status: { allocation: { devices: { results } } } }),
+    ...(results === undefined || results.length === 0
+      ? {}
+      : {
+          status: {
+            allocation: { devices: { results } },
+            ...(reservedFor === undefined || reservedFor.length === 0 ? {} : { reservedFor }),
+          },
+        }),
   };
 }
 

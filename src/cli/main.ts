@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * @module `gpustack-operator`: one binary — `serve` (the hook server), `render` (the whole chain
- * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand) and
- * `admission` (the per-card admission check; also inside `serve --admission`).
+ * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand),
+ * `admission` (the per-card admission check; also inside `serve --admission`) and `cards` (every
+ * card of a cluster). Installed as `kubectl-gpustack` too: `kubectl gpustack cards` runs it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -60,19 +61,24 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              same shape) [--nodes FILE|-] (map the model classes gpustack-<aKey> of these nodes too)
              [-o yaml|json]
 `,
-  cards: `  cards      Operate single cards through DRA device taints (DeviceTaintRule: resource.k8s.io/v1
-             from Kubernetes 1.37, v1beta2 behind a gate in 1.36)
-             cordon NODE/CARD --reason TEXT  keep new claims off one card (NoSchedule; running pods
-                               stay); NODE alone: every card of it; CARD: 3, card-3 or nvidia:card-3
-                               [--drain --yes] NoExecute: evicts the pods holding it (listed first;
-                               without --yes nothing is done)
-             uncordon NODE/CARD | NODE  delete the card's (or node's) cordon rules
-             [--kubeconfig FILE]
-`,
   admission: `  admission  Run the per-card admission check: watch Workloads, ResourceFlavors, Nodes and Pods,
              write our entry of Workload.status.admissionChecks (Ready or Retry)
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
              --check-name gpustack-node-devices  --log-level info
+`,
+  cards: `  cards      Print every card of the cluster: node, index, model, memory, state (free, whole,
+             shared (claims)), memory promised, holders (namespace/pod), cordon and health taints
+             [--kubeconfig FILE] (default $KUBECONFIG)  [--node NAME] [--pool INSTANCETYPE]
+             [-n|--namespace NS] (cards held by its claims)  [-o wide|json|yaml]
+             (also \`kubectl gpustack cards\`; needs list on resourceslices, resourceclaims, nodes,
+             instancetypes and devicetaintrules)
+             cordon NODE/CARD --reason TEXT  keep new claims off one card through DRA device taints
+                               (DeviceTaintRule: resource.k8s.io/v1 from Kubernetes 1.37, v1beta2
+                               behind a gate in 1.36; NoSchedule: running pods stay); NODE alone:
+                               every card of it; CARD: 3, card-3 or nvidia:card-3
+                               [--drain --yes] NoExecute: evicts the pods holding it (listed first;
+                               without --yes nothing is done)
+             uncordon NODE/CARD | NODE  delete the card's (or node's) cordon rules
 `,
 };
 
@@ -240,7 +246,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   cards: async (args) => {
     const [verb, ...rest] = args;
     if (verb === 'cordon' || verb === 'uncordon') return (await import('./cordon.js')).cordonCommand(verb, rest);
-    throw new UsageError(`cards: unknown subcommand "${verb ?? ''}" (cordon, uncordon)`);
+    return (await import('./cards.js')).cardsCommand(args);
   },
   'kueue-config': async (args) => (await import('./kueue-config.js')).kueueConfigCommand(args),
 };

@@ -13,3 +13,4 @@ export * from './device-health.js';
 export * from './device-taints.js';
 export * from './device-owner.js';
 export * from './cordon.js';
+export * from './card-view.js';

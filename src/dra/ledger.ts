@@ -58,6 +58,18 @@ export interface PublishedCard {
   readonly taints: readonly ReceivedDeviceTaint[];
 }
 
+/** One ResourceClaim's hold on a card: who holds it (`gpustack-operator cards`, the holders' metrics). */
+export interface CardClaim {
+  readonly namespace: string;
+  readonly name: string;
+  /** The Pods it is reserved for (`status.reservedFor`), in its namespace; none while only allocated. */
+  readonly pods: readonly string[];
+  /** It holds the whole device. */
+  readonly whole: boolean;
+  /** What its allocations of the shared device took, by capacity (empty for the whole device). */
+  readonly consumed: Readonly<Record<string, number>>;
+}
+
 /** What the claims hold of one card. */
 export interface CardUse {
   readonly wholeAllocated: boolean;
@@ -65,10 +77,17 @@ export interface CardUse {
   readonly shares: number;
   /** Capacity taken on the shared device, by name. */
   readonly consumed: Readonly<Record<string, number>>;
+  /** The claims holding it, in the order the ledger met them (one entry per claim). */
+  readonly claims: readonly CardClaim[];
 }
 
 /** A card nobody holds. */
-export const UNUSED: CardUse = Object.freeze({ wholeAllocated: false, shares: 0, consumed: Object.freeze({}) });
+export const UNUSED: CardUse = Object.freeze({
+  wholeAllocated: false,
+  shares: 0,
+  consumed: Object.freeze({}),
+  claims: Object.freeze([]),
+});
 
 /** Per node and model: what the summary columns of the InstanceType and the checker's messages say. */
 export interface NodeModelSummary {
@@ -338,10 +357,35 @@ function currentPools(slices: Iterable<ReceivedResourceSlice>): {
   return { current: pools, incompletePools };
 }
 
+interface MutableClaim {
+  readonly namespace: string;
+  readonly name: string;
+  readonly pods: readonly string[];
+  whole: boolean;
+  consumed: Record<string, number>;
+}
+
 interface MutableUse {
   wholeAllocated: boolean;
   shares: number;
   consumed: Record<string, number>;
+  claims: MutableClaim[];
+}
+
+/** The claim's entry on a card's use: one per claim, however many of the card's devices it holds. */
+function claimEntry(use: MutableUse, claim: ReceivedResourceClaim): MutableClaim {
+  const { namespace = '', name } = claim.metadata;
+  // A claim's results on one card come together (its results are read in a row).
+  const last = use.claims.at(-1);
+  if (last !== undefined && last.name === name && last.namespace === namespace) return last;
+  const pods = (claim.status?.reservedFor ?? []).flatMap((r) => (r.name === undefined ? [] : [r.name]));
+  const entry: MutableClaim = { namespace, name, pods, whole: false, consumed: {} };
+  use.claims.push(entry);
+  return entry;
+}
+
+function addConsumed(into: Record<string, number>, name: string, amount: number): void {
+  into[name] = (into[name] ?? 0) + amount;
 }
 
 function recordAllocations(
@@ -361,18 +405,24 @@ function recordAllocations(
         continue;
       }
       let use = uses.get(card);
-      if (use === undefined) uses.set(card, (use = { wholeAllocated: false, shares: 0, consumed: {} }));
+      if (use === undefined) uses.set(card, (use = { wholeAllocated: false, shares: 0, consumed: {}, claims: [] }));
+      const holder = claimEntry(use, claim);
       if (result.device !== card.sharedDevice) {
         use.wholeAllocated = true;
+        holder.whole = true;
         continue;
       }
       use.shares++;
       if (result.consumedCapacity !== undefined) {
-        for (const [name, raw] of Object.entries(result.consumedCapacity))
-          use.consumed[name] = (use.consumed[name] ?? 0) + (quantity(raw) ?? 0);
+        for (const [name, raw] of Object.entries(result.consumedCapacity)) {
+          addConsumed(use.consumed, name, quantity(raw) ?? 0);
+          addConsumed(holder.consumed, name, quantity(raw) ?? 0);
+        }
       } else {
-        for (const [name, amount] of Object.entries(shareConsumption(card, {}) ?? {}))
-          use.consumed[name] = (use.consumed[name] ?? 0) + amount;
+        for (const [name, amount] of Object.entries(shareConsumption(card, {}) ?? {})) {
+          addConsumed(use.consumed, name, amount);
+          addConsumed(holder.consumed, name, amount);
+        }
       }
     }
   }

@@ -82,7 +82,8 @@ function collectionOf(pathname: string): Collection | undefined {
 const INSTANCE_TYPE_PATH = /^\/apis\/worker\.gpustack\.ai\/v1alpha1\/instancetypes\/([^/]+)$/;
 const STATUS_PATH = /^\/apis\/kueue\.x-k8s\.io\/v1beta2\/namespaces\/([^/]+)\/workloads\/([^/]+)\/status$/;
 
-export async function startFakeKube(): Promise<FakeKube> {
+/** `servesTaintRules: false`: discovery of resource.k8s.io/v1 leaves DeviceTaintRule out (Kubernetes 1.36 by default). */
+export async function startFakeKube(options: { servesTaintRules?: boolean } = {}): Promise<FakeKube> {
   let version = 100;
   const stores = new Map<Collection, Map<string, Json>>(
     (Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Map()]),
@@ -219,7 +220,8 @@ export async function startFakeKube(): Promise<FakeKube> {
       return patchInstanceType(decodeURIComponent(instanceType[1] as string), req, body, res);
     }
     if (pathname === '/apis/resource.k8s.io/v1' && req.method === 'GET') {
-      const names = ['resourceslices', 'resourceclaims', 'resourceclaimtemplates', 'devicetaintrules'];
+      const names = ['resourceslices', 'resourceclaims', 'resourceclaimtemplates'];
+      if (options.servesTaintRules !== false) names.push('devicetaintrules');
       return json(res, 200, {
         kind: 'APIResourceList',
         groupVersion: 'resource.k8s.io/v1',

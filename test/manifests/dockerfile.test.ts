@@ -68,6 +68,14 @@ describe('Dockerfile', () => {
     expect(instructions).toContain('CMD ["serve"]');
     expect(instructions.some((l) => /^USER [1-9]\d*/.test(l))).toBe(true);
   });
+
+  it('puts every name package.json publishes on PATH, kubectl-gpustack (the kubectl plugin) among them', () => {
+    const bins = (JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin;
+    expect(Object.keys(bins).sort()).toEqual(['gpustack-operator', 'kubectl-gpustack']);
+    const run = instructions.filter((l) => l.startsWith('RUN ')).join('\n');
+    for (const [name, file] of Object.entries(bins)) expect(run).toContain(`ln -s /app/${file} /usr/local/bin/${name}`);
+    expect(run).toContain(`chmod 0755 /app/${bins['kubectl-gpustack']}`);
+  });
 });
 
 describe('one supported Node.js', () => {
