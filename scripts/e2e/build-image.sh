@@ -144,6 +144,23 @@ ensure_bases() {
   log "bases made in $((SECONDS - started)) s"
 }
 
+# The build stage's npm ci trusts what this machine trusts: where the registries are reached through
+# a proxy with its own certificate authority, the build base gets this machine's CA bundle as
+# NODE_EXTRA_CA_CERTS (a layer of its own, in the build stage only: the runtime image never has it).
+CA_BUNDLE=${E2E_IMAGE_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+with_machine_ca() {
+  [[ -f "$CA_BUNDLE" ]] || return 0
+  local ref c
+  ref="localhost/gpustack-e2e-build-base:$base_key-ca-$(hash_of <"$CA_BUNDLE")"
+  if ! bah inspect --type image "$ref" >/dev/null 2>&1; then
+    c=$(bah from --pull-never "$BUILD_BASE")
+    bah copy "$c" "$CA_BUNDLE" /usr/local/share/e2e-ca/ca-certificates.crt >&2
+    bah config --env NODE_EXTRA_CA_CERTS=/usr/local/share/e2e-ca/ca-certificates.crt "$c" >&2
+    bah commit --rm --quiet "$c" "$ref" >&2
+  fi
+  BUILD_BASE=$ref
+}
+
 # What the Dockerfile copies from the context: package*.json, tsconfig*.json, src/, native/ (less
 # what .dockerignore drops: native/build).
 image_key=$( {
@@ -157,6 +174,7 @@ ARCHIVE="$IMAGE_DIR/image.oci.tar"
 
 if [[ ! -f "$IMAGE_DIR/image.json" ]]; then
   ensure_bases
+  with_machine_ca
   mkdir -p "$IMAGE_DIR"
   log "building $IMAGE_REF from $REPO/Dockerfile (log: $IMAGE_DIR/build.log)"
   started=$SECONDS
@@ -172,13 +190,13 @@ if [[ ! -f "$IMAGE_DIR/image.json" ]]; then
   rm -f "$ARCHIVE.partial"
   bah push --quiet --digestfile "$IMAGE_DIR/digest" "$IMAGE_REF" "oci-archive:$ARCHIVE.partial:$IMAGE_REF" >&2
   mv "$ARCHIVE.partial" "$ARCHIVE"
-  size=$(bah inspect --type image --format '{{.Size}}' "$IMAGE_REF" 2>/dev/null || echo 0)
+  # Uncompressed: what the image takes on a node (buildah's own figure); the archive is gzip'd layers.
+  size=$(bah images --format '{{.Size}}' "$IMAGE_REF" | head -n 1)
   layers=$(bah inspect --type image --format '{{len .OCIv1.RootFS.DiffIDs}}' "$IMAGE_REF")
   base_layers=$(bah inspect --type image --format '{{len .OCIv1.RootFS.DiffIDs}}' "$RUNTIME_BASE")
-  uncompressed=$(bah inspect --type image --format '{{range .OCIv1.RootFS.DiffIDs}}{{.}} {{end}}' "$IMAGE_REF" >/dev/null; \
-    tar -tvf "$ARCHIVE" | awk '{ s += $3 } END { print s }')
+  archive_bytes=$(stat -c %s "$ARCHIVE")
   cat >"$IMAGE_DIR/image.json" <<EOF
-{"ref": "$IMAGE_REF", "digest": "$(cat "$IMAGE_DIR/digest")", "archive": "$ARCHIVE", "archiveBytes": $uncompressed, "sizeBytes": ${size:-0}, "layers": $layers, "baseLayers": $base_layers, "buildSeconds": $seconds, "baseSeconds": $(cat "$BASE_DIR/build-seconds" 2>/dev/null || echo 0), "node": "$NODE_VERSION", "baseKey": "$base_key", "imageKey": "$image_key"}
+{"ref": "$IMAGE_REF", "digest": "$(cat "$IMAGE_DIR/digest")", "archive": "$ARCHIVE", "archiveBytes": $archive_bytes, "size": "$size", "layers": $layers, "baseLayers": $base_layers, "buildSeconds": $seconds, "baseSeconds": $(cat "$BASE_DIR/build-seconds" 2>/dev/null || echo 0), "node": "$NODE_VERSION", "baseKey": "$base_key", "imageKey": "$image_key"}
 EOF
   log "built $IMAGE_REF in $seconds s: $(cat "$IMAGE_DIR/image.json")"
 fi
