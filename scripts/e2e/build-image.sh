@@ -195,8 +195,11 @@ if [[ ! -f "$IMAGE_DIR/image.json" ]]; then
   layers=$(bah inspect --type image --format '{{len .OCIv1.RootFS.DiffIDs}}' "$IMAGE_REF")
   base_layers=$(bah inspect --type image --format '{{len .OCIv1.RootFS.DiffIDs}}' "$RUNTIME_BASE")
   archive_bytes=$(stat -c %s "$ARCHIVE")
+  # The image ID (its config's digest): what a node reports as a container's imageID when the image
+  # came from no registry (no repo digest).
+  id=$(bah inspect --type image --format '{{.FromImageID}}' "$IMAGE_REF")
   cat >"$IMAGE_DIR/image.json" <<EOF
-{"ref": "$IMAGE_REF", "digest": "$(cat "$IMAGE_DIR/digest")", "archive": "$ARCHIVE", "archiveBytes": $archive_bytes, "size": "$size", "layers": $layers, "baseLayers": $base_layers, "buildSeconds": $seconds, "baseSeconds": $(cat "$BASE_DIR/build-seconds" 2>/dev/null || echo 0), "node": "$NODE_VERSION", "baseKey": "$base_key", "imageKey": "$image_key"}
+{"ref": "$IMAGE_REF", "digest": "$(cat "$IMAGE_DIR/digest")", "id": "sha256:${id#sha256:}", "archive": "$ARCHIVE", "archiveBytes": $archive_bytes, "size": "$size", "layers": $layers, "baseLayers": $base_layers, "buildSeconds": $seconds, "baseSeconds": $(cat "$BASE_DIR/build-seconds" 2>/dev/null || echo 0), "node": "$NODE_VERSION", "baseKey": "$base_key", "imageKey": "$image_key"}
 EOF
   log "built $IMAGE_REF in $seconds s: $(cat "$IMAGE_DIR/image.json")"
 fi

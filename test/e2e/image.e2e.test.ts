@@ -41,6 +41,7 @@ import {
   CNI_BIN_DIR,
   ensureImage,
   forward,
+  mountTmpfs,
   placeFakeDriver,
   startHostNamespace,
   type Forwarder,
@@ -101,6 +102,13 @@ describe.skipIf(skipScenario('image', missing))(
     let dir: string;
     let cdiDir: string;
     let failed = false;
+    /** Every Pod run from the image, by namespace/name: its last phase seen and its uid (for its logs). */
+    const ran = new Map<string, { phase: string; uid: string }>();
+    const seen = (pod: Pod): void =>
+      void ran.set(`${pod.metadata.namespace}/${pod.metadata.name}`, {
+        phase: pod.status?.phase ?? 'Unknown',
+        uid: String(pod.metadata['uid']),
+      });
 
     const podsOf = async (app: string): Promise<Pod[]> =>
       client.list<Pod>('v1', 'Pod', { namespace: NAMESPACE, labelSelector: `app.kubernetes.io/name=${app}` });
@@ -165,6 +173,7 @@ describe.skipIf(skipScenario('image', missing))(
       placeFakeDriver(overlay, FAKE_LIBRARIES.nvidia, machineFile(nvidiaMachine('NVIDIA H200', 1), dir));
       const host = await startHostNamespace(plane.logsDir, overlay);
       plane.adopt({ name: 'host-namespace', stop: () => host.process.stop() });
+      mountTmpfs(host, path.join(dir, 'containerd', 'root'));
       network = createPodNetwork(dir, octet);
       const pods = network;
       plane.adopt({ name: 'pod-network', stop: async () => pods.remove() });
@@ -172,6 +181,7 @@ describe.skipIf(skipScenario('image', missing))(
       containerd = await startContainerd(dir, plane.logsDir, cdiDir, {
         mountNamespaceOf: host.pid,
         cni: { confDir: network.confDir, binDir: CNI_BIN_DIR },
+        snapshotter: 'overlayfs',
       });
       plane.adopt({
         name: 'containerd',
@@ -182,9 +192,9 @@ describe.skipIf(skipScenario('image', missing))(
       });
       containerd.ctr(['images', 'import', '--all-platforms', buildPauseImage(dir, 'v1.36.3')]);
       // Unpacked here, into the CRI's snapshotter: through the transfer service (ctr's default) the
-    // image is stored but not unpacked (buildah's index names no platform), and the kubelet's first
-    // CreateContainer calls, unpacking it concurrently, outlast their deadline on two busy cores.
-    containerd.ctr(['images', 'import', '--local', '--snapshotter', 'overlayfs', image.archive]);
+      // image is stored but not unpacked (buildah's index names no platform), and the kubelet's first
+      // CreateContainer calls, unpacking it concurrently, outlast their deadline on two busy cores.
+      containerd.ctr(['images', 'import', '--local', '--snapshotter', 'overlayfs', image.archive]);
       kubelet = await startKubelet({
         dir,
         logsDir: plane.logsDir,
@@ -277,12 +287,11 @@ describe.skipIf(skipScenario('image', missing))(
 
     afterAll(async () => {
       if (client && image) {
-        // What ran from the image: every Pod whose container runs it, with its phase.
-        const pods = (await client.list<Pod>('v1', 'Pod').catch(() => [] as Pod[])).filter((p) =>
-          p.spec.containers.some((c) => image.ref.endsWith(c.image) || c.image === image.ref),
-        );
-        log(`image ${image.ref} digest ${image.digest}; Pods run from it:`);
-        for (const p of pods) log(`  ${p.metadata.namespace}/${p.metadata.name} ${p.status?.phase ?? 'unknown'}`);
+        // What ran from the image: every Pod seen running it, with its phase now (or when last seen).
+        for (const pod of await client.list<Pod>('v1', 'Pod').catch(() => [] as Pod[]))
+          if (pod.spec.containers.some((c) => c.image === 'gpustack-operator:0.1.0')) seen(pod);
+        log(`image ${image.ref} digest ${image.digest} (id ${image.id}); Pods run from it:`);
+        for (const [name, { phase }] of ran) log(`  ${name} ${phase}`);
       }
       helm?.dispose();
       await plane?.stop({ failed });
@@ -313,8 +322,9 @@ describe.skipIf(skipScenario('image', missing))(
         for (const pod of await podsOf(app)) {
           expect(pod.spec.nodeName).toBe(NODE);
           expect(pod.spec.containers[0]?.image).toBe('gpustack-operator:0.1.0');
-          // The image the kubelet started is the one built here, by digest.
-          expect(pod.status?.containerStatuses?.[0]?.imageID, pod.metadata.name).toContain(image.digest);
+          // The image the kubelet started is the one built here: its ID (from no registry, no repo digest).
+          expect(pod.status?.containerStatuses?.[0]?.imageID, pod.metadata.name).toBe(image.id);
+          seen(pod);
           expect(pod.status?.containerStatuses?.[0]?.restartCount, pod.metadata.name).toBe(0);
         }
       }
@@ -433,6 +443,7 @@ describe.skipIf(skipScenario('image', missing))(
       ).catch(async (error: Error) => {
         throw new Error(`${error.message}\n  ${await describePods()}`);
       });
+      seen(pod);
       const claim = await client.get<KubeObject & { metadata: { uid: string } }>(
         'resource.k8s.io/v1',
         'ResourceClaim',

@@ -19,8 +19,10 @@ export const CNI_BIN_DIR = '/usr/lib/cni';
 export interface ImageRecord {
   /** docker.io/library/gpustack-operator:<chart appVersion>: what the chart runs by default. */
   ref: string;
-  /** sha256:… of the image manifest, as containerd and the Pods' imageID report it. */
+  /** sha256:… of the image manifest, as containerd lists it. */
   digest: string;
+  /** sha256:… of the image config: the Pods' imageID (an image from no registry has no repo digest). */
+  id: string;
   /** OCI archive to import. */
   archive: string;
   /** Uncompressed, as buildah reports it ("321 MB"). */
@@ -93,6 +95,16 @@ export async function startHostNamespace(logsDir: string, overlay: string): Prom
   return { pid: holder.pid, process: holder };
 }
 
+/**
+ * A tmpfs at `folder` in the host namespace: containerd's root there, since its metadata database
+ * syncs every transaction to disk, and on a shared, busy disk the image's unpack and the kubelet's
+ * CreateContainer calls then outlast the kubelet's deadline (bbolt fdatasync in every goroutine dump).
+ */
+export function mountTmpfs(host: HostNamespace, folder: string): void {
+  mkdirSync(folder, { recursive: true });
+  execFileSync('nsenter', [`--target=${host.pid}`, '--mount', '--', 'mount', '-t', 'tmpfs', 'tmpfs', folder]);
+}
+
 /** Puts the fake NVML where the NVIDIA driver's container toolkit puts libnvidia-ml.so.1, with its machine file beside it. */
 export function placeFakeDriver(overlay: string, library: string, machineFile: string): string {
   const lib64 = path.join(overlay, 'nvidia', 'lib64');
@@ -143,6 +155,8 @@ export function createPodNetwork(dir: string, octet: number): PodNetwork {
           type: 'bridge',
           bridge,
           isGateway: true,
+          // The Pods' default route: in-cluster clients dial the kubernetes Service's VIP through it.
+          isDefaultGateway: true,
           ipMasq: false,
           hairpinMode: true,
           ipam: { type: 'host-local', ranges: [[{ subnet }]], dataDir: path.join(dir, 'cni', 'ipam') },
