@@ -299,6 +299,11 @@ describe.skipIf(skipScenario('image', missing))(
         unmountUnder(dir);
         rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
       }
+      // The kubelet writes container logs to the machine's /var/log/pods: leave none of ours there.
+      for (const [name, { uid }] of ran) {
+        const [namespace, pod] = name.split('/') as [string, string];
+        rmSync(path.join('/var/log/pods', `${namespace}_${pod}_${uid}`), { recursive: true, force: true });
+      }
     }, 120_000);
 
     it('the kubelet runs every Pod of the chart from the image (its digest) and each turns Ready through its probes', async () => {
