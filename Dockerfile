@@ -1,7 +1,11 @@
 # One image for the hook server (default: `serve`) and the node agent (`agent`).
 # Build stage: TypeScript and the N-API addon (cmake, g++; no vendor SDK is needed — the
 # vendor libraries are dlopen()ed at run time from the host).
-FROM node:24-bookworm AS build
+# The bases are build arguments only so that a machine without a registry can pass locally made
+# ones (scripts/e2e/build-image.sh); users build with the defaults.
+ARG BUILD_BASE=node:24-bookworm
+ARG RUNTIME_BASE=node:24-bookworm-slim
+FROM ${BUILD_BASE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends cmake g++ make \
  && rm -rf /var/lib/apt/lists/*
@@ -16,7 +20,7 @@ RUN npm run build \
  && npm prune --omit=dev --omit=optional
 
 # Runtime stage: Node, the compiled JavaScript, production dependencies and the addon.
-FROM node:24-bookworm-slim
+FROM ${RUNTIME_BASE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/package.json ./package.json
