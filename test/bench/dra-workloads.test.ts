@@ -236,12 +236,8 @@ describe('bench:dra binds', () => {
 
   it('rates: (bound − 1) over the span, the second half, and per-second samples', () => {
     // 11 binds 100 ms apart: 1 s span, 10/s; the second half from the 6th bind.
-    const binds = parseBinds(
-      Array.from({ length: 11 }, (_, i) =>
-        line(`16:00:00.${String(i * 100_000).padStart(6, '0')}`, `p-${i}`, 40 + i),
-      ).join('\n'),
-      2026,
-    );
+    const at = (i: number): string => `16:00:0${Math.floor(i / 10)}.${String((i % 10) * 100_000).padStart(6, '0')}`;
+    const binds = parseBinds(Array.from({ length: 11 }, (_, i) => line(at(i), `p-${i}`, 40 + i)).join('\n'), 2026);
     const stats = bindStats(binds);
     expect(stats.bound).toBe(11);
     expect(stats.spanSeconds).toBeCloseTo(1, 6);
