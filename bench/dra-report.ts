@@ -69,7 +69,7 @@ export const UPSTREAM_THRESHOLD = 64;
 /** Our layout may cost the scheduler up to this many times the baseline's CPU per Pod before we look why. */
 export const BASELINE_FACTOR = 2;
 
-const LAYOUT_ORDER: readonly Layout[] = ['ours', 'baseline', 'no-counters'];
+const LAYOUT_ORDER: readonly Layout[] = ['ours', 'baseline', 'no-counters', 'shared-only'];
 const WORKLOAD_ORDER: readonly Workload[] = ['whole', 'share', 'share-20gi', 'mixed'];
 
 const keyOf = (r: DraRun): string => `${r.nodes}/${r.layout}/${r.workload}`;
@@ -230,7 +230,7 @@ const COLORS: Record<Workload, string> = {
   'share-20gi': '#ff7f0e',
   mixed: '#9467bd',
 };
-const DASHES: Record<Layout, string> = { ours: '', baseline: '6 4', 'no-counters': '2 3' };
+const DASHES: Record<Layout, string> = { ours: '', baseline: '6 4', 'no-counters': '2 3', 'shared-only': '8 2 2 2' };
 
 /** One panel: y (linear, from 0) against the sizes, spaced evenly (50 … 5,000 are far apart). */
 function panel(

@@ -157,6 +157,7 @@ async function schedulerMetrics(port: number): Promise<Record<string, number>> {
     if (duration)
       out[`attempt seconds ${duration[1]}`] = (out[`attempt seconds ${duration[1]}`] ?? 0) + Number(duration[2]);
   }
+  if (Object.keys(out).length === 0) log(`no scheduler metrics in: ${text.slice(0, 200)}`);
   return out;
 }
 
@@ -299,7 +300,7 @@ async function runWorkload(
       post(
         client,
         `${RESOURCE}/namespaces/${namespace}/resourceclaims`,
-        claimObject(`c-${n}`, namespace, kind ?? 'whole'),
+        claimObject(`c-${n}`, namespace, kind ?? 'whole', layout),
       ),
   );
   await pool(names, (n) =>

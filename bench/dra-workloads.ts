@@ -6,8 +6,11 @@
  */
 import {
   ATTRIBUTE,
+  CORES_PER_CARD,
+  MODE_SHARED,
   MODE_WHOLE,
   RESOURCE_API_VERSION,
+  UNITS_PER_CARD,
   SHARES_PER_CARD,
   buildDeviceClasses,
   desiredSlices,
@@ -34,8 +37,11 @@ export const SHARE_20GI_MIB = 20 * 1024;
  * attributes and capacities, so the same DeviceClass selects it), no counters, no shared device.
  * `no-counters`: ours without the counter slice and `consumesCounters` (whole and shared devices,
  * nothing tying them, so it over-allocates): what the counters alone cost the scheduler.
+ * `shared-only`: one slice of our shared devices without counters, one multi-allocatable device per
+ * card; a whole card is a claim on it for the card's whole capacity (memory, cores, units), which
+ * no share then fits beside: the counter model's exclusion without counters.
  */
-export const LAYOUTS = ['ours', 'baseline', 'no-counters'] as const;
+export const LAYOUTS = ['ours', 'baseline', 'no-counters', 'shared-only'] as const;
 export type Layout = (typeof LAYOUTS)[number];
 
 /**
@@ -137,7 +143,9 @@ export function layoutSlices(layout: Layout, node: string): SliceObject[] {
   const kept =
     layout === 'baseline'
       ? devices.filter((d) => stringAttribute(d, ATTRIBUTE.mode) === MODE_WHOLE).map(withoutCounters)
-      : devices.map(withoutCounters);
+      : layout === 'shared-only'
+        ? devices.filter((d) => stringAttribute(d, ATTRIBUTE.mode) === MODE_SHARED).map(withoutCounters)
+        : devices.map(withoutCounters);
   const deviceSlice = ours.find((s) => s.spec.devices !== undefined) as ResourceSlice;
   return [
     {
@@ -162,9 +170,17 @@ export function benchDeviceClasses(): DeviceClass[] {
   return buildDeviceClasses(new Set([MANUFACTURER]), [benchProductKey()]);
 }
 
-/** The class a claim of `kind` names: the manufacturer's whole or shared class. */
-export function classOf(kind: ClaimKind): string {
-  return kind === 'whole' ? wholeClassName(MANUFACTURER) : sharedClassName(MANUFACTURER);
+/** The class a claim of `kind` names: the manufacturer's whole or shared class (shared-only: always shared). */
+export function classOf(kind: ClaimKind, layout: Layout = 'ours'): string {
+  return kind === 'whole' && layout !== 'shared-only' ? wholeClassName(MANUFACTURER) : sharedClassName(MANUFACTURER);
+}
+
+/** What a claim of `kind` asks of its device's capacity; undefined: the device's defaults or none. */
+function capacityOf(kind: ClaimKind, layout: Layout): Record<string, string> | undefined {
+  if (kind === 'share-20gi') return { memory: `${SHARE_20GI_MIB}Mi` };
+  if (kind === 'whole' && layout === 'shared-only')
+    return { memory: `${CARD_MEMORY_MIB}Mi`, cores: String(CORES_PER_CARD), units: String(UNITS_PER_CARD) };
+  return undefined;
 }
 
 export interface BenchObject {
@@ -174,8 +190,12 @@ export interface BenchObject {
   readonly spec: Record<string, unknown>;
 }
 
-/** One request for one device of the kind's class; the 20Gi share asks memory, the others nothing. */
-export function claimObject(name: string, namespace: string, kind: ClaimKind): BenchObject {
+/**
+ * One request for one device of the kind's class; the 20Gi share asks memory, a whole card in the
+ * shared-only layout the card's whole capacity, the others nothing.
+ */
+export function claimObject(name: string, namespace: string, kind: ClaimKind, layout: Layout = 'ours'): BenchObject {
+  const capacity = capacityOf(kind, layout);
   return {
     apiVersion: RESOURCE_API_VERSION,
     kind: 'ResourceClaim',
@@ -186,10 +206,10 @@ export function claimObject(name: string, namespace: string, kind: ClaimKind): B
           {
             name: 'card',
             exactly: {
-              deviceClassName: classOf(kind),
+              deviceClassName: classOf(kind, layout),
               allocationMode: 'ExactCount',
               count: 1,
-              ...(kind === 'share-20gi' ? { capacity: { requests: { memory: `${SHARE_20GI_MIB}Mi` } } } : {}),
+              ...(capacity ? { capacity: { requests: capacity } } : {}),
             },
           },
         ],

@@ -258,3 +258,24 @@ describe('bench:dra binds', () => {
     expect(cpuAt(samples, 9000)).toEqual({ s: 5 });
   });
 });
+
+describe('bench:dra shared-only layout', () => {
+  it('one multi-allocatable device per card, no counters; a whole card asks its whole capacity of the shared class', () => {
+    const spec = specOf(layoutSlices('shared-only', nodeName(0))[0] as { spec: unknown });
+    expect(spec.devices?.map((d) => d.name)).toEqual(
+      Array.from({ length: CARDS_PER_NODE }, (_, i) => `card-${i}-shared`),
+    );
+    expect(spec.devices?.every((d) => d.allowMultipleAllocations === true && d.consumesCounters === undefined)).toBe(
+      true,
+    );
+    const exactly = (
+      claimObject('c', 'ns', 'whole', 'shared-only').spec as {
+        devices: {
+          requests: { exactly: { deviceClassName: string; capacity?: { requests: Record<string, string> } } }[];
+        };
+      }
+    ).devices.requests[0]?.exactly;
+    expect(exactly?.deviceClassName).toBe('gpustack-nvidia-shared');
+    expect(exactly?.capacity?.requests).toEqual({ memory: '81559Mi', cores: '100', units: '1600000' });
+  });
+});
