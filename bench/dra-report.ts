@@ -185,6 +185,41 @@ export function draMarkdown(result: DraResult): string {
       ...price.map((p) => `| ${thousands(p.nodes)} | ${f(p.cpuRatio, 2)}× | ${f(p.rateRatio, 2)}× |`),
       '',
     );
+  const layouts = LAYOUT_ORDER.filter((l) => runs.some((r) => r.layout === l && r.workload === 'whole'));
+  if (layouts.length > 1) {
+    const sizes = [...new Set(runs.map((r) => r.nodes))].sort((a, b) => a - b);
+    lines.push(
+      '**Whole cards by layout**: scheduler CPU ms per Pod (Pods/s); **no-counters** = ours without the counter slice and' +
+        ' `consumesCounters` (over-allocates: a price tag, not a layout to ship); **shared-only** = one multi-allocatable device' +
+        " per card and no counters, a whole card being a claim for the card's whole capacity (memory, cores, units) on it:",
+      '',
+      `| Nodes | ${layouts.join(' | ')} |`,
+      `|---:|${layouts.map(() => '---:').join('|')}|`,
+      ...sizes.map((nodes) => {
+        const cells = layouts.map((layout) => {
+          const r = runs.find((x) => x.nodes === nodes && x.layout === layout && x.workload === 'whole');
+          return r ? `${f(cpuPerPodMs(r), 1)} (${f(r.podsPerSecond)})` : '—';
+        });
+        return `| ${thousands(nodes)} | ${cells.join(' | ')} |`;
+      }),
+      '',
+    );
+  }
+  if (price.some((p) => p.cpuRatio > BASELINE_FACTOR))
+    lines.push(
+      '**Why ours costs more** (kube-scheduler v1.36.3, read in k8s.io/dynamic-resource-allocation v0.36.3,' +
+        ' `structured/internal/incubating`, and seen in the profiles below): the allocator files every ResourceSlice that' +
+        ' carries `sharedCounters` under "shared" slices, whatever its `nodeName`, and `GatherPools` treats every shared slice' +
+        ' as relevant to the Node being filtered. So each Filter call (one Pod × one candidate Node) converts the counter slice' +
+        ' of *every* Node in the cluster, and each of those foreign pools is incomplete there (1 of its 2 slices: the device' +
+        ' slice is node-local), which sends it through `checkSlicesInPool`, a scan of all slices. Per Filter that is O(N)' +
+        ' conversions and O(N²) slice comparisons, times the Nodes filtered per Pod. The layout knob that matters is whether' +
+        ' a pool has a counter slice at all, not how many counters a slice carries: any per-Node counter slice (the API keeps' +
+        ' counters and devices in separate slices) is paid for on every Node. Upstream measured the same (about 3 Pods/s with' +
+        ' partitionable devices against about 100 without) and merged a fix after 1.36.0, kubernetes/kubernetes#138917' +
+        ' ("Partitionable Device Performance Optimization"); the v1.36.3 source still has the behaviour above.',
+      '',
+    );
   const profiled = runs.filter((r) => r.profileTop);
   for (const r of profiled)
     lines.push(

@@ -200,6 +200,13 @@ describe('bench:dra report', () => {
     expect(section).toContain('unschedulable 3');
     expect(section).toContain('not measured yet (largest run: 50 Nodes');
     expect(section).toContain('| 50 | 4.00× |');
+    expect(section).toContain('| Nodes | ours | baseline |');
+    expect(section).toContain('| 50 | 20.0 (39.9) | 5.0 (39.9) |');
+    // Above 2× the section says why.
+    expect(section).toContain('**Why ours costs more**');
+    expect(draMarkdown(result([run({}), run({ layout: 'baseline', schedulerCpuSeconds: 5 })]))).not.toContain(
+      'Why ours',
+    );
     const file = `# Results\n\n${section}\n\n<!-- bench:cluster start -->x<!-- bench:cluster end -->\n`;
     const again = spliceDraSection(file, draMarkdown(result([run({ podsPerSecond: 70, nodes: 5000 })])));
     expect(again).toContain('70.0 Pods/s at 5,000 Nodes — met.');
