@@ -255,8 +255,24 @@ async function count(client: KubeClient, urlPath: string): Promise<number> {
 async function clear(client: KubeClient, namespace: string): Promise<number> {
   const started = performance.now();
   const claims = `${RESOURCE}/namespaces/${namespace}/resourceclaims`;
-  await client.request('DELETE', `/api/v1/namespaces/${namespace}/pods?gracePeriodSeconds=0`);
-  await client.request('DELETE', claims);
+  const pods = `/api/v1/namespaces/${namespace}/pods`;
+  // A collection of thousands outlasts the client's 30 s timeout on a loaded machine: the API server
+  // goes on deleting, and the next request takes up what is left.
+  await waitFor(
+    async () => {
+      await client.raw('DELETE', `${pods}?gracePeriodSeconds=0`).catch(() => undefined);
+      return (await count(client, pods)) === 0;
+    },
+    10 * 60_000,
+    `the Pods of ${namespace} are deleted`,
+    1000,
+  );
+  await waitFor(
+    async () => (await client.raw('DELETE', claims).catch(() => undefined)) !== undefined,
+    10 * 60_000,
+    `the claims of ${namespace} are marked for deletion`,
+    1000,
+  );
   const left = await client.request<{ items: { metadata: { name: string } }[] }>('GET', claims);
   await pool(
     left.items.map((c) => c.metadata.name),
