@@ -15,6 +15,8 @@ export interface DraRun {
   readonly createSeconds: number;
   /** From the scheduler's spawn to the first bind (its informers list every object first). */
   readonly schedulerStartupSeconds: number;
+  /** From the scheduler's spawn to the end of the run. */
+  readonly runSeconds?: number;
   /** From the first bind to the last. */
   readonly spanSeconds: number;
   /** (bound − 1) / span. */
@@ -119,9 +121,15 @@ function row(r: DraRun): string {
     .filter(([k]) => k.startsWith('attempts ') && k !== 'attempts scheduled')
     .map(([k, v]) => `${k.slice(9)} ${v}`)
     .join(', ');
+  // Fewer than two binds give no rate: an upper bound from the run's length and the scheduler's whole CPU.
+  const slow = r.bound < 2;
+  const waited = r.runSeconds ?? r.spanSeconds;
+  const rate = slow ? `≤ ${f(Math.max(1, r.bound) / Math.max(1, waited), 2)}` : `**${f(r.podsPerSecond)}**`;
+  const cpu = slow ? `${f(r.schedulerCpuSecondsTotal)} (whole run)` : f(r.schedulerCpuSeconds);
+  const perPod = slow ? `≥ ${f((r.schedulerCpuSecondsTotal / Math.max(1, r.bound)) * 1000, 0)}` : f(cpuPerPodMs(r), 2);
   return (
-    `| ${thousands(r.nodes)} | ${r.layout} | ${r.workload} | ${run} | ${thousands(r.bound)} / ${thousands(r.created)} | ${r.meanEvaluatedNodes} | ` +
-    `**${f(r.podsPerSecond)}** | ${f(r.secondHalfPodsPerSecond)} | ${f(r.schedulerCpuSeconds)} | ${f(cpuPerPodMs(r), 2)} | ` +
+    `| ${thousands(r.nodes)} | ${r.layout} | ${r.workload} | ${run} | ${thousands(r.bound)} / ${thousands(r.created)} | ${r.meanEvaluatedNodes || '—'} | ` +
+    `${rate} | ${slow ? '—' : f(r.secondHalfPodsPerSecond)} | ${cpu} | ${perPod} | ` +
     `${r.schedulerRssMB} (${r.schedulerPeakRssMB}) | ${f(others)} | ${attempts || '—'} | ` +
     `${f(r.loadAverageStart[0] ?? 0, 2)} → ${f(r.loadAverageEnd[0] ?? 0, 2)} | ${f(r.availableMBStart / 1024)} |`
   );
@@ -160,7 +168,9 @@ export function draMarkdown(result: DraResult): string {
       ` every card; **first N** = a window: the first N Pods of the fill (at most ${thousands(result.window)} Pods a run; a fill of` +
       " 40,000 whole cards or 400,000 shares does not fit this machine's time), so the larger clusters are measured mostly empty" +
       " (upstream's 64 Pods/s threshold is for its *empty* 500-Node steady state). A run ends when every Pod is bound or no bind" +
-      ` came for 30 s; a run still binding ${result.maxSeconds} s after its first bind is cut there ("cut at"): a fixed time window.` +
+      ` came for 30 s (or none at all within \`--first-bind-seconds\`); a run still binding ${result.maxSeconds} s after its first bind` +
+      ' is cut there ("cut at"): a fixed time window. Where fewer than two Pods bound there is no rate: the row gives an upper' +
+      " bound (binds over the run's length) and the scheduler's CPU over its whole run." +
       ' "other attempts" are the scheduler\'s unschedulable / error attempts (retries).',
     '',
     '| Nodes | layout | workload | run | bound / created | Nodes filtered per Pod | Pods/s | 2nd half Pods/s | scheduler CPU s | CPU ms / Pod | scheduler RSS MB | apiserver + etcd CPU s | other attempts | load (1 min) | avail. GB |',

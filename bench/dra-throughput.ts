@@ -15,7 +15,7 @@
  * a fill that needs more is cut to its first `window` Pods), `--layouts ours,baseline`,
  * `--workloads whole,share`, `--profile-seconds 20` (a CPU profile of the scheduler from its first
  * bind; its top functions go into the results), `--max-seconds 240` (a run is cut this long after its
- * first bind), `--no-write`.
+ * first bind), `--first-bind-seconds 150` (how long a run waits for its first bind), `--no-write`.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -65,6 +65,7 @@ const CONCURRENCY = 16;
 interface Options {
   window: number;
   maxSeconds: number;
+  firstBindSeconds: number;
   profileSeconds: number;
 }
 
@@ -354,7 +355,7 @@ async function runWorkload(
       binds = parseBinds(readFileSync(current.proc.logFile, 'utf8'), year);
       const firstAt = binds[0]?.at;
       const lastAt = binds.at(-1)?.at ?? spawned;
-      if (Date.now() - lastAt > STALL_MS + (binds.length === 0 ? 120_000 : 0)) break;
+      if (Date.now() - lastAt > (binds.length === 0 ? options.firstBindSeconds * 1000 : STALL_MS)) break;
       if (firstAt !== undefined && Date.now() - firstAt > options.maxSeconds * 1000) {
         capped = true;
         break;
@@ -390,6 +391,7 @@ async function runWorkload(
       bound: stats.bound,
       createSeconds: Math.round(createSeconds * 10) / 10,
       schedulerStartupSeconds: Math.round((firstAt - spawned) / 100) / 10,
+      runSeconds: Math.round((Date.now() - spawned) / 100) / 10,
       spanSeconds: Math.round(stats.spanSeconds * 100) / 100,
       podsPerSecond: stats.podsPerSecond,
       secondHalfPodsPerSecond: stats.secondHalfPodsPerSecond,
@@ -466,6 +468,7 @@ async function main(): Promise<void> {
   const options = {
     window: positive('window', 4000),
     maxSeconds: positive('max-seconds', 240),
+    firstBindSeconds: positive('first-bind-seconds', 150),
     profileSeconds: positive('profile-seconds', 0),
   };
   const write = !process.argv.includes('--no-write');

@@ -286,3 +286,35 @@ describe('bench:dra shared-only layout', () => {
     expect(exactly?.capacity?.requests).toEqual({ memory: '81559Mi', cores: '100', units: '1600000' });
   });
 });
+
+describe('bench:dra report of a run with fewer than two binds', () => {
+  it('gives no rate but an upper bound and the CPU of the whole run', () => {
+    const section = draMarkdown({
+      date: '2026-12-03',
+      commit: 'abc1234',
+      durationSeconds: 600,
+      machine: { cpus: 2, cpuModel: 'AMD EPYC', memoryMB: 24_000, node: 'v24' },
+      cardsPerNode: 8,
+      window: 40,
+      schedulerQps: 5000,
+      schedulerBurst: 5000,
+      maxSeconds: 240,
+      runs: [
+        run({
+          nodes: 5000,
+          fill: false,
+          created: 40,
+          bound: 1,
+          runSeconds: 400,
+          spanSeconds: 0,
+          podsPerSecond: 0,
+          schedulerCpuSeconds: 0,
+          schedulerCpuSecondsTotal: 350,
+        }),
+      ],
+    });
+    expect(section).toContain(
+      '| 5,000 | ours | whole | first 40 | 1 / 40 | 50 | ≤ 0.00 | — | 350.0 (whole run) | ≥ 350000 |',
+    );
+  });
+});
