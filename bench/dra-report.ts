@@ -165,12 +165,12 @@ export function draMarkdown(result: DraResult): string {
       ' and logs every bind with its own time stamp and the Nodes it filtered, which the bench reads. **Pods/s** = (bound − 1) / (last bind − first bind), "2nd half" the same over the second' +
       " half of the binds (upstream's fill benchmarks measure the second half); **scheduler CPU** = its utime + stime" +
       " (/proc/<pid>/stat) from the first bind to the last; RSS at the end (peak in brackets). **fill** = the run's Pods fill" +
-      ` every card; **first N** = a window: the first N Pods of the fill (at most ${thousands(result.window)} Pods a run; a fill of` +
-      " 40,000 whole cards or 400,000 shares does not fit this machine's time), so the larger clusters are measured mostly empty" +
-      " (upstream's 64 Pods/s threshold is for its *empty* 500-Node steady state). A run ends when every Pod is bound or no bind" +
-      ` came for 30 s (or none at all within \`--first-bind-seconds\`); a run still binding ${result.maxSeconds} s after its first bind` +
-      ' is cut there ("cut at"): a fixed time window. Where fewer than two Pods bound there is no rate: the row gives an upper' +
-      " bound (binds over the run's length) and the scheduler's CPU over its whole run." +
+      ' every card; **first N** = a window: the first N Pods of the fill (a fill of 40,000 whole cards or 400,000 shares does' +
+      " not fit this machine's time), so the larger clusters are measured mostly empty (upstream's 64 Pods/s threshold is for" +
+      ' its *empty* 500-Node steady state). A run ends when every Pod is bound or no bind came for 30 s (or none at all within' +
+      ' `--first-bind-seconds`); a run still binding `--max-seconds` after its first bind is cut there ("cut at"): a fixed' +
+      " time window. Where fewer than two Pods bound there is no rate: the row gives an upper bound (binds over the run's" +
+      " length) and the scheduler's CPU over its whole run." +
       ' "other attempts" are the scheduler\'s unschedulable / error attempts (retries).',
     '',
     '| Nodes | layout | workload | run | bound / created | Nodes filtered per Pod | Pods/s | 2nd half Pods/s | scheduler CPU s | CPU ms / Pod | scheduler RSS MB | apiserver + etcd CPU s | other attempts | load (1 min) | avail. GB |',

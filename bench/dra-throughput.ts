@@ -15,7 +15,8 @@
  * a fill that needs more is cut to its first `window` Pods), `--layouts ours,baseline`,
  * `--workloads whole,share`, `--profile-seconds 20` (a CPU profile of the scheduler from its first
  * bind; its top functions go into the results), `--max-seconds 240` (a run is cut this long after its
- * first bind), `--first-bind-seconds 150` (how long a run waits for its first bind), `--no-write`.
+ * first bind), `--first-bind-seconds 150` (how long a run waits for its first bind), `--no-write`, `--report`
+ * (no runs: the section and the plot again from the day's results file).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -474,8 +475,10 @@ async function main(): Promise<void> {
   const write = !process.argv.includes('--no-write');
   const started = performance.now();
   const runs: DraRun[] = [];
-  for (const size of sizes)
-    for (const layout of layouts) runs.push(...(await runLayout(size, layout, workloads, options)));
+  // --report: no runs, the section and the plot again from the day's results.
+  if (!process.argv.includes('--report'))
+    for (const size of sizes)
+      for (const layout of layouts) runs.push(...(await runLayout(size, layout, workloads, options)));
   const date = new Date().toISOString().slice(0, 10);
   const resultsDir = path.join(BENCH_DIR, 'results');
   const file = path.join(resultsDir, `dra-${date}.json`);
@@ -483,7 +486,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   const result: DraResult = {
     date,
-    commit: commitOf(['src/dra', 'bench']),
+    commit: runs.length === 0 && previous ? previous.commit : commitOf(['src/dra', 'bench']),
     durationSeconds: Math.round((performance.now() - started) / 1000) + (previous?.durationSeconds ?? 0),
     machine: {
       cpus: cpus.length,
