@@ -284,17 +284,23 @@ function panel(
   sizes: readonly number[],
   series: readonly Series[],
   reference?: { value: number; label: string },
+  log = false,
 ): string[] {
   const { left, top, width, height } = box;
   const values = [...series.flatMap((s) => s.points.map((p) => p[1])), reference?.value ?? 0];
   const yMax = Math.max(1, ...values);
   const step = [1, 2, 5, 10, 20, 25, 50, 100, 200, 500].find((v) => yMax / v <= 6) ?? 1000;
-  const yTop = Math.ceil(yMax / step) * step;
+  const yTop = log ? 10 ** Math.ceil(Math.log10(yMax)) : Math.ceil(yMax / step) * step;
   const px = (x: number): number =>
     left + (sizes.length === 1 ? width / 2 : (sizes.indexOf(x) / (sizes.length - 1)) * width);
-  const py = (y: number): number => top + height - (y / yTop) * height;
+  // Log panels start at 1 (ms per Pod spans four decades between the layouts).
+  const py = (y: number): number =>
+    top + height - (log ? Math.log10(Math.max(1, y)) / Math.log10(yTop) : y / yTop) * height;
+  const ticks = log
+    ? Array.from({ length: Math.log10(yTop) + 1 }, (_, i) => 10 ** i)
+    : Array.from({ length: Math.round(yTop / step) + 1 }, (_, i) => i * step);
   const out = [`<text x="${left}" y="${top - 10}" font-size="13">${title}</text>`];
-  for (let y = 0; y <= yTop + 1e-9; y += step)
+  for (const y of ticks)
     out.push(
       `<line x1="${left}" x2="${left + width}" y1="${py(y).toFixed(1)}" y2="${py(y).toFixed(1)}" stroke="#ddd"/>`,
       `<text x="${left - 6}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y}</text>`,
@@ -332,7 +338,7 @@ export function draSvg(result: DraResult): string {
         color: COLORS[workload],
         dash: DASHES[layout],
         points: runs
-          .filter((r) => r.layout === layout && r.workload === workload)
+          .filter((r) => r.layout === layout && r.workload === workload && r.bound >= 2)
           .map((r) => [r.nodes, value(r)] as const),
       };
     });
@@ -348,7 +354,7 @@ export function draSvg(result: DraResult): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="20" y="22" font-size="14">bench:dra ${result.date}: kube-scheduler v1.36.3 on a shared ${result.machine.cpus}-core machine (fill, or the first ${thousands(result.window)} Pods)</text>`,
+    `<text x="20" y="22" font-size="14">bench:dra ${result.date}: kube-scheduler v1.36.3 on a shared ${result.machine.cpus}-core machine (fill or a window; runs with fewer than 2 binds left out)</text>`,
     ...panel(
       { left: 60, top: 60, width: 310, height: 270 },
       'Pods bound per second',
@@ -359,7 +365,14 @@ export function draSvg(result: DraResult): string {
         label: `upstream threshold ${UPSTREAM_THRESHOLD}/s (500 Nodes)`,
       },
     ),
-    ...panel({ left: 470, top: 60, width: 310, height: 270 }, 'scheduler CPU ms per Pod', sizes, series(cpuPerPodMs)),
+    ...panel(
+      { left: 470, top: 60, width: 310, height: 270 },
+      'scheduler CPU ms per Pod (log scale)',
+      sizes,
+      series(cpuPerPodMs),
+      undefined,
+      true,
+    ),
     ...legend,
     '</svg>',
     '',
