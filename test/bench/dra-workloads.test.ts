@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  costCell,
   counterPrice,
   cpuPerPodMs,
   draMarkdown,
@@ -198,7 +199,9 @@ describe('bench:dra report', () => {
     expect(section.startsWith('<!-- bench:dra start -->')).toBe(true);
     expect(section).toContain('| 50 | ours | whole | fill | 400 / 400 | 50 | **39.9** |');
     expect(section).toContain('unschedulable 3');
-    expect(section).toContain('not measured yet (largest run: 50 Nodes');
+    expect(section).toContain(
+      'whole cards at 50 Nodes: ours 39.9 Pods/s, baseline 39.9 Pods/s (5,000 not measured yet).',
+    );
     expect(section).toContain('| 50 | 4.00× |');
     expect(section).toContain('| Nodes | ours | baseline |');
     expect(section).toContain('| 50 | 20.0 (39.9) | 5.0 (39.9) |');
@@ -209,7 +212,7 @@ describe('bench:dra report', () => {
     );
     const file = `# Results\n\n${section}\n\n<!-- bench:cluster start -->x<!-- bench:cluster end -->\n`;
     const again = spliceDraSection(file, draMarkdown(result([run({ podsPerSecond: 70, nodes: 5000 })])));
-    expect(again).toContain('70.0 Pods/s at 5,000 Nodes — met.');
+    expect(again).toContain('whole cards at 5,000 Nodes: ours 70.0 Pods/s — met by ours.');
     expect(again).not.toContain('39.9');
     expect(again).toContain('<!-- bench:cluster start -->x');
     expect(spliceDraSection('# Results\n', section)).toBe(`# Results\n\n${section}\n`);
@@ -316,5 +319,8 @@ describe('bench:dra report of a run with fewer than two binds', () => {
     expect(section).toContain(
       '| 5,000 | ours | whole | first 40 | 1 / 40 | 50 | ≤ 0.00 | — | 350.0 (whole run) | ≥ 350000 |',
     );
+    expect(section).toContain('ours 1 bound — **not met**.');
+    expect(costCell(run({ bound: 0, schedulerCpuSecondsTotal: 132.67 }))).toBe('> 132,670 (none bound)');
+    expect(costCell(run({}))).toBe('20.0 (39.9)');
   });
 });
