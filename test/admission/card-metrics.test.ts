@@ -128,7 +128,12 @@ describe('per-card metrics of the checker', () => {
       card.name === 'card-1'
         ? { cordoned: true, unhealthy: false, blocked: true, taints: [{ key: CORDON_TAINT_KEY, effect: 'NoSchedule' }] }
         : card.name === 'card-2'
-          ? { cordoned: false, unhealthy: true, blocked: true, taints: [{ key: 'gpustack.ai/unhealthy', effect: 'NoSchedule' }] }
+          ? {
+              cordoned: false,
+              unhealthy: true,
+              blocked: true,
+              taints: [{ key: 'gpustack.ai/unhealthy', effect: 'NoSchedule' }],
+            }
           : UNTAINTED;
     const text = renderCardMetrics(buildCardRows(ledger, { health }));
     expect(samples(text, 'gpustack_card_cordoned')).toEqual(['gpustack_card_cordoned{node="gpu-a",card="1"} 1']);

@@ -492,7 +492,8 @@ describe('checker: claims read the card ledger', () => {
       'annotations'
     ];
     expect(annotations).toEqual({
-      'worker.gpustack.ai/devices': '{"published":16,"allocated":8,"shared":0,"free":8,"cordoned":0,"unhealthy":0,"devicePlugin":8}',
+      'worker.gpustack.ai/devices':
+        '{"published":16,"allocated":8,"shared":0,"free":8,"cordoned":0,"unhealthy":0,"devicePlugin":8}',
     });
   });
 
