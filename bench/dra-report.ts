@@ -2,6 +2,8 @@
 import type { Layout, Workload } from './dra-workloads.js';
 
 export interface DraRun {
+  /** The kube-scheduler's version (the control plane's); absent in runs from before it was recorded: v1.36.3. */
+  readonly kubeScheduler?: string;
   readonly nodes: number;
   readonly layout: Layout;
   readonly workload: Workload;
@@ -74,10 +76,14 @@ export const BASELINE_FACTOR = 2;
 const LAYOUT_ORDER: readonly Layout[] = ['ours', 'baseline', 'no-counters', 'shared-only'];
 const WORKLOAD_ORDER: readonly Workload[] = ['whole', 'share', 'share-20gi', 'mixed'];
 
-const keyOf = (r: DraRun): string => `${r.nodes}/${r.layout}/${r.workload}`;
+/** The scheduler every run before versions were recorded used. */
+export const DEFAULT_SCHEDULER = 'v1.36.3';
+export const versionOf = (r: DraRun): string => r.kubeScheduler ?? DEFAULT_SCHEDULER;
+const keyOf = (r: DraRun): string => `${versionOf(r)}/${r.nodes}/${r.layout}/${r.workload}`;
 
 function order(a: DraRun, b: DraRun): number {
   return (
+    versionOf(a).localeCompare(versionOf(b), 'en', { numeric: true }) ||
     a.nodes - b.nodes ||
     LAYOUT_ORDER.indexOf(a.layout) - LAYOUT_ORDER.indexOf(b.layout) ||
     WORKLOAD_ORDER.indexOf(a.workload) - WORKLOAD_ORDER.indexOf(b.workload)
@@ -142,29 +148,108 @@ function row(r: DraRun): string {
   const cpu = slow ? `${f(r.schedulerCpuSecondsTotal)} (whole run)` : f(r.schedulerCpuSeconds);
   const perPod = slow ? `≥ ${f((r.schedulerCpuSecondsTotal / Math.max(1, r.bound)) * 1000, 0)}` : f(cpuPerPodMs(r), 2);
   return (
-    `| ${thousands(r.nodes)} | ${r.layout} | ${r.workload} | ${run} | ${thousands(r.bound)} / ${thousands(r.created)} | ${r.meanEvaluatedNodes || '—'} | ` +
+    `| ${versionOf(r)} | ${thousands(r.nodes)} | ${r.layout} | ${r.workload} | ${run} | ${thousands(r.bound)} / ${thousands(r.created)} | ${r.meanEvaluatedNodes || '—'} | ` +
     `${rate} | ${slow ? '—' : f(r.secondHalfPodsPerSecond)} | ${cpu} | ${perPod} | ` +
     `${r.schedulerRssMB} (${r.schedulerPeakRssMB}) | ${f(others)} | ${attempts || '—'} | ` +
     `${f(r.loadAverageStart[0] ?? 0, 2)} → ${f(r.loadAverageEnd[0] ?? 0, 2)} | ${f(r.availableMBStart / 1024)} |`
   );
 }
 
-/** The bench:dra section of RESULTS.md. */
-export function draMarkdown(result: DraResult): string {
-  const runs = [...result.runs].sort(order);
+/** The minor version of `v1.N.P` (0 when it is not one). */
+const minorOf = (version: string): number => Number(/^v1\.(\d+)\./.exec(version)?.[1] ?? 0);
+
+/** The target, the counter model's price and the layouts compared, for the runs of one scheduler version. */
+function versionLines(version: string, runs: readonly DraRun[]): string[] {
+  const lines: string[] = [`**kube-scheduler ${version}**`, ''];
   const price = counterPrice(runs);
   const biggestWhole = runs
     .filter((r) => r.layout === 'ours' && r.workload === 'whole')
     .sort((a, b) => b.nodes - a.nodes)[0];
+  if (biggestWhole) {
+    const atSize = runs.filter((r) => r.nodes === biggestWhole.nodes && r.workload === 'whole');
+    const met = atSize.filter((r) => r.bound >= 2 && r.podsPerSecond >= UPSTREAM_THRESHOLD).map((r) => r.layout);
+    lines.push(
+      `**Target** (≥ ${UPSTREAM_THRESHOLD} Pods/s for whole cards at 5,000 Nodes), whole cards at ${thousands(biggestWhole.nodes)} Nodes: ` +
+        atSize
+          .map((r) => `${r.layout} ${r.bound >= 2 ? `${f(r.podsPerSecond)} Pods/s` : `${r.bound} bound`}`)
+          .join(', ') +
+        (biggestWhole.nodes < 5000
+          ? ' (5,000 not measured yet).'
+          : met.length > 0
+            ? ` — met by ${met.join(', ')}.`
+            : ' — **not met**.'),
+      '',
+    );
+  }
+  if (price.length > 0)
+    lines.push(
+      `Price of the counter model (ours / baseline, whole cards; above ${BASELINE_FACTOR}× we look why):`,
+      '',
+      '| Nodes | scheduler CPU per Pod | Pods/s |',
+      '|---:|---:|---:|',
+      ...price.map((p) => `| ${thousands(p.nodes)} | ${f(p.cpuRatio, 2)}× | ${f(p.rateRatio, 2)}× |`),
+      '',
+    );
+  const layouts = LAYOUT_ORDER.filter((l) => runs.some((r) => r.layout === l && r.workload === 'whole'));
+  if (layouts.length > 1) {
+    const sizes = [...new Set(runs.map((r) => r.nodes))].sort((a, b) => a - b);
+    lines.push(
+      'Whole cards by layout: scheduler CPU ms per Pod (Pods/s); **no-counters** = ours without the counter slice and' +
+        ' `consumesCounters` (over-allocates: a price tag, not a layout to ship); **shared-only** = one multi-allocatable device' +
+        " per card and no counters, a whole card being a claim for the card's whole capacity (memory, cores, units) on it:",
+      '',
+      `| Nodes | ${layouts.join(' | ')} |`,
+      `|---:|${layouts.map(() => '---:').join('|')}|`,
+      ...sizes.map((nodes) => {
+        const cells = layouts.map((layout) => {
+          const r = runs.find((x) => x.nodes === nodes && x.layout === layout && x.workload === 'whole');
+          return r ? costCell(r) : '—';
+        });
+        return `| ${thousands(nodes)} | ${cells.join(' | ')} |`;
+      }),
+      '',
+    );
+  }
+  if (version === DEFAULT_SCHEDULER && price.some((p) => p.cpuRatio > BASELINE_FACTOR))
+    lines.push(
+      '**Why ours costs more** (kube-scheduler v1.36.3, read in k8s.io/dynamic-resource-allocation v0.36.3,' +
+        ' `structured/internal/incubating`, and seen in the profiles below): the allocator files every ResourceSlice that' +
+        ' carries `sharedCounters` under "shared" slices, whatever its `nodeName`, and `GatherPools` treats every shared slice' +
+        ' as relevant to the Node being filtered. So each Filter call (one Pod × one candidate Node) converts the counter slice' +
+        ' of *every* Node in the cluster, and each of those foreign pools is incomplete there (1 of its 2 slices: the device' +
+        ' slice is node-local), which sends it through `checkSlicesInPool`, a scan of all slices. Per Filter that is O(N)' +
+        ' conversions and O(N²) slice comparisons, times the Nodes filtered per Pod. The layout knob that matters is whether' +
+        ' a pool has a counter slice at all, not how many counters a slice carries: any per-Node counter slice (the API keeps' +
+        ' counters and devices in separate slices) is paid for on every Node. Upstream measured the same (about 3 Pods/s with' +
+        ' partitionable devices against about 100 without) and merged a fix after 1.36.0, kubernetes/kubernetes#138917' +
+        ' ("Partitionable Device Performance Optimization"); the v1.36.3 source still has the behaviour above.',
+      '',
+    );
+  if (minorOf(version) >= 37)
+    lines.push(
+      `**What ${version} changed** (k8s.io/dynamic-resource-allocation v0.37.0 and later, kubernetes/kubernetes#138917;` +
+        ' the 1.36 branch does not have it up to v0.36.6): `GatherPools` keeps a slice with `sharedCounters` only when the slice' +
+        " targets the Node being filtered (its `nodeName`, `allNodes` or `nodeSelector`). A device whose counter set is in a slice" +
+        ' left out makes its pool incomplete, and only then does `checkSlicesInPool` fetch the rest of that pool. Both of our' +
+        " slices carry the Node's `nodeName`, so a Filter call now reads that Node's two slices instead of every Node's counter slice.",
+      '',
+    );
+  return lines;
+}
+
+/** The bench:dra section of RESULTS.md. */
+export function draMarkdown(result: DraResult): string {
+  const runs = [...result.runs].sort(order);
   const lines = [
     DRA_SECTION_START,
     `## DRA allocation throughput (\`npm run bench:dra\`), ${result.date}`,
     '',
     `Commit \`${result.commit}\`; runs took ${Math.round(result.durationSeconds / 60)} min in all. Machine: ${result.machine.cpus} × ${result.machine.cpuModel},` +
-      ` ${thousands(result.machine.memoryMB)} MB, Node ${result.machine.node}; **shared with other helpers' builds and benchmarks**:` +
+      ` ${thousands(result.machine.memoryMB)} MB, Node ${result.machine.node}. The machine is not always quiet:` +
       " the 1-min load average at each run's start and end and the memory available at its start stand beside every figure.",
     '',
-    'The real kube-scheduler v1.36.3, kube-apiserver, etcd and kube-controller-manager (resource claim controller) of the e2e' +
+    'The real kube-scheduler (its version in the first column), kube-apiserver and kube-controller-manager (resource claim' +
+      ' controller) of the same Kubernetes release, and etcd, built by the e2e suite from the Go module proxy' +
       ` cache on one machine, all sharing its ${result.machine.cpus} cores with the bench driver; no kubelet. Nodes are API objects` +
       ` (Ready, ${result.cardsPerNode} H100 80GB cards each, room for 100 Pods). **ours** = the ResourceSlices our agent publishes` +
       ' (`desiredSlices`: one counter slice with a counter set per card, one device slice with a whole and a shared device per card,' +
@@ -187,75 +272,23 @@ export function draMarkdown(result: DraResult): string {
       " length) and the scheduler's CPU over its whole run." +
       ' "other attempts" are the scheduler\'s unschedulable / error attempts (retries).',
     '',
-    '| Nodes | layout | workload | run | bound / created | Nodes filtered per Pod | Pods/s | 2nd half Pods/s | scheduler CPU s | CPU ms / Pod | scheduler RSS MB | apiserver + etcd CPU s | other attempts | load (1 min) | avail. GB |',
-    '|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|',
+    '| kube-scheduler | Nodes | layout | workload | run | bound / created | Nodes filtered per Pod | Pods/s | 2nd half Pods/s | scheduler CPU s | CPU ms / Pod | scheduler RSS MB | apiserver + etcd CPU s | other attempts | load (1 min) | avail. GB |',
+    '|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|',
     ...runs.map(row),
     '',
   ];
-  if (biggestWhole) {
-    const atSize = runs.filter((r) => r.nodes === biggestWhole.nodes && r.workload === 'whole');
-    const met = atSize.filter((r) => r.bound >= 2 && r.podsPerSecond >= UPSTREAM_THRESHOLD).map((r) => r.layout);
+  const versions = [...new Set(runs.map(versionOf))];
+  for (const version of versions)
     lines.push(
-      `**Target** (≥ ${UPSTREAM_THRESHOLD} Pods/s for whole cards at 5,000 Nodes), whole cards at ${thousands(biggestWhole.nodes)} Nodes: ` +
-        atSize
-          .map((r) => `${r.layout} ${r.bound >= 2 ? `${f(r.podsPerSecond)} Pods/s` : `${r.bound} bound`}`)
-          .join(', ') +
-        (biggestWhole.nodes < 5000
-          ? ' (5,000 not measured yet).'
-          : met.length > 0
-            ? ` — met by ${met.join(', ')}.`
-            : ' — **not met**.'),
-      '',
-    );
-  }
-  if (price.length > 0)
-    lines.push(
-      `**Price of the counter model** (ours / baseline, whole cards; above ${BASELINE_FACTOR}× we look why):`,
-      '',
-      '| Nodes | scheduler CPU per Pod | Pods/s |',
-      '|---:|---:|---:|',
-      ...price.map((p) => `| ${thousands(p.nodes)} | ${f(p.cpuRatio, 2)}× | ${f(p.rateRatio, 2)}× |`),
-      '',
-    );
-  const layouts = LAYOUT_ORDER.filter((l) => runs.some((r) => r.layout === l && r.workload === 'whole'));
-  if (layouts.length > 1) {
-    const sizes = [...new Set(runs.map((r) => r.nodes))].sort((a, b) => a - b);
-    lines.push(
-      '**Whole cards by layout**: scheduler CPU ms per Pod (Pods/s); **no-counters** = ours without the counter slice and' +
-        ' `consumesCounters` (over-allocates: a price tag, not a layout to ship); **shared-only** = one multi-allocatable device' +
-        " per card and no counters, a whole card being a claim for the card's whole capacity (memory, cores, units) on it:",
-      '',
-      `| Nodes | ${layouts.join(' | ')} |`,
-      `|---:|${layouts.map(() => '---:').join('|')}|`,
-      ...sizes.map((nodes) => {
-        const cells = layouts.map((layout) => {
-          const r = runs.find((x) => x.nodes === nodes && x.layout === layout && x.workload === 'whole');
-          return r ? costCell(r) : '—';
-        });
-        return `| ${thousands(nodes)} | ${cells.join(' | ')} |`;
-      }),
-      '',
-    );
-  }
-  if (price.some((p) => p.cpuRatio > BASELINE_FACTOR))
-    lines.push(
-      '**Why ours costs more** (kube-scheduler v1.36.3, read in k8s.io/dynamic-resource-allocation v0.36.3,' +
-        ' `structured/internal/incubating`, and seen in the profiles below): the allocator files every ResourceSlice that' +
-        ' carries `sharedCounters` under "shared" slices, whatever its `nodeName`, and `GatherPools` treats every shared slice' +
-        ' as relevant to the Node being filtered. So each Filter call (one Pod × one candidate Node) converts the counter slice' +
-        ' of *every* Node in the cluster, and each of those foreign pools is incomplete there (1 of its 2 slices: the device' +
-        ' slice is node-local), which sends it through `checkSlicesInPool`, a scan of all slices. Per Filter that is O(N)' +
-        ' conversions and O(N²) slice comparisons, times the Nodes filtered per Pod. The layout knob that matters is whether' +
-        ' a pool has a counter slice at all, not how many counters a slice carries: any per-Node counter slice (the API keeps' +
-        ' counters and devices in separate slices) is paid for on every Node. Upstream measured the same (about 3 Pods/s with' +
-        ' partitionable devices against about 100 without) and merged a fix after 1.36.0, kubernetes/kubernetes#138917' +
-        ' ("Partitionable Device Performance Optimization"); the v1.36.3 source still has the behaviour above.',
-      '',
+      ...versionLines(
+        version,
+        runs.filter((r) => versionOf(r) === version),
+      ),
     );
   const profiled = runs.filter((r) => r.profileTop);
   for (const r of profiled)
     lines.push(
-      `<details><summary>Scheduler CPU profile: ${thousands(r.nodes)} Nodes, ${r.layout}, ${r.workload}</summary>`,
+      `<details><summary>Scheduler CPU profile: ${versionOf(r)}, ${thousands(r.nodes)} Nodes, ${r.layout}, ${r.workload}</summary>`,
       '',
       '```',
       (r.profileTop ?? '').trim(),
@@ -267,8 +300,9 @@ export function draMarkdown(result: DraResult): string {
     '![DRA throughput](results/dra-throughput.svg)',
     '',
     'Reproduce: `npm run bench:dra` (`--nodes 500,2000,5000` is the default; `--window 4000`, `--layouts ours,baseline`,' +
-      ' `--workloads whole,share,share-20gi,mixed`, `--profile-seconds 20`, `--no-write`); runs of the same date are merged into' +
-      ' `bench/results/dra-<date>.json` by size, layout and workload, then `bench/results/dra-throughput.svg` and this section are' +
+      ' `--workloads whole,share,share-20gi,mixed`, `--profile-seconds 20`, `--no-write`; `E2E_KUBERNETES_VERSION=v1.37.2` for' +
+      ' another release); runs of the same date are merged into `bench/results/dra-<date>.json` by scheduler version, size, layout' +
+      ' and workload, then `bench/results/dra-throughput.svg` and this section are' +
       ' written from all of them.',
     DRA_SECTION_END,
   );
@@ -288,6 +322,7 @@ interface Series {
   readonly name: string;
   readonly color: string;
   readonly dash: string;
+  readonly opacity?: number;
   readonly points: readonly (readonly [number, number])[];
 }
 
@@ -338,8 +373,11 @@ function panel(
   for (const s of series) {
     const points = s.points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`);
     out.push(
-      `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''} points="${points.join(' ')}"/>`,
-      ...points.map((p) => `<circle cx="${p.split(',')[0]}" cy="${p.split(',')[1]}" r="3" fill="${s.color}"/>`),
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2" stroke-opacity="${s.opacity ?? 1}"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''} points="${points.join(' ')}"/>`,
+      ...points.map(
+        (p) =>
+          `<circle cx="${p.split(',')[0]}" cy="${p.split(',')[1]}" r="3" fill="${s.color}" fill-opacity="${s.opacity ?? 1}"/>`,
+      ),
     );
   }
   return out;
@@ -348,35 +386,40 @@ function panel(
 /** Pods/s and scheduler CPU ms per Pod against Nodes, a line per layout and workload. */
 export function draSvg(result: DraResult): string {
   const width = 820;
-  const height = 430;
   const runs = [...result.runs].sort(order);
   const sizes = [...new Set(runs.map((r) => r.nodes))].sort((a, b) => a - b);
-  const combos = [...new Set(runs.map((r) => `${r.layout}/${r.workload}`))];
+  const versions = [...new Set(runs.map(versionOf))];
+  // The newest release in full colour, older ones faded: colour = workload, dashes = layout.
+  const opacity = (version: string): number => (version === versions.at(-1) ? 1 : 0.4);
+  const combos = [...new Set(runs.map((r) => `${versionOf(r)}/${r.layout}/${r.workload}`))];
   const series = (value: (r: DraRun) => number): Series[] =>
     combos.map((combo) => {
-      const [layout, workload] = combo.split('/') as [Layout, Workload];
+      const [version, layout, workload] = combo.split('/') as [string, Layout, Workload];
       return {
         name: combo,
         color: COLORS[workload],
         dash: DASHES[layout],
+        opacity: opacity(version),
         points: runs
-          .filter((r) => r.layout === layout && r.workload === workload && r.bound >= 2)
+          .filter((r) => versionOf(r) === version && r.layout === layout && r.workload === workload && r.bound >= 2)
           .map((r) => [r.nodes, value(r)] as const),
       };
     });
+  const legendHeight = Math.ceil(combos.length / 3) * 16;
+  const height = 390 + legendHeight;
   const legend = combos.flatMap((combo, i) => {
-    const [layout, workload] = combo.split('/') as [Layout, Workload];
-    const x = 60 + (i % 4) * 190;
-    const y = height - 30 + Math.floor(i / 4) * 16;
+    const [version, layout, workload] = combo.split('/') as [string, Layout, Workload];
+    const x = 60 + (i % 3) * 250;
+    const y = 392 + Math.floor(i / 3) * 16;
     return [
-      `<line x1="${x}" x2="${x + 30}" y1="${y - 4}" y2="${y - 4}" stroke="${COLORS[workload]}" stroke-width="2"${DASHES[layout] ? ` stroke-dasharray="${DASHES[layout]}"` : ''}/>`,
-      `<text x="${x + 36}" y="${y}">${layout}, ${workload}</text>`,
+      `<line x1="${x}" x2="${x + 30}" y1="${y - 4}" y2="${y - 4}" stroke="${COLORS[workload]}" stroke-width="2" stroke-opacity="${opacity(version)}"${DASHES[layout] ? ` stroke-dasharray="${DASHES[layout]}"` : ''}/>`,
+      `<text x="${x + 36}" y="${y}">${version}, ${layout}, ${workload}</text>`,
     ];
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="20" y="22" font-size="14">bench:dra ${result.date}: kube-scheduler v1.36.3 on a shared ${result.machine.cpus}-core machine (fill or a window; runs with fewer than 2 binds left out)</text>`,
+    `<text x="20" y="22" font-size="14">bench:dra ${result.date}: kube-scheduler ${versions.join(' (faded) and ')} on a ${result.machine.cpus}-core machine (fill or a window; runs with fewer than 2 binds left out)</text>`,
     ...panel(
       { left: 60, top: 60, width: 310, height: 270 },
       'Pods bound per second',

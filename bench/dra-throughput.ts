@@ -1,22 +1,23 @@
 /**
- * @module `npm run bench:dra`: DRA allocation throughput of the real kube-scheduler v1.36.3 on our
- * ResourceSlices (issue 27 part 4). For each size and layout it starts the e2e control plane (etcd,
- * kube-apiserver, kube-controller-manager with the resource claim controller; no kubelet), creates
- * the DeviceClasses the chain emits, N Ready Nodes of 8 cards and each Node's slices (`ours`: what
- * the agent publishes, from `desiredSlices`; `baseline`: one plain device per card). Per workload it
- * creates every ResourceClaim and Pod with no scheduler running, then starts kube-scheduler (client
- * qps/burst 5000, as upstream's scheduler_perf) and times the binds it logs (`-v=2`): Pods bound per
- * second from the first bind to the last, until the cards are full, the run's window is bound or
- * `--max-seconds` have passed, and the scheduler's CPU seconds (/proc/<pid>/stat) and RSS over the
- * same span.
- * Results: `bench/results/dra-<date>.json` (runs of the same date are merged by size, layout and
- * workload), `bench/results/dra-throughput.svg` and the bench:dra section of `bench/RESULTS.md`.
- * Options: `--nodes 50,500` (default 500,2000,5000), `--window 4000` (the most Pods one run creates:
- * a fill that needs more is cut to its first `window` Pods), `--layouts ours,baseline`,
- * `--workloads whole,share`, `--profile-seconds 20` (a CPU profile of the scheduler from its first
- * bind; its top functions go into the results), `--max-seconds 240` (a run is cut this long after its
- * first bind), `--first-bind-seconds 150` (how long a run waits for its first bind), `--no-write`, `--report`
- * (no runs: the section and the plot again from the day's results file).
+ * @module `npm run bench:dra`: DRA allocation throughput of the real kube-scheduler on our ResourceSlices
+ * (issue 27 part 4): v1.36.3 by default, another with E2E_KUBERNETES_VERSION (the whole control plane is
+ * of that version; runs are kept apart by the version the scheduler reports). For each size and layout it
+ * starts the e2e control plane (etcd, kube-apiserver, kube-controller-manager with the resource claim
+ * controller; no kubelet), creates the DeviceClasses the chain emits, N Ready Nodes of 8 cards and each
+ * Node's slices (`ours`: what the agent publishes, from `desiredSlices`; `baseline`: one plain device per
+ * card). Per workload it creates every ResourceClaim and Pod with no scheduler running, then starts
+ * kube-scheduler (client qps/burst 5000, as upstream's scheduler_perf) and times the binds it logs
+ * (`-v=2`): Pods bound per second from the first bind to the last, until the cards are full, the run's
+ * window is bound or `--max-seconds` have passed, and the scheduler's CPU seconds (/proc/<pid>/stat) and
+ * RSS over the same span.
+ * Results: `bench/results/dra-<date>.json` (runs of the same date are merged by scheduler version,
+ * size, layout and workload), `bench/results/dra-throughput.svg` and the bench:dra section of `bench/RESULTS.md`.
+ * Options: `--nodes 50,500` (default 500,2000,5000), `--window 4000` (the most Pods one run creates: a
+ * fill that needs more is cut to its first `window` Pods), `--layouts ours,baseline`, `--workloads
+ * whole,share`, `--profile-seconds 20` (a CPU profile of the scheduler from its first bind; its top
+ * functions go into the results), `--max-seconds 240` (a run is cut this long after its first bind),
+ * `--first-bind-seconds 150` (how long a run waits for its first bind), `--no-write`, `--report` (no runs:
+ * the section and the plot again from the day's results file).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -197,6 +198,8 @@ async function profileTop(port: number, seconds: number, file: string): Promise<
 interface Scheduler {
   proc: ManagedProcess;
   port: number;
+  /** What the binary reports (E2E_KUBERNETES_VERSION picks the one built). */
+  version: string;
 }
 
 /**
@@ -237,7 +240,7 @@ async function startScheduler(plane: ControlPlane, name: string): Promise<Schedu
     ],
     plane.logsDir,
   );
-  return { proc, port };
+  return { proc, port, version: component.version };
 }
 
 async function count(client: KubeClient, urlPath: string): Promise<number> {
@@ -383,6 +386,7 @@ async function runWorkload(
       Object.keys(to).map((k) => [k, Math.round(((to[k] ?? 0) - (from[k] ?? 0)) * 100) / 100]),
     );
     const run: DraRun = {
+      kubeScheduler: current.version,
       nodes: size,
       layout,
       workload,
@@ -411,7 +415,7 @@ async function runWorkload(
       ...(profile ? { profileTop: profile.split('\n').slice(0, 40).join('\n') } : {}),
     };
     log(
-      `${size} Nodes, ${layout}, ${workload}: ${run.bound}/${run.created} bound in ${run.spanSeconds} s = ` +
+      `${current.version}, ${size} Nodes, ${layout}, ${workload}: ${run.bound}/${run.created} bound in ${run.spanSeconds} s = ` +
         `${run.podsPerSecond.toFixed(1)} Pods/s; scheduler ${run.schedulerCpuSeconds} CPU s ` +
         `(${((run.schedulerCpuSeconds / Math.max(1, run.bound)) * 1000).toFixed(1)} ms/Pod), RSS ${run.schedulerRssMB} MB, ` +
         `${run.meanEvaluatedNodes} Nodes evaluated per Pod; load ${loadStart.map((l) => l.toFixed(1)).join(' ')}`,

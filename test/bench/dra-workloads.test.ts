@@ -13,6 +13,7 @@ import {
   spliceDraSection,
   type DraResult,
   type DraRun,
+  versionOf,
 } from '../../bench/dra-report.js';
 import { bindStats, cpuAt, parseBinds } from '../../bench/dra-binds.js';
 import {
@@ -172,15 +173,22 @@ describe('bench:dra report', () => {
     runs,
   });
 
-  it('merges runs by size, layout and workload, the newer one winning, in table order', () => {
+  it('merges runs by scheduler version, size, layout and workload, the newer one winning, in table order', () => {
     const merged = mergeRuns(
       [run({ nodes: 500 }), run({ podsPerSecond: 1 })],
-      [run({ podsPerSecond: 2 }), run({ layout: 'baseline' })],
+      [
+        run({ podsPerSecond: 2 }),
+        run({ layout: 'baseline' }),
+        run({ kubeScheduler: 'v1.37.2', podsPerSecond: 3 }),
+        run({ kubeScheduler: 'v1.36.3', nodes: 500, podsPerSecond: 4 }),
+      ],
     );
-    expect(merged.map((r) => [r.nodes, r.layout, r.podsPerSecond])).toEqual([
-      [50, 'ours', 2],
-      [50, 'baseline', 39.9],
-      [500, 'ours', 39.9],
+    // A run without a version is v1.36.3's (recorded before versions were): the same key.
+    expect(merged.map((r) => [versionOf(r), r.nodes, r.layout, r.podsPerSecond])).toEqual([
+      ['v1.36.3', 50, 'ours', 2],
+      ['v1.36.3', 50, 'baseline', 39.9],
+      ['v1.36.3', 500, 'ours', 4],
+      ['v1.37.2', 50, 'ours', 3],
     ]);
   });
 
@@ -197,7 +205,7 @@ describe('bench:dra report', () => {
   it('writes a section with a row per run, the target and the price, spliced in place of the last one', () => {
     const section = draMarkdown(result([run({}), run({ layout: 'baseline', schedulerCpuSeconds: 2 })]));
     expect(section.startsWith('<!-- bench:dra start -->')).toBe(true);
-    expect(section).toContain('| 50 | ours | whole | fill | 400 / 400 | 50 | **39.9** |');
+    expect(section).toContain('| v1.36.3 | 50 | ours | whole | fill | 400 / 400 | 50 | **39.9** |');
     expect(section).toContain('unschedulable 3');
     expect(section).toContain(
       'whole cards at 50 Nodes: ours 39.9 Pods/s, baseline 39.9 Pods/s (5,000 not measured yet).',
@@ -223,6 +231,35 @@ describe('bench:dra report', () => {
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg.match(/<polyline/g)).toHaveLength(4); // 2 combos × 2 panels
     expect(svg).toContain('upstream threshold 64/s');
+  });
+
+  it('keeps each scheduler version apart: its own target, price and why, a faded line for the older one', () => {
+    const newer = { kubeScheduler: 'v1.37.2' };
+    const section = draMarkdown(
+      result([
+        run({}),
+        run({ layout: 'baseline', schedulerCpuSeconds: 2 }),
+        run({ ...newer, schedulerCpuSeconds: 2.4 }),
+        run({ ...newer, layout: 'baseline', schedulerCpuSeconds: 2 }),
+      ]),
+    );
+    expect(section).toContain('| v1.37.2 | 50 | ours | whole | fill |');
+    const older = section.slice(
+      section.indexOf('**kube-scheduler v1.36.3**'),
+      section.indexOf('**kube-scheduler v1.37.2**'),
+    );
+    const later = section.slice(section.indexOf('**kube-scheduler v1.37.2**'));
+    expect(older).toContain('| 50 | 4.00× |');
+    expect(older).toContain('**Why ours costs more**');
+    expect(later).toContain('| 50 | 1.20× |');
+    expect(later).not.toContain('Why ours');
+    // From 1.37 the section says what upstream changed; 1.36's part does not.
+    expect(later).toContain('**What v1.37.2 changed**');
+    expect(older).not.toContain('changed**');
+    const svg = draSvg(result([run({}), run({ ...newer })]));
+    expect(svg).toContain('kube-scheduler v1.36.3 (faded) and v1.37.2');
+    expect(svg.match(/stroke-opacity="0.4"/g)?.length).toBeGreaterThan(0);
+    expect(svg).toContain('v1.37.2, ours, whole');
   });
 });
 
