@@ -9,7 +9,8 @@
  * `bench/RESULTS.md` and `bench/README-cluster-section.md`.
  * Options: `--nodes 500,2000,5000`, `--changes 20`, `--slim-at 5000` (the request-size experiment),
  * `--status-reports` (one kubelet status report per Node, node-profile syncing on it and not: what
- * `ignoreStatusChanges: false` costs; Metacontroller v4 only, given as E2E_METACONTROLLER_BIN), `--no-write`.
+ * `ignoreStatusChanges: false` costs; Metacontroller v4 only, given as E2E_METACONTROLLER_BIN), `--no-write`,
+ * `--out FILE` (each run's result as soon as it ends).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ import { sleep, waitFor, type KubeClient, type KubeObject } from '../test/e2e/su
 import { diffObjects, idOf, ourManifests } from '../test/e2e/support/chain.js';
 import { ensureCrds } from '../test/e2e/support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from '../test/e2e/support/control-plane.js';
+import { startHookProxy } from '../test/e2e/support/hook-proxy.js';
 import { freePorts, startProcess, type ManagedProcess } from '../test/e2e/support/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from './child.js';
 import { cardLabelPatch, generateNodes } from './cluster-nodes.js';
@@ -39,7 +41,6 @@ import {
   type Reaction,
   type StatusReport,
 } from './control-plane-report.js';
-import { startHookProxy } from './hook-proxy.js';
 import { commitOf } from './results-header.js';
 import { quantile } from './stats.js';
 
@@ -568,7 +569,17 @@ async function main(): Promise<void> {
   const started = performance.now();
   const runs: ClusterRun[] = [];
   const statusReports = process.argv.includes('--status-reports');
-  for (const size of sizes) runs.push(await runOnce(size, changes, false, statusReports));
+  // `--out FILE`: every run is written there as soon as it ends, so a later size that fails (or is
+  // stopped on a busy machine) keeps the earlier ones (bench/shards-report.ts reads these files).
+  const out = argument('out');
+  for (const size of sizes) {
+    runs.push(await runOnce(size, changes, false, statusReports));
+    if (out)
+      writeFileSync(
+        out,
+        `${JSON.stringify({ commit: commitOf(['src', 'manifests']), changes, metacontrollerWorkers: WORKERS ?? 5, runs }, null, 2)}\n`,
+      );
+  }
   const slimAt = argument('slim-at');
   const slimRuns: ClusterRun[] = [];
   for (const size of slimAt ? slimAt.split(',').map(Number) : []) slimRuns.push(await runOnce(size, changes, true));

@@ -1,7 +1,8 @@
 /**
  * @module A pass-through HTTP proxy between Metacontroller and our server that records the body size
- * of every hook request per route (`/hooks/<controller>/<hook>`): the largest request of each hook
- * as Metacontroller sends it, measured the same way whatever release of the server is behind it.
+ * of every hook request per route (`/hooks/<controller>/<hook>`), and with `keepBodies` the last
+ * body: what Metacontroller sends, measured the same way whatever release of the server is behind
+ * it (bench:cluster's request sizes, the shards e2e's count of objects in the chain's request).
  */
 import http from 'node:http';
 
@@ -17,20 +18,28 @@ export interface HookProxy {
   sizes(): Record<string, RequestSizes>;
   /** The largest request per route since the last call (or the start), then starts a new window. */
   takeMax(): Record<string, number>;
+  /** The last request body of a route, parsed (only with `keepBodies`). */
+  lastBody(route: string): unknown;
   close(): Promise<void>;
 }
 
 /** Starts the proxy on a free port of 127.0.0.1, forwarding to `target` (`http://127.0.0.1:<port>`). */
-export async function startHookProxy(target: string): Promise<HookProxy> {
+export async function startHookProxy(target: string, options: { keepBodies?: boolean } = {}): Promise<HookProxy> {
   const upstream = new URL(target);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const sizes = new Map<string, { count: number; totalBytes: number; maxBytes: number }>();
   let windowMax = new Map<string, number>();
+  const bodies = new Map<string, Buffer>();
   const server = http.createServer((req, res) => {
     const route = (req.url ?? '').replace(/^\/hooks\//, '').replace(/\?.*$/, '');
     let bytes = 0;
-    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (options.keepBodies) chunks.push(chunk);
+    });
     req.on('end', () => {
+      if (options.keepBodies) bodies.set(route, Buffer.concat(chunks));
       const entry = sizes.get(route) ?? { count: 0, totalBytes: 0, maxBytes: 0 };
       entry.count++;
       entry.totalBytes += bytes;
@@ -65,6 +74,10 @@ export async function startHookProxy(target: string): Promise<HookProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     sizes: () => Object.fromEntries([...sizes].map(([route, entry]) => [route, { ...entry }])),
+    lastBody: (route) => {
+      const body = bodies.get(route);
+      return body === undefined ? undefined : (JSON.parse(body.toString('utf8')) as unknown);
+    },
     takeMax: () => {
       const out = Object.fromEntries(windowMax);
       windowMax = new Map();
