@@ -266,7 +266,9 @@ function main(): void {
     '![largest hook request per change against Nodes, measured and modelled](results/shards-scale.svg)',
     '',
     `Reproduce: run \`npm run bench:cluster -- --metacontroller-workers 20 --nodes 500 --out before.json\` on a checkout before shards and the same with \`--out after.json\` on this one, then` +
-      ' `npx tsx bench/shards-report.ts --before before.json --after after.json` (writes this section and `bench/results/shards-scale.svg`).',
+      ' `npx tsx bench/shards-report.ts --before before.json --after after.json` (writes this section and `bench/results/shards-scale.svg`).' +
+      ' This section: `npx tsx bench/shards-report.ts --before bench/results/shards-before-500.json --after bench/results/shards-after-500.json`.' +
+      ' Not run: 2,000 / 5,000 / 10,000 Nodes before and after — on the shared machine (load 25–33) a 2,000-Node run took 30 min and a 5,000-Node run had not finished creating its Nodes after 15 min.',
     END,
   ];
   const section = lines.join('\n');
