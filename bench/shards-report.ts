@@ -167,7 +167,16 @@ function svg(model: Model, before: RunFile, after: RunFile, reference: RunFile):
     `<text x="${left + 4}" y="${(py(SERVER_BODY_LIMIT) - 4).toFixed(1)}">server body limit 256 MiB</text>`,
     line('#777777', '6 4', (n) => predict(model, n, undefined).largest),
     line('#1f77b4', '6 4', (n) => predict(model, n, 32).largest),
-    line('#2ca02c', '6 4', (n) => predict(model, n, Math.max(32, Math.round(n / 300))).largest),
+    line(
+      '#2ca02c',
+      '6 4',
+      (n) =>
+        predict(
+          model,
+          n,
+          Math.max(1, Math.round(Math.sqrt((n * model.bytesPerProfile) / (model.chainBytesAfter / 32)))),
+        ).largest,
+    ),
     ...reference.runs.map((r) => dot('#777777', r.nodes, r.chainRequestBytes)),
     ...before.runs.map((r) => dot('#444444', r.nodes, largestPerChange(r).bytes)),
     ...after.runs.map((r) => dot('#1f77b4', r.nodes, largestPerChange(r).bytes)),
@@ -175,7 +184,7 @@ function svg(model: Model, before: RunFile, after: RunFile, reference: RunFile):
   const legend = [
     ['#777777', 'before: chain request = every NodeProfile (dots: measured)'],
     ['#1f77b4', 'shards, nodeShards 32 (dots: measured)'],
-    ['#2ca02c', 'shards, nodeShards = N / 300 (model)'],
+    ['#2ca02c', 'shards, nodeShards balanced ≈ √(N × profile / summary) (model)'],
   ];
   legend.forEach(([color, text], i) =>
     out.push(
@@ -217,6 +226,9 @@ function main(): void {
     const p = at(shards);
     return `| ${label} | ${mb(p.largest)}${p.largest > SERVER_BODY_LIMIT ? ' (**over the 256 MiB body limit**)' : ''} | ${mb(p.bytes)} | ${s2(p.metacontroller)} s | ${s2(p.server)} s | ${(p.bootstrapBytes / 1e9).toFixed(1)} GB |`;
   };
+  const balanced = Math.round(
+    Math.sqrt((MODEL_NODES * model.bytesPerProfile) / (model.chainBytesAfter / model.shardsAfter)),
+  );
   const mcRss = model.mcRssPerNode.a + model.mcRssPerNode.b * MODEL_NODES;
   const apiRss = model.apiRssPerNode.a + model.apiRssPerNode.b * MODEL_NODES;
   const lines = [
@@ -254,11 +266,12 @@ function main(): void {
     '|---|---:|---:|---:|---:|---:|',
     row('before (every NodeProfile in the chain)', undefined),
     row('shards, nodeShards 32 (default)', 32),
-    row('shards, nodeShards 256', 256),
+    row(`shards, nodeShards ${balanced} (balanced: √(N × profile bytes / summary bytes per shard))`, balanced),
     row('shards, nodeShards 1024 (the maximum)', 1024),
     '',
     `- **Before**, the chain's request passes the server's 256 MiB body limit at ${thousands(Math.round(SERVER_BODY_LIMIT / model.bytesPerProfile))} Nodes; long before that every change costs seconds of Metacontroller CPU.` +
-      ' With shards nothing grows with the cluster but the shard request (N / nodeShards): raise `nodeShards` with the cluster (≈ N / 300 keeps a shard request under 1 MB).',
+      ' With shards the shard request grows as N / nodeShards and the chain request as nodeShards (its summaries): the two balance at nodeShards ≈ √(N × profile bytes / summary bytes per shard),' +
+      ` ${balanced} at ${thousands(MODEL_NODES)} Nodes, where both are ≈ ${mb((MODEL_NODES * model.bytesPerProfile) / balanced)}: the largest request then grows as √N, not N.`,
     `- **The next ceiling is memory, in Metacontroller and kube-apiserver**: both cache every Node whole (node-profile's decorator watches Nodes), and neither is changed by shards. The reference run's peak RSS grows` +
       ` ${model.mcRssPerNode.b.toFixed(2)} MB per Node in Metacontroller and ${model.apiRssPerNode.b.toFixed(2)} MB per Node in kube-apiserver: at ${thousands(MODEL_NODES)} Nodes ≈ **${(mcRss / 1024).toFixed(0)} GB** and ≈ **${(apiRss / 1024).toFixed(0)} GB**.` +
       ' Metacontroller hits it first in practice (one process, one informer per watched kind, no paging); the remedy is a metadata-only watch of Nodes (Metacontroller does not offer one) or node-profile outside Metacontroller.',
