@@ -39,7 +39,7 @@ async function namespaces(): Promise<string[]> {
   return (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
 }
 
-/** The objects of a pool that lost its Nodes: sticky (docs/architecture.md#instance-types), render from scratch has none. */
+/** The objects of a pool that lost its Nodes: sticky (docs/architecture.md#controllers), render from scratch has none. */
 const stickyPool = (pool: string, entrance: string) => (difference: string) =>
   difference.startsWith('unexpected ') && (difference.endsWith(` ${pool}`) || difference.endsWith(`/${entrance}`));
 
