@@ -1,7 +1,7 @@
 /**
  * @module The checker process: five informers feed the stores (the fifth, the SchedulingChain
  * `default`, for its resource names), three more the card ledger (ResourceSlices, ResourceClaims,
- * ResourceClaimTemplates); any change schedules a reconcile pass a little later
+ * ResourceClaimTemplates, and DeviceTaintRules where served); any change schedules a reconcile pass a little later
  * (events coalesce), a periodic resync re-decides even without events (a `Retry` whose blocking
  * pods went away while Kueue backed off), and failed writes are retried with a backoff. Nothing
  * is decided until every store has listed once: a Workload decided before the Pods are known
@@ -29,6 +29,7 @@ import {
   type WatchedResource,
 } from './resources.js';
 import { SettingsTracker } from './settings.js';
+import { TaintRuleWatch } from './taint-rules.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
 
 export const DEFAULT_CHECK_NAME = 'gpustack-node-devices';
@@ -98,6 +99,8 @@ class CheckerInformers {
   readonly claims: InformerOf<typeof RESOURCE_CLAIMS>;
   readonly templates: InformerOf<typeof RESOURCE_CLAIM_TEMPLATES>;
   readonly instanceTypes: InformerOf<typeof INSTANCE_TYPES>;
+  /** DeviceTaintRules, at the version discovery finds; none where the cluster serves none. */
+  readonly taintRules: TaintRuleWatch;
 
   constructor(api: KubeApi, options: InformerOptions) {
     this.workloads = new Informer(api, WORKLOADS, options);
@@ -109,6 +112,7 @@ class CheckerInformers {
     this.claims = new Informer(api, RESOURCE_CLAIMS, options);
     this.templates = new Informer(api, RESOURCE_CLAIM_TEMPLATES, options);
     this.instanceTypes = new Informer(api, INSTANCE_TYPES, options);
+    this.taintRules = new TaintRuleWatch(api, options);
   }
 
   /** The informers every pass needs listed; /healthz reports them. */
@@ -117,7 +121,7 @@ class CheckerInformers {
   }
 
   get ledger(): readonly Watch[] {
-    return [this.slices, this.claims, this.templates, this.instanceTypes];
+    return [this.slices, this.claims, this.templates, this.instanceTypes, this.taintRules];
   }
 
   /** Lists and watches every store until `signal` aborts. */
@@ -142,8 +146,16 @@ class CheckerInformers {
       nodes: [...this.nodes.store.values()],
       pods: [...this.pods.store.values()],
       settings,
+      // The rules, once listed: until then (or while their list fails) no card counts as cordoned.
       ...([slices, claims, templates].every((i) => i.status.synced)
-        ? { dra: { slices: slices.store, claims: claims.store, templates: templates.store } }
+        ? {
+            dra: {
+              slices: slices.store,
+              claims: claims.store,
+              templates: templates.store,
+              taintRules: this.taintRules.store,
+            },
+          }
         : {}),
       ...(instanceTypes.status.synced ? { instanceTypes: instanceTypes.store.values() } : {}),
     };

@@ -13,7 +13,15 @@ export {
   type ProbeServerOptions,
   type WatchHealth,
 } from './health.js';
-export { NO_RECORDING, createAdmissionMetrics, type AdmissionMetrics, type AdmissionRecorder } from './metrics.js';
+export {
+  CARD_LABELS,
+  CARD_METRICS,
+  NO_RECORDING,
+  createAdmissionMetrics,
+  renderCardMetrics,
+  type AdmissionMetrics,
+  type AdmissionRecorder,
+} from './metrics.js';
 export { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 export {
   Reconciler,
@@ -35,11 +43,13 @@ export {
   RESOURCE_SLICES,
   SCHEDULING_CHAINS,
   WORKLOADS,
+  deviceTaintRules,
   objectKey,
   type WatchedResource,
 } from './resources.js';
 export type { ReceivedSchedulingChain, ReceivedInstanceType } from './received.js';
 export { SettingsTracker } from './settings.js';
+export { TaintRuleWatch } from './taint-rules.js';
 export {
   admissionCheckPatch,
   devicesAnnotationPatch,

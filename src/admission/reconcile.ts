@@ -7,11 +7,18 @@
 import {
   DEVICES_ANNOTATION,
   SliceCache,
+  devicePluginCards,
+  wantedOwner,
+  buildCardRows,
   buildDeviceLedger,
+  cardPoolsOf,
+  poolResolver,
+  type CardRow,
   formatPoolDevices,
   poolDevices,
   type DeviceLedger,
   type ReceivedResourceClaim,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
 } from '../dra/index.js';
@@ -28,12 +35,12 @@ import {
   type Pod,
   type Workload,
 } from '../placement/index.js';
-import { deviceResourceOf } from '../contracts/index.js';
+import { deviceOwnerSettingOf, deviceResourceOf } from '../contracts/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import type { ReceivedInstanceType } from './received.js';
 import { objectKey, resourceVersionOf } from './resources.js';
-import { MANAGED_LABEL } from '../nodefeature/index.js';
+import { ACCELERATABLE_PREFIX, MANAGED_LABEL, acceleratorKeyManufacturer } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
 
 /** What the stores hold at the start of a pass. */
@@ -58,23 +65,57 @@ export interface Snapshot {
     readonly slices: ReadonlyMap<string, ReceivedResourceSlice>;
     readonly claims: ReadonlyMap<string, ReceivedResourceClaim>;
     readonly templates: ReadonlyMap<string, ReceivedResourceClaimTemplate>;
+    /** DeviceTaintRules (none where the cluster serves none, or before their first list). */
+    readonly taintRules?: ReadonlyMap<string, ReceivedDeviceTaintRule>;
   };
   /** InstanceTypes, to annotate each device pool with the ledger's count (with `dra` only). */
   readonly instanceTypes?: Iterable<ReceivedInstanceType>;
 }
 
 /** Managed nodes by `<os>/<arch>`: the nodes an InstanceType's pool can have (its model is checked per card). */
-function managedNodesByPlatform(nodes: readonly Node[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+function managedNodesByPlatform(nodes: readonly Node[]): Map<string, Node[]> {
+  const out = new Map<string, Node[]>();
   for (const node of nodes) {
     const labels = node.metadata.labels ?? {};
     if (labels[MANAGED_LABEL] !== 'true') continue;
     const key = `${labels['kubernetes.io/os'] ?? ''}/${labels['kubernetes.io/arch'] ?? ''}`;
     const list = out.get(key);
-    if (list === undefined) out.set(key, [node.metadata.name]);
-    else list.push(node.metadata.name);
+    if (list === undefined) out.set(key, [node]);
+    else list.push(node);
   }
   return out;
+}
+
+/** Whether the vendor's device plugin owns `mfr`'s cards on `node`, by the agent's rule without the holders. */
+function ownedByDevicePlugin(settings: Settings, mfr: ManufacturerName | undefined): (node: Node) => boolean {
+  if (mfr === undefined) return () => false;
+  const setting = deviceOwnerSettingOf(settings, mfr);
+  const resource = deviceResourceOf(settings, mfr);
+  return (node) => wantedOwner(setting, resource, node.status?.allocatable).owner === 'DevicePlugin';
+}
+
+/**
+ * Which of the flavors of model `productKey` a node is in: the first (by name) whose node labels it
+ * carries. A cordoned card is taken off that flavor's quota.
+ */
+function flavorOfNode(
+  flavors: Readonly<Record<string, ReceivedResourceFlavor>>,
+  nodes: readonly Node[],
+  productKey: string,
+): (node: string) => string | undefined {
+  const keyLabel = `${ACCELERATABLE_PREFIX}${productKey}`;
+  const candidates = Object.values(flavors)
+    .filter((f) => f.spec?.nodeLabels?.[keyLabel] === 'true')
+    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  const labelsOf = new Map(nodes.map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+  return (node) => {
+    const labels = labelsOf.get(node);
+    if (labels === undefined) return undefined;
+    const flavor = candidates.find((f) =>
+      Object.entries(f.spec?.nodeLabels ?? {}).every(([key, value]) => labels[key] === value),
+    );
+    return flavor?.metadata.name;
+  };
 }
 
 /**
@@ -85,10 +126,26 @@ function claimsInput(dra: NonNullable<Snapshot['dra']>, cache: SliceCache): Clai
   let ledger: DeviceLedger | undefined;
   return {
     get ledger() {
-      return (ledger ??= buildDeviceLedger(dra.slices.values(), dra.claims.values(), cache));
+      return (ledger ??= buildDeviceLedger(
+        dra.slices.values(),
+        dra.claims.values(),
+        cache,
+        dra.taintRules?.values() ?? [],
+      ));
     },
     templates: (namespace, name) => dra.templates.get(objectKey({ namespace, name })),
   };
+}
+
+/** The per-card rows of this pass's ledger, built on first call (a scrape), at most once. */
+function cardRowsOf(
+  claims: ClaimsInput,
+  nodes: readonly Node[],
+  instanceTypes: readonly ReceivedInstanceType[] | undefined,
+): () => readonly CardRow[] {
+  let rows: CardRow[] | undefined;
+  return () =>
+    (rows ??= buildCardRows(claims.ledger, { poolOf: poolResolver(cardPoolsOf(instanceTypes ?? []), nodes) }));
 }
 
 export interface ReconcilerOptions {
@@ -170,22 +227,29 @@ export class Reconciler {
       else if (outcome === 'failed') failed++;
     }
     for (const key of [...this.written.keys()]) if (!seen.has(key)) this.written.delete(key);
-    if (claims !== undefined && snapshot.instanceTypes !== undefined) {
-      const annotated = await this.annotatePools(snapshot.instanceTypes, snapshot.nodes, claims.ledger);
+    const instanceTypes = snapshot.instanceTypes === undefined ? undefined : [...snapshot.instanceTypes];
+    if (claims !== undefined && instanceTypes !== undefined) {
+      const annotated = await this.annotatePools(snapshot, instanceTypes, claims.ledger, snapshot.settings);
       failed += annotated.failed;
     }
+    if (claims !== undefined)
+      (this.options.recorder ?? NO_RECORDING).cards(cardRowsOf(claims, snapshot.nodes, instanceTypes));
     return { written, failed };
   }
 
   /**
    * Writes each device InstanceType's ledger count (`worker.gpustack.ai/devices`) where it differs
-   * from the observed one; the instance-type hook copies it into `status.devices`.
+   * from the observed one; the instance-type hook copies it into `status.devices` and takes the
+   * cordoned cards off their flavors' quota. A cordon thus changes one InstanceType (and its
+   * ClusterQueue), never a Node or the chain.
    */
   private async annotatePools(
+    snapshot: Pick<Snapshot, 'nodes' | 'flavors'>,
     instanceTypes: Iterable<ReceivedInstanceType>,
-    nodes: readonly Node[],
     ledger: DeviceLedger,
+    settings: Settings,
   ): Promise<{ failed: number }> {
+    const nodes = snapshot.nodes;
     const writeDevices = this.options.writer.writeDevices?.bind(this.options.writer);
     if (writeDevices === undefined) return { failed: 0 };
     const byPlatform = managedNodesByPlatform(nodes);
@@ -196,10 +260,26 @@ export class Reconciler {
       if (spec?.acceleratable !== true || !spec.acceleratorGroup) continue;
       seen.add(metadata.name);
       const pool = byPlatform.get(`${spec.os ?? ''}/${spec.arch ?? ''}`) ?? [];
-      const devices = poolDevices(ledger, pool, spec.acceleratorGroup);
+      const aKey = spec.acceleratorGroup;
+      const devicePlugin = devicePluginCards(
+        ledger,
+        pool,
+        aKey,
+        ownedByDevicePlugin(settings, acceleratorKeyManufacturer(aKey)),
+      );
+      const flavorOf = flavorOfNode(snapshot.flavors, nodes, aKey);
+      const devices = {
+        ...poolDevices(
+          ledger,
+          pool.map((n) => n.metadata.name),
+          aKey,
+          flavorOf,
+        ),
+        ...(devicePlugin > 0 ? { devicePlugin } : {}),
+      };
       const observed = metadata.annotations?.[DEVICES_ANNOTATION];
-      // A pool that publishes no slices (no DRA, or not yet) is left alone, unless we counted it before.
-      if (devices.published === 0 && observed === undefined) continue;
+      // A pool with no cards for DRA nor the device plugin (no agent, or not yet) is left alone, unless we counted it before.
+      if (devices.published === 0 && devicePlugin === 0 && observed === undefined) continue;
       const text = formatPoolDevices(devices);
       const resourceVersion = resourceVersionOf(type);
       const previous = this.annotated.get(metadata.name);

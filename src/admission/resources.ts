@@ -1,15 +1,18 @@
 /**
  * @module What the checker watches: Kueue v1beta2 Workloads and ResourceFlavors, Nodes, Pods, the
  * SchedulingChain `default`, and resource.k8s.io/v1 ResourceSlices, ResourceClaims and
- * ResourceClaimTemplates (the card ledger), each parsed once at the boundary with the loose schemas the
+ * ResourceClaimTemplates and the DeviceTaintRules (the card ledger), each parsed once at the boundary with the loose schemas the
  * decision reads.
  */
 import type { z } from 'zod';
 import { GPUSTACK_API_VERSION, NodeSchema, SCHEDULING_CHAIN_NAME, type KubeObject, type Node } from '../k8s/index.js';
 import {
+  DEVICE_TAINT_RULES_RESOURCE,
+  ReceivedDeviceTaintRuleSchema,
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
   ReceivedResourceSliceSchema,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
@@ -17,6 +20,7 @@ import {
 import {
   slimNode,
   slimPod,
+  slimDeviceTaintRule,
   slimResourceClaim,
   slimInstanceType,
   slimResourceClaimTemplate,
@@ -99,6 +103,20 @@ export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemp
   schema: ReceivedResourceClaimTemplateSchema,
   slim: slimResourceClaimTemplate,
 };
+
+/**
+ * DeviceTaintRules at the version the cluster serves (`resource.k8s.io/v1` or `v1beta2`, found by
+ * discovery): the cordons the ledger subtracts. Every rule, not only ours: any blocking taint keeps
+ * the scheduler off a device.
+ */
+export function deviceTaintRules(groupVersion: string): WatchedResource<ReceivedDeviceTaintRule> {
+  return {
+    name: DEVICE_TAINT_RULES_RESOURCE,
+    path: `/apis/${groupVersion}/${DEVICE_TAINT_RULES_RESOURCE}`,
+    schema: ReceivedDeviceTaintRuleSchema,
+    slim: slimDeviceTaintRule,
+  };
+}
 
 export const INSTANCE_TYPES: WatchedResource<ReceivedInstanceType> = {
   name: 'instancetypes',

@@ -14,6 +14,7 @@ import {
   isSharedDevice,
   manufacturerOfDriver,
   type ReceivedDevice,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
@@ -67,19 +68,37 @@ function slimPodSpec<S extends PodSpec, const K extends keyof S>(spec: S, extra:
   };
 }
 
-/** A Node: its labels (flavors select by any of them), whether it is cordoned, its taints. */
+/**
+ * A Node: its labels (flavors select by any of them), whether it is cordoned, its taints, and the
+ * extended resources (`<domain>/<name>`) of its allocatable: a device plugin's `<base>` there makes
+ * it the owner of the node's cards (docs/architecture.md#device-owner).
+ */
 export function slimNode(node: Node): Node {
   const spec = pickOptional(node.spec, ['unschedulable', 'taints']);
+  const allocatable = Object.entries(node.status?.allocatable ?? {}).filter(([key]) => key.includes('/'));
   return {
     ...pick(node, IDENTITY),
     metadata: pick(node.metadata, ['name', 'resourceVersion', 'labels']),
     ...(spec === undefined ? {} : { spec }),
+    ...(allocatable.length > 0 ? { status: { allocatable: Object.fromEntries(allocatable) } } : {}),
   };
 }
 
-/** A Pod: where it is bound, what its containers ask for, its phase. */
+/** The resources the scheduler served through DRA, once each (a mapping per container and resource). */
+function slimExtendedClaim(
+  status: NonNullable<Pod['status']>,
+): Pick<NonNullable<Pod['status']>, 'extendedResourceClaimStatus'> {
+  const mappings = status.extendedResourceClaimStatus?.requestMappings;
+  if (mappings === undefined || mappings === null) return {};
+  const names = [...new Set(mappings.map((m) => m.resourceName))].sort();
+  return { extendedResourceClaimStatus: { requestMappings: names.map((resourceName) => ({ resourceName })) } };
+}
+
+/** A Pod: where it is bound, what its containers ask for, its phase, the resources DRA served. */
 export function slimPod(pod: Pod): Pod {
-  const status = pickOptional(pod.status, ['phase']);
+  const picked = pickOptional(pod.status, ['phase']);
+  const status =
+    picked === undefined || picked === null ? picked : { ...picked, ...slimExtendedClaim(pod.status ?? {}) };
   return {
     ...pick(pod, IDENTITY),
     metadata: pick(pod.metadata, ['name', 'namespace', 'resourceVersion', 'uid']),
@@ -143,7 +162,7 @@ export function slimResourceFlavor(flavor: ReceivedResourceFlavor): ReceivedReso
 }
 
 /**
- * A device of ours: its name, the attributes the ledger reads, its counter set, and for the shared
+ * A device of ours: its name, the attributes the ledger reads, its counter set, its taints, and for the shared
  * device its capacities (a whole device's are never read: 80,000 devices at 5,000 nodes).
  */
 function slimDevice(device: ReceivedDevice, driver: string): ReceivedDevice {
@@ -161,6 +180,23 @@ function slimDevice(device: ReceivedDevice, driver: string): ReceivedDevice {
     ...(device.consumesCounters === undefined
       ? {}
       : { consumesCounters: device.consumesCounters.map((c) => ({ counterSet: c.counterSet })) }),
+    // A tainted card is not free (the agent's `gpustack.ai/unhealthy`): the ledger must see it.
+    ...(device.taints === undefined || device.taints.length === 0
+      ? {}
+      : { taints: device.taints.map((t) => pick(t, ['key', 'value', 'effect'])) }),
+  };
+}
+
+/** A DeviceTaintRule: which devices it selects and its taint (its status, the eviction's progress, is not read). */
+export function slimDeviceTaintRule(rule: ReceivedDeviceTaintRule): ReceivedDeviceTaintRule {
+  const selector = rule.spec.deviceSelector;
+  return {
+    ...pick(rule, IDENTITY),
+    metadata: pick(rule.metadata, ['name', 'resourceVersion', 'labels']),
+    spec: {
+      ...(selector === undefined ? {} : { deviceSelector: pick(selector, ['driver', 'pool', 'device']) }),
+      taint: pick(rule.spec.taint, ['key', 'value', 'effect']),
+    },
   };
 }
 
@@ -180,15 +216,26 @@ export function slimResourceSlice(slice: ReceivedResourceSlice): ReceivedResourc
   };
 }
 
-/** A ResourceClaim: only the allocation results on our drivers. Most claims in a cluster are few bytes after this. */
+/**
+ * A ResourceClaim: only the allocation results on our drivers, and the names of the Pods it is
+ * reserved for (the holders of the per-card metrics). Most claims in a cluster are few bytes after this.
+ */
 export function slimResourceClaim(claim: ReceivedResourceClaim): ReceivedResourceClaim {
   const results = claim.status?.allocation?.devices?.results
     ?.filter((r) => manufacturerOfDriver(r.driver) !== undefined)
     .map((r) => pick(r, ['driver', 'pool', 'device', 'consumedCapacity']));
+  const reservedFor = claim.status?.reservedFor?.map((r) => pick(r, ['name']));
   return {
     ...pick(claim, IDENTITY),
     metadata: pick(claim.metadata, ['name', 'namespace', 'resourceVersion']),
-    ...(results === undefined || results.length === 0 ? {} : { status: { allocation: { devices: { results } } } }),
+    ...(results === undefined || results.length === 0
+      ? {}
+      : {
+          status: {
+            allocation: { devices: { results } },
+            ...(reservedFor === undefined || reservedFor.length === 0 ? {} : { reservedFor }),
+          },
+        }),
   };
 }
 

@@ -18,12 +18,20 @@ import {
 import { NO_RECORDING, type AgentRecorder, type PublishResult } from './metrics.js';
 import type { Publisher } from './publishers.js';
 import type { SlicePublisher } from './slice-publisher.js';
+import { draOwnedCards, type DeviceOwnerSource, type DeviceOwnerships } from './device-owners.js';
+import { isManufacturer } from '../contracts/index.js';
+import type { SliceCard } from '../dra/index.js';
 
 export interface AgentOptions {
   readonly detect: () => Promise<DetectResult>;
   readonly publisher: Publisher;
   /** The node's ResourceSlices (docs/architecture.md#resourceslices), published after the labels and independently of them. */
   readonly slicePublisher?: SlicePublisher | undefined;
+  /**
+   * Who owns each manufacturer's cards on this node (docs/architecture.md#device-owner), asked before every slice
+   * publish; without it DRA owns every card.
+   */
+  readonly deviceOwners?: DeviceOwnerSource | undefined;
   readonly intervalMs: number;
   readonly logger: Logger;
   readonly clock?: () => Date;
@@ -45,6 +53,8 @@ export interface AgentState {
   sliceFailures: number;
   lastSliceError?: string;
   sliceWrites: number;
+  /** The last owner decision per manufacturer with cards (/healthz shows it). */
+  deviceOwners?: DeviceOwnerships;
 }
 
 export type CycleResult = PublishResult;
@@ -71,7 +81,8 @@ async function publishSlices(
   detected: DetectResult,
 ): Promise<PublishResult> {
   try {
-    const outcome = await publisher.publish(sliceCardsOf(detected), failedManufacturers(detected));
+    const { cards, keep } = await ownedCards(state, options, sliceCardsOf(detected), failedManufacturers(detected));
+    const outcome = await publisher.publish(cards, keep);
     for (const problem of outcome.problems) options.logger.warn({ problem }, 'resource slices: card reported');
     state.sliceFailures = 0;
     delete state.lastSliceError;
@@ -90,6 +101,31 @@ async function publishSlices(
     );
     return 'failed';
   }
+}
+
+/**
+ * The cards DRA owns, to publish: a manufacturer the device plugin owns is withheld (its pool is
+ * deleted, kept or not), one DRA hands over is published tainted; each change is logged.
+ */
+async function ownedCards(
+  state: AgentState,
+  options: AgentOptions,
+  cards: readonly SliceCard[],
+  keep: ReadonlySet<string>,
+): Promise<{ cards: readonly SliceCard[]; keep: ReadonlySet<string> }> {
+  if (options.deviceOwners === undefined) return { cards, keep };
+  const manufacturers = [...cards.map((c) => c.manufacturer as string), ...keep].filter(isManufacturer);
+  const owners = await options.deviceOwners.decide(manufacturers);
+  for (const [mfr, decision] of owners) {
+    const before = state.deviceOwners?.get(mfr);
+    if (before?.owner === decision.owner && before.pending === decision.pending && before.wanted === decision.wanted)
+      continue;
+    const fields = { manufacturer: mfr, ...decision, previous: before?.owner ?? null };
+    if (decision.pending !== undefined) options.logger.warn(fields, 'device owner change waits');
+    else options.logger.info(fields, 'device owner');
+  }
+  state.deviceOwners = owners;
+  return draOwnedCards(cards, keep, owners);
 }
 
 /** Detects, timed and recorded; a detection that throws is recorded and rethrown. */
@@ -235,6 +271,7 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
       writes: state.writes,
       lastSliceError: state.lastSliceError ?? null,
       sliceWrites: state.sliceWrites,
+      deviceOwners: state.deviceOwners ? Object.fromEntries(state.deviceOwners) : null,
       ...more?.fields,
     };
     res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));

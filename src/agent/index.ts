@@ -42,3 +42,4 @@ export {
   type AgentRecorder,
   type PublishResult,
 } from './metrics.js';
+export { apiDeviceOwnerSource, draOwnedCards, type DeviceOwnerSource, type DeviceOwnerships } from './device-owners.js';

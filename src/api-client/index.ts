@@ -11,3 +11,4 @@ export {
   type WatchEvent,
   type WatchOptions,
 } from './client.js';
+export { servedVersion } from './discovery.js';

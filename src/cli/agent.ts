@@ -20,7 +20,12 @@ import {
   type Publisher,
   type PublishMode,
   type SlicePublisher,
+  apiDeviceOwnerSource,
+  draOwnedCards,
+  type DeviceOwnerSource,
+  type DeviceOwnerships,
 } from '../agent/index.js';
+import { isManufacturer } from '../contracts/index.js';
 import { desiredSlices } from '../dra/index.js';
 import { AGENT_FLAGS, DETECT_FLAGS } from './agent-flags.js';
 import { UsageError } from './errors.js';
@@ -116,18 +121,20 @@ async function sliceApi(
   node: string | undefined,
   kubeconfig: string | undefined,
   logger: Logger,
-): Promise<SlicePublisher | undefined> {
+): Promise<{ publisher: SlicePublisher; owners: DeviceOwnerSource } | undefined> {
   if (node === undefined || node === '') {
     logger.warn({}, 'no --node (or $NODE_NAME): ResourceSlices are not published');
     return undefined;
   }
-  if (api !== undefined) return resourceSlicePublisher(api, node);
+  let sliceApi = api;
   try {
-    return resourceSlicePublisher(createKubeApi(await loadKubeConfig(kubeconfig)), node);
+    sliceApi ??= createKubeApi(await loadKubeConfig(kubeconfig));
   } catch (error) {
     logger.warn({ err: (error as Error).message }, 'no API server: ResourceSlices are not published');
     return undefined;
   }
+  const owners = apiDeviceOwnerSource(sliceApi, node, (message) => logger.warn({ problem: message }, 'device owners'));
+  return { publisher: resourceSlicePublisher(sliceApi, node), owners };
 }
 
 /** A name from its flag, else from its variable (checked and named by where it came from); '' = unset. */
@@ -170,7 +177,9 @@ export async function agentCommand(args: string[]): Promise<void> {
       : mode === 'node-labels'
         ? nodeLabelsPublisher(api, node as string)
         : nodeFeaturePublisher(api, node as string, namespace);
-  const slicePublisher = await sliceApi(api, node, values.kubeconfig, logger);
+  const slices = await sliceApi(api, node, values.kubeconfig, logger);
+  const slicePublisher = slices?.publisher;
+  const deviceOwners = slices?.owners;
   const state = createAgentState();
   const metrics = createAgentMetrics({ defaultMetrics: true });
   const health = await startHealthServer(state, {
@@ -191,7 +200,7 @@ export async function agentCommand(args: string[]): Promise<void> {
   );
   await runAgent(
     state,
-    { detect: detectNow, publisher, slicePublisher, intervalMs, logger, recorder: metrics },
+    { detect: detectNow, publisher, slicePublisher, deviceOwners, intervalMs, logger, recorder: metrics },
     stop.signal,
   );
   await plugins?.close();
@@ -229,15 +238,38 @@ function detectText(result: DetectResult, labels: Record<string, string>): strin
 }
 
 /**
+ * Who owns each detected manufacturer's cards on the node `$NODE_NAME` (docs/architecture.md#device-owner), read
+ * as the agent reads it (the Node, the ChainSettings, the holders when a change is due) through
+ * the kubeconfig or the in-cluster account; without one, `error` says why.
+ */
+async function deviceOwnersOf(
+  raw: DetectResult,
+  kubeconfig: string | undefined,
+): Promise<{ owners?: DeviceOwnerships; report: unknown }> {
+  const node = process.env['NODE_NAME'];
+  if (node === undefined || node === '')
+    return { report: { error: "NODE_NAME is not set: the owners are the node's" } };
+  const manufacturers = [...sliceCardsOf(raw).map((c) => c.manufacturer), ...failedManufacturers(raw)];
+  try {
+    const source = apiDeviceOwnerSource(createKubeApi(await loadKubeConfig(kubeconfig)), node);
+    const owners = await source.decide(manufacturers.filter(isManufacturer));
+    return { owners, report: Object.fromEntries(owners) };
+  } catch (error) {
+    return { report: { error: `the node's owners could not be read: ${(error as Error).message}` } };
+  }
+}
+
+/**
  * What the agent would publish as ResourceSlices, for the node `$NODE_NAME`, without an owner
  * reference (that needs the Node's uid from the API server, which `detect` does not ask) and with
- * pool generation 0. Without `$NODE_NAME` the slices cannot be named: `resourceSlices` then says
- * so instead of inventing a node.
+ * pool generation 0; cards the device plugin owns are left out when the owners could be read.
+ * Without `$NODE_NAME` the slices cannot be named: `resourceSlices` then says so instead of
+ * inventing a node.
  */
-function resourceSlicesOf(raw: DetectResult): unknown {
+function resourceSlicesOf(raw: DetectResult, owners: DeviceOwnerships | undefined): unknown {
   const node = process.env['NODE_NAME'];
-  const keep = failedManufacturers(raw);
-  const cards = sliceCardsOf(raw);
+  const detected = { cards: sliceCardsOf(raw), keep: failedManufacturers(raw) };
+  const { cards, keep } = owners === undefined ? detected : draOwnedCards(detected.cards, detected.keep, owners);
   if (node === undefined || node === '')
     return { error: 'NODE_NAME is not set: the slices are named after the node (pool = node name)' };
   const desired = desiredSlices({ name: node }, cards);
@@ -252,7 +284,11 @@ function resourceSlicesOf(raw: DetectResult): unknown {
 export async function detectCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { output: { type: 'string', short: 'o', default: 'json' }, ...DETECT_FLAGS },
+    options: {
+      output: { type: 'string', short: 'o', default: 'json' },
+      kubeconfig: { type: 'string' },
+      ...DETECT_FLAGS,
+    },
   });
   if (values.output !== 'json' && values.output !== 'text')
     throw new UsageError(`-o: "${values.output}" must be json or text`);
@@ -260,9 +296,12 @@ export async function detectCommand(args: string[]): Promise<void> {
   const raw = await detectFor(values)();
   const result = screenDetection(raw);
   const labels = labelsFromDetection(result, undefined);
-  process.stdout.write(
-    values.output === 'json'
-      ? `${JSON.stringify(canonicalize({ ...result, labels, resourceSlices: resourceSlicesOf(raw) }), null, 2)}\n`
-      : detectText(result, labels),
-  );
+  if (values.output !== 'json') {
+    process.stdout.write(detectText(result, labels));
+    return;
+  }
+  const owners = await deviceOwnersOf(raw, values.kubeconfig);
+  const resourceSlices = resourceSlicesOf(raw, owners.owners);
+  const out = { ...result, labels, deviceOwners: owners.report, resourceSlices };
+  process.stdout.write(`${JSON.stringify(canonicalize(out), null, 2)}\n`);
 }

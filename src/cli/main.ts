@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * @module `gpustack-operator`: one binary — `serve` (the hook server), `render` (the whole chain
- * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand) and
- * `admission` (the per-card admission check; also inside `serve --admission`).
+ * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand),
+ * `admission` (the per-card admission check; also inside `serve --admission`) and `cards` (every
+ * card of a cluster). Installed as `kubectl-gpustack` too: `kubectl gpustack cards` runs it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -48,8 +49,9 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              [--kubeconfig FILE] [--manufacturers nvidia,amd] [--host-root DIR]  --log-level info
 `,
   detect: `  detect     Print what the vendor libraries report and the labels the agent would publish
-             (-o json also the ResourceSlices, for the node $NODE_NAME)
-             [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR]
+             (-o json also, for the node $NODE_NAME, who owns each manufacturer's cards — its
+             device plugin or DRA, read from the API server — and the ResourceSlices)
+             [-o json|text] [--manufacturers nvidia,amd] [--host-root DIR] [--kubeconfig FILE]
 `,
   'kueue-config': `  kueue-config
              Print the Kueue manager configuration with ours merged in (our feature gates, device
@@ -63,6 +65,20 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              write our entry of Workload.status.admissionChecks (Ready or Retry)
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
              --check-name gpustack-node-devices  --log-level info
+`,
+  cards: `  cards      Print every card of the cluster: node, index, model, memory, state (free, whole,
+             shared (claims)), memory promised, holders (namespace/pod), cordon and health taints
+             [--kubeconfig FILE] (default $KUBECONFIG)  [--node NAME] [--pool INSTANCETYPE]
+             [-n|--namespace NS] (cards held by its claims)  [-o wide|json|yaml]
+             (also \`kubectl gpustack cards\`; needs list on resourceslices, resourceclaims, nodes,
+             instancetypes and devicetaintrules)
+             cordon NODE/CARD --reason TEXT  keep new claims off one card through DRA device taints
+                               (DeviceTaintRule: resource.k8s.io/v1 from Kubernetes 1.37, v1beta2
+                               behind a gate in 1.36; NoSchedule: running pods stay); NODE alone:
+                               every card of it; CARD: 3, card-3 or nvidia:card-3
+                               [--drain --yes] NoExecute: evicts the pods holding it (listed first;
+                               without --yes nothing is done)
+             uncordon NODE/CARD | NODE  delete the card's (or node's) cordon rules
 `,
 };
 
@@ -217,7 +233,8 @@ function normalizeShortFlags(args: readonly string[]): string[] {
   });
 }
 
-type Command = (args: string[]) => Promise<void> | void;
+/** A command's exit code, where it has one of its own (an unconfirmed `cards cordon --drain`: 1); else 0. */
+type Command = (args: string[]) => Promise<number | void> | number | void;
 
 // Loaded on demand: the Kubernetes client and the addon loader are not needed to serve or render.
 const COMMANDS: Readonly<Record<string, Command>> = {
@@ -226,6 +243,11 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   agent: async (args) => (await import('./agent.js')).agentCommand(args),
   detect: async (args) => (await import('./agent.js')).detectCommand(args),
   admission: async (args) => (await import('./admission.js')).admissionCommand(args),
+  cards: async (args) => {
+    const [verb, ...rest] = args;
+    if (verb === 'cordon' || verb === 'uncordon') return (await import('./cordon.js')).cordonCommand(verb, rest);
+    return (await import('./cards.js')).cardsCommand(args);
+  },
   'kueue-config': async (args) => (await import('./kueue-config.js')).kueueConfigCommand(args),
 };
 
@@ -262,8 +284,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   try {
-    await run(rest);
-    return 0;
+    const code = await run(rest);
+    return typeof code === 'number' ? code : 0;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`error: ${(error as Error).message}\n\n${commandUsage(command)}`);

@@ -11,6 +11,7 @@ import {
   SCHEDULING_CHAIN_NAME,
   SchedulingChainSpecSchema,
   summarizeIssues,
+  type DeviceOwnerSetting,
   type KubeObject,
   type ManufacturerName,
   type Settings,
@@ -80,6 +81,11 @@ export function enabledManufacturers(settings: Settings): ReadonlySet<Manufactur
 /** The device resource of a manufacturer, honouring a per-manufacturer override. */
 export function deviceResourceOf(settings: Settings, mfr: ManufacturerName): string {
   return settings.manufacturers?.find((m) => m.name === mfr)?.resourceName ?? MANUFACTURERS[mfr].deviceResource;
+}
+
+/** Who owns a manufacturer's cards per the settings (docs/architecture.md#device-owner); `Auto` unless set. */
+export function deviceOwnerSettingOf(settings: Settings, mfr: ManufacturerName): DeviceOwnerSetting {
+  return settings.deviceOwners?.[mfr] ?? 'Auto';
 }
 
 /** Tolerations of a flavor: by default a device flavor tolerates its manufacturer's device taint. */

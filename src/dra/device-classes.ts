@@ -1,7 +1,9 @@
 /**
  * @module The DeviceClasses of docs/architecture.md#device-classes: per manufacturer `gpustack-<mfr>` (its whole cards) and
  * `gpustack-<mfr>-shared` (shares and slices of the same cards, the one class that maps
- * `<base>.shared`), per device model `gpustack-<aKey>` and `gpustack-<aKey>-shared`. A card is
+ * `<base>.shared`), per device model `gpustack-<aKey>` and `gpustack-<aKey>-shared`. The whole
+ * class maps `<base>` itself, so `nvidia.com/gpu: 1` in a plain Pod gets a whole card through DRA on
+ * nodes whose device plugin does not serve it (docs/architecture.md#device-owner). A card is
  * published as two devices (mode `whole` and `shared`) that consume one counter set, so the
  * classes select by mode and the scheduler can never hand out a card both ways.
  */
@@ -99,7 +101,27 @@ export function modelClassKey(aKey: string): string | undefined {
   return isDnsSubdomain(sharedClassName(key)) ? key : undefined;
 }
 
-function buildClass(scope: DeviceClassScope, key: string, mode: typeof MODE_WHOLE | typeof MODE_SHARED): DeviceClass {
+/** The device resource a manufacturer's whole class maps: its flavors' and the checker's (`deviceResourceOf`). */
+export type DeviceResourceOf = (mfr: ManufacturerName) => string;
+
+const TABLE_RESOURCE: DeviceResourceOf = (mfr) => MANUFACTURERS[mfr].deviceResource;
+
+/** The extended resource a class maps: `<base>` on the whole class, `<base>.shared` on the shared one, none on a model's. */
+function extendedResourceOf(
+  scope: DeviceClassScope,
+  shared: boolean,
+  resourceOf: DeviceResourceOf,
+): string | undefined {
+  if (scope.productKey !== undefined) return undefined;
+  return shared ? sharedExtendedResource(scope.manufacturer) : resourceOf(scope.manufacturer);
+}
+
+function buildClass(
+  scope: DeviceClassScope,
+  key: string,
+  mode: typeof MODE_WHOLE | typeof MODE_SHARED,
+  resourceOf: DeviceResourceOf,
+): DeviceClass {
   const shared = mode === MODE_SHARED;
   const labels: Record<string, string> = {
     [PART_OF_LABEL]: PART_OF_VALUE,
@@ -109,23 +131,24 @@ function buildClass(scope: DeviceClassScope, key: string, mode: typeof MODE_WHOL
     // The pool's key label, as on its flavors and queue: `-l acceleratable.feature.gpustack.ai/<aKey>`.
     ...(scope.productKey !== undefined ? { [`${ACCELERATABLE_PREFIX}${scope.productKey}`]: 'true' } : {}),
   };
-  // Only the manufacturer's shared class maps the extended resource: a second class naming the
-  // same resource would leave the scheduler to pick one of them.
-  const extended = shared && scope.productKey === undefined;
+  // Only the manufacturer's classes map extended resources, one each: a second class naming the
+  // same resource would leave the scheduler to pick one of them at random.
+  const extended = extendedResourceOf(scope, shared, resourceOf);
   return {
     apiVersion: RESOURCE_API_VERSION,
     kind: 'DeviceClass',
     metadata: { name: shared ? sharedClassName(key) : wholeClassName(key), labels },
     spec: {
       selectors: [{ cel: { expression: deviceClassExpression(scope, mode) } }],
-      ...(extended ? { extendedResourceName: sharedExtendedResource(scope.manufacturer) } : {}),
+      ...(extended !== undefined ? { extendedResourceName: extended } : {}),
     },
   };
 }
 
 /**
  * Every DeviceClass for the enabled manufacturers and the device models (aKeys) of the pools,
- * sorted by name. An aKey of a manufacturer we do not know, or one that yields no valid name,
+ * sorted by name; `resourceOf` names the device resource each whole class maps (the settings'
+ * `deviceResourceOf`, else the table's). An aKey of a manufacturer we do not know, or one that yields no valid name,
  * gets no class; two aKeys that yield the same name (`a_b`, `a-b`) share the first one's.
  * @example buildDeviceClasses(new Set(['nvidia']), ['nvidia-h200']).map((c) => c.metadata.name)
  * // ['gpustack-nvidia', 'gpustack-nvidia-h200', 'gpustack-nvidia-h200-shared', 'gpustack-nvidia-shared']
@@ -133,11 +156,12 @@ function buildClass(scope: DeviceClassScope, key: string, mode: typeof MODE_WHOL
 export function buildDeviceClasses(
   manufacturers: ReadonlySet<ManufacturerName>,
   productKeys: Iterable<string>,
+  resourceOf: DeviceResourceOf = TABLE_RESOURCE,
 ): DeviceClass[] {
   const classes = new Map<string, DeviceClass>();
   const add = (scope: DeviceClassScope, key: string): void => {
     for (const mode of [MODE_WHOLE, MODE_SHARED] as const) {
-      const deviceClass = buildClass(scope, key, mode);
+      const deviceClass = buildClass(scope, key, mode, resourceOf);
       if (!classes.has(deviceClass.metadata.name)) classes.set(deviceClass.metadata.name, deviceClass);
     }
   };

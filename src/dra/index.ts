@@ -10,3 +10,7 @@ export * from './slices.js';
 export * from './claim-allocation.js';
 export * from './cdi.js';
 export * from './device-health.js';
+export * from './device-taints.js';
+export * from './device-owner.js';
+export * from './cordon.js';
+export * from './card-view.js';

@@ -5,10 +5,20 @@
  * whole only while neither is allocated, and its shared device holds what the claims consumed.
  * Only the newest generation of each pool counts (an agent mid-update publishes the next one beside
  * the old), and an incomplete pool (fewer slices than `resourceSliceCount`) offers nothing, as the
- * scheduler does not allocate from one either. Pure.
+ * scheduler does not allocate from one either. A card with a blocking device taint on either
+ * device (its slices' or a DeviceTaintRule's, device-taints.ts) is not free, whole or shared:
+ * the scheduler allocates neither device to a claim that does not tolerate it. Pure.
  */
 import { parseQuantity, type ManufacturerName, MANUFACTURER_NAMES } from '../k8s/index.js';
 import { ATTRIBUTE, MODE_SHARED, driverName } from './constants.js';
+import {
+  UNTAINTED,
+  cardHealth,
+  ruleSelects,
+  type CardHealth,
+  type ReceivedDeviceTaint,
+  type ReceivedDeviceTaintRule,
+} from './device-taints.js';
 import type {
   ReceivedDevice,
   ReceivedQuantity,
@@ -37,11 +47,27 @@ export interface PublishedCard {
   readonly name: string;
   readonly node: string;
   readonly driver: string;
+  /** The pool its slices publish it in (ours: named after the node). */
+  readonly pool: string;
   readonly productKey: string | undefined;
   readonly wholeDevice: string | undefined;
   readonly sharedDevice: string | undefined;
   /** The shared device's capacities; empty when the card has no shared device. */
   readonly capacity: Readonly<Record<string, CapacityRule>>;
+  /** The taints its slices publish on either device (the agent's `gpustack.ai/unhealthy`). */
+  readonly taints: readonly ReceivedDeviceTaint[];
+}
+
+/** One ResourceClaim's hold on a card: who holds it (`gpustack-operator cards`, the holders' metrics). */
+export interface CardClaim {
+  readonly namespace: string;
+  readonly name: string;
+  /** The Pods it is reserved for (`status.reservedFor`), in its namespace; none while only allocated. */
+  readonly pods: readonly string[];
+  /** It holds the whole device. */
+  readonly whole: boolean;
+  /** What its allocations of the shared device took, by capacity (empty for the whole device). */
+  readonly consumed: Readonly<Record<string, number>>;
 }
 
 /** What the claims hold of one card. */
@@ -51,10 +77,17 @@ export interface CardUse {
   readonly shares: number;
   /** Capacity taken on the shared device, by name. */
   readonly consumed: Readonly<Record<string, number>>;
+  /** The claims holding it, in the order the ledger met them (one entry per claim). */
+  readonly claims: readonly CardClaim[];
 }
 
 /** A card nobody holds. */
-export const UNUSED: CardUse = Object.freeze({ wholeAllocated: false, shares: 0, consumed: Object.freeze({}) });
+export const UNUSED: CardUse = Object.freeze({
+  wholeAllocated: false,
+  shares: 0,
+  consumed: Object.freeze({}),
+  claims: Object.freeze([]),
+});
 
 /** Per node and model: what the summary columns of the InstanceType and the checker's messages say. */
 export interface NodeModelSummary {
@@ -66,9 +99,11 @@ export interface NodeModelSummary {
   /** Cards with at least one share allocated. */
   readonly sharedInUse: number;
   readonly freeWhole: number;
+  /** Cards a blocking taint keeps new claims off (cordoned, unhealthy or other), held or not. */
+  readonly tainted: number;
   /** Capacity consumed on shared devices, summed over the cards. */
   readonly consumed: Readonly<Record<string, number>>;
-  /** Free capacity per card that can still be shared (free whole cards included). */
+  /** Free capacity per card that can still be shared (free whole cards included; tainted cards not). */
   readonly freeShared: readonly { readonly card: string; readonly free: Readonly<Record<string, number>> }[];
 }
 
@@ -165,14 +200,21 @@ export function shareConsumption(
   return out;
 }
 
-/** Neither device of the card is allocated. */
-export function isFreeWhole(card: PublishedCard, use: CardUse): boolean {
-  return card.wholeDevice !== undefined && !use.wholeAllocated && use.shares === 0;
+/** Neither device of the card is allocated, and no taint keeps new claims off it. */
+export function isFreeWhole(card: PublishedCard, use: CardUse, health: CardHealth = UNTAINTED): boolean {
+  return card.wholeDevice !== undefined && !use.wholeAllocated && use.shares === 0 && !health.blocked;
 }
 
-/** Free capacity of a card that can still be shared (not allocated whole); `undefined` otherwise. */
-export function freeSharedCapacity(card: PublishedCard, use: CardUse): Record<string, number> | undefined {
-  if (card.sharedDevice === undefined || use.wholeAllocated) return undefined;
+/**
+ * Free capacity of a card that can still be shared (not allocated whole, not tainted: the taint of
+ * a card is on both its devices); `undefined` otherwise.
+ */
+export function freeSharedCapacity(
+  card: PublishedCard,
+  use: CardUse,
+  health: CardHealth = UNTAINTED,
+): Record<string, number> | undefined {
+  if (card.sharedDevice === undefined || use.wholeAllocated || health.blocked) return undefined;
   const free: Record<string, number> = {};
   for (const [name, rule] of Object.entries(card.capacity)) free[name] = rule.total - (use.consumed[name] ?? 0);
   return free;
@@ -217,6 +259,7 @@ interface PoolCards {
 function poolCards(slices: readonly ReceivedResourceSlice[], rules: RuleCache): PoolCards {
   type Building = { -readonly [K in keyof PublishedCard]: PublishedCard[K] } & {
     capacity: Record<string, CapacityRule>;
+    taints: ReceivedDeviceTaint[];
   };
   const cards = new Map<string, Building>();
   const devices: [string, Building][] = [];
@@ -232,14 +275,17 @@ function poolCards(slices: readonly ReceivedResourceSlice[], rules: RuleCache): 
           name,
           node,
           driver,
+          pool: pool.name,
           productKey: undefined,
           wholeDevice: undefined,
           sharedDevice: undefined,
           capacity: {},
+          taints: [],
         };
         cards.set(name, card);
       }
       card.productKey ??= attributeString(device, driver, ATTRIBUTE.productKey);
+      if (device.taints !== undefined) card.taints.push(...device.taints);
       if (shared) {
         card.sharedDevice = device.name;
         for (const [capacityName, capacity] of Object.entries(device.capacity ?? {})) {
@@ -311,10 +357,35 @@ function currentPools(slices: Iterable<ReceivedResourceSlice>): {
   return { current: pools, incompletePools };
 }
 
+interface MutableClaim {
+  readonly namespace: string;
+  readonly name: string;
+  readonly pods: readonly string[];
+  whole: boolean;
+  consumed: Record<string, number>;
+}
+
 interface MutableUse {
   wholeAllocated: boolean;
   shares: number;
   consumed: Record<string, number>;
+  claims: MutableClaim[];
+}
+
+/** The claim's entry on a card's use: one per claim, however many of the card's devices it holds. */
+function claimEntry(use: MutableUse, claim: ReceivedResourceClaim): MutableClaim {
+  const { namespace = '', name } = claim.metadata;
+  // A claim's results on one card come together (its results are read in a row).
+  const last = use.claims.at(-1);
+  if (last !== undefined && last.name === name && last.namespace === namespace) return last;
+  const pods = (claim.status?.reservedFor ?? []).flatMap((r) => (r.name === undefined ? [] : [r.name]));
+  const entry: MutableClaim = { namespace, name, pods, whole: false, consumed: {} };
+  use.claims.push(entry);
+  return entry;
+}
+
+function addConsumed(into: Record<string, number>, name: string, amount: number): void {
+  into[name] = (into[name] ?? 0) + amount;
 }
 
 function recordAllocations(
@@ -334,22 +405,66 @@ function recordAllocations(
         continue;
       }
       let use = uses.get(card);
-      if (use === undefined) uses.set(card, (use = { wholeAllocated: false, shares: 0, consumed: {} }));
+      if (use === undefined) uses.set(card, (use = { wholeAllocated: false, shares: 0, consumed: {}, claims: [] }));
+      const holder = claimEntry(use, claim);
       if (result.device !== card.sharedDevice) {
         use.wholeAllocated = true;
+        holder.whole = true;
         continue;
       }
       use.shares++;
       if (result.consumedCapacity !== undefined) {
-        for (const [name, raw] of Object.entries(result.consumedCapacity))
-          use.consumed[name] = (use.consumed[name] ?? 0) + (quantity(raw) ?? 0);
+        for (const [name, raw] of Object.entries(result.consumedCapacity)) {
+          addConsumed(use.consumed, name, quantity(raw) ?? 0);
+          addConsumed(holder.consumed, name, quantity(raw) ?? 0);
+        }
       } else {
-        for (const [name, amount] of Object.entries(shareConsumption(card, {}) ?? {}))
-          use.consumed[name] = (use.consumed[name] ?? 0) + amount;
+        for (const [name, amount] of Object.entries(shareConsumption(card, {}) ?? {})) {
+          addConsumed(use.consumed, name, amount);
+          addConsumed(holder.consumed, name, amount);
+        }
       }
     }
   }
   return { uses, unknown };
+}
+
+/**
+ * The health of every card with a taint: its slices' taints and those of the rules selecting either
+ * of its devices (rules are few, so each is matched against the pools it can select; a rule naming
+ * its driver and pool looks at that pool only). Other drivers' devices are not ours to count.
+ */
+function recordHealth(
+  pools: ReadonlyMap<string, PoolCards>,
+  rules: Iterable<ReceivedDeviceTaintRule>,
+): Map<PublishedCard, CardHealth> {
+  const taints = new Map<PublishedCard, ReceivedDeviceTaint[]>();
+  const add = (card: PublishedCard, more: readonly ReceivedDeviceTaint[]) => {
+    const list = taints.get(card);
+    if (list === undefined) taints.set(card, [...more]);
+    else list.push(...more);
+  };
+  for (const pool of pools.values()) for (const card of pool.cards) if (card.taints.length > 0) add(card, card.taints);
+  for (const rule of rules) {
+    const selector = rule.spec.deviceSelector;
+    const named = selector?.driver !== undefined && selector.pool !== undefined;
+    const one = named ? pools.get(`${selector.driver}\u0000${selector.pool}`) : undefined;
+    const candidates = !named ? pools.values() : one !== undefined ? [one] : [];
+    for (const pool of candidates) {
+      const [first] = pool.slices;
+      if (first === undefined) continue;
+      const { driver } = first.spec;
+      const poolName = first.spec.pool.name;
+      const devices = selector?.device !== undefined ? [selector.device] : pool.byDevice.keys();
+      for (const device of devices) {
+        const card = pool.byDevice.get(device);
+        if (card !== undefined && ruleSelects(rule, driver, poolName, device)) add(card, [rule.spec.taint]);
+      }
+    }
+  }
+  const health = new Map<PublishedCard, CardHealth>();
+  for (const [card, list] of taints) health.set(card, cardHealth(list));
+  return health;
 }
 
 /** The ledger of one moment: our cards per node, and what the claims hold of each. */
@@ -363,6 +478,8 @@ export class DeviceLedger {
     readonly incompletePools: number,
     /** Allocated devices of ours no current slice publishes (gone cards, old generations). */
     readonly unknownAllocations: number,
+    /** Cards with a taint; every other card is `UNTAINTED`. */
+    private readonly healths: ReadonlyMap<PublishedCard, CardHealth> = new Map(),
   ) {}
 
   /** Our cards on `node`, by driver and then card index; empty for a node without slices. */
@@ -376,6 +493,14 @@ export class DeviceLedger {
   }
 
   /**
+   * The taints on `card` (its slices' and the DeviceTaintRules'): a card with one that blocks
+   * (cordoned, unhealthy, or any other `NoSchedule`/`NoExecute`) is not free, whole or shared.
+   */
+  health(card: PublishedCard): CardHealth {
+    return this.healths.get(card) ?? UNTAINTED;
+  }
+
+  /**
    * Free whole cards on `node` that `matches` accepts, remembered under `signature` (the same
    * signature must always come with the same predicate): every decision of a pass asks it of every
    * node of a pool, so each node is counted once per kind of ask, not once per pod.
@@ -386,7 +511,8 @@ export class DeviceLedger {
     let free = bySignature.get(node);
     if (free === undefined) {
       free = 0;
-      for (const card of this.cards(node)) if (matches(card) && isFreeWhole(card, this.use(card))) free++;
+      for (const card of this.cards(node))
+        if (matches(card) && isFreeWhole(card, this.use(card), this.health(card))) free++;
       bySignature.set(node, free);
     }
     return free;
@@ -421,14 +547,17 @@ export class DeviceLedger {
     let allocatedWhole = 0;
     let sharedInUse = 0;
     let freeWhole = 0;
+    let tainted = 0;
     for (const card of cards) {
       const use = this.use(card);
+      const health = this.health(card);
       for (const [name, amount] of Object.entries(use.consumed)) consumed[name] = (consumed[name] ?? 0) + amount;
-      const free = freeSharedCapacity(card, use);
+      const free = freeSharedCapacity(card, use, health);
       if (free !== undefined) freeShared.push({ card: card.name, free });
       if (use.wholeAllocated) allocatedWhole++;
       if (use.shares > 0) sharedInUse++;
-      if (isFreeWhole(card, use)) freeWhole++;
+      if (health.blocked) tainted++;
+      if (isFreeWhole(card, use, health)) freeWhole++;
     }
     return {
       node,
@@ -438,6 +567,7 @@ export class DeviceLedger {
       allocatedWhole,
       sharedInUse,
       freeWhole,
+      tainted,
       consumed,
       freeShared,
     };
@@ -448,7 +578,8 @@ export class DeviceLedger {
  * The ledger from every ResourceSlice and ResourceClaim the caller holds: other drivers' objects
  * are skipped, only each pool's newest complete generation counts, and an allocation of a device
  * no current slice publishes takes nothing. `cache` (kept by the caller across builds) spares
- * turning unchanged pools into cards again.
+ * turning unchanged pools into cards again. `taintRules` are the cluster's DeviceTaintRules (the
+ * slices never show them): a card either of whose devices a rule selects carries its taint.
  * @example buildDeviceLedger(slices, claims).summary()
  * // [{ node: 'gpu-a', driver: 'nvidia.gpustack.ai', productKey: 'nvidia-h200', published: 8,
  * //    allocatedWhole: 3, sharedInUse: 1, freeWhole: 4, consumed: { memory: 21474836480, … }, freeShared: […] }]
@@ -457,6 +588,7 @@ export function buildDeviceLedger(
   slices: Iterable<ReceivedResourceSlice>,
   claims: Iterable<ReceivedResourceClaim>,
   cache: SliceCache = new SliceCache(),
+  taintRules: Iterable<ReceivedDeviceTaintRule> = [],
 ): DeviceLedger {
   const { current, incompletePools } = currentPools(slices);
   const pools = cache.cardsOf(current);
@@ -469,5 +601,5 @@ export function buildDeviceLedger(
     }
   }
   const { uses, unknown } = recordAllocations(pools, claims);
-  return new DeviceLedger(nodes, uses, incompletePools, unknown);
+  return new DeviceLedger(nodes, uses, incompletePools, unknown, recordHealth(pools, taintRules));
 }

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { KubeObjectSchema } from '../k8s/index.js';
+import { ReceivedDeviceTaintSchema } from './device-taints.js';
 
 export const ReceivedQuantitySchema = z.union([z.string(), z.number()]);
 export type ReceivedQuantity = z.infer<typeof ReceivedQuantitySchema>;
@@ -45,6 +46,8 @@ export const ReceivedDeviceSchema = z.looseObject({
   capacity: z.record(z.string(), ReceivedDeviceCapacitySchema).optional(),
   allowMultipleAllocations: z.boolean().optional(),
   consumesCounters: z.array(z.looseObject({ counterSet: z.string() })).optional(),
+  /** Taints the publisher put on the device (the agent's `gpustack.ai/unhealthy`). */
+  taints: z.array(ReceivedDeviceTaintSchema).optional(),
 });
 export type ReceivedDevice = z.infer<typeof ReceivedDeviceSchema>;
 

@@ -40,6 +40,7 @@ import {
   type SliceDevice,
 } from './resource-slice.js';
 import { unhealthyTaint, type CardProblem } from './device-health.js';
+import { OWNER_TAINT } from './device-owner.js';
 
 /**
  * One card to publish: a detected `Card` (strings already cut at NUL; memory that is not a number,
@@ -49,6 +50,11 @@ import { unhealthyTaint, type CardProblem } from './device-health.js';
 export interface SliceCard extends Card {
   /** Why the card is unhealthy: both of its devices are published with a `NoSchedule` taint. */
   readonly problem?: CardProblem | undefined;
+  /**
+   * The node's device plugin is taking the card's manufacturer over while claims still hold some of
+   * its cards (docs/architecture.md#device-owner): both devices are tainted `gpustack.ai/device-owner`, so no new claim lands.
+   */
+  readonly handover?: boolean | undefined;
 }
 
 /** The Node the slices belong to: the owner reference needs its uid, so they go with it. */
@@ -202,7 +208,11 @@ function devicesOf(placed: PlacedCard, mfr: ManufacturerName): SliceDevice[] {
   const { card, productKey, figures } = placed;
   const attributes = attributesOf(card, mfr, productKey);
   const consumesCounters = [{ counterSet: counterSetName(card.index), counters: counters(figures) }];
-  const taints = card.problem !== undefined ? { taints: [unhealthyTaint(card.problem)] } : {};
+  const list = [
+    ...(card.problem !== undefined ? [unhealthyTaint(card.problem)] : []),
+    ...(card.handover === true ? [OWNER_TAINT] : []),
+  ];
+  const taints = list.length > 0 ? { taints: list } : {};
   return [
     {
       name: wholeDeviceName(card.index),

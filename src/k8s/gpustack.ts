@@ -70,6 +70,13 @@ export const ManufacturerSettingSchema = z.strictObject({
   resourceName: z.string().min(1).optional(),
 });
 
+/**
+ * Who hands out a manufacturer's cards on a node (docs/architecture.md#device-owner): `Auto` decides per node from
+ * what the Node advertises (its vendor's device plugin, or DRA); `DRA` and `DevicePlugin` force a side.
+ */
+export const DeviceOwnerSettingSchema = z.enum(['Auto', 'DRA', 'DevicePlugin']);
+export type DeviceOwnerSetting = z.infer<typeof DeviceOwnerSettingSchema>;
+
 export const SchedulingChainSpecSchema = z.strictObject({
   nodeManagement: z.enum(['Automatic', 'Manual']).default('Automatic'),
   generalKey: z.enum(['Generic', 'CPUModel']).default('Generic'),
@@ -85,6 +92,8 @@ export const SchedulingChainSpecSchema = z.strictObject({
     .default(DEFAULT_SYSTEM_NAMESPACE),
   /** Enabled manufacturers; absent = all nine with their default device resources. */
   manufacturers: z.array(ManufacturerSettingSchema).optional(),
+  /** Per manufacturer, who owns its cards on a node; absent = `Auto` for every one. */
+  deviceOwners: z.partialRecord(ManufacturerNameSchema, DeviceOwnerSettingSchema).optional(),
   /**
    * Device-label sources in order (`Agent` first): for a manufacturer our agent has published no
    * labels for, node-profile derives them from the first vendor source that labelled the node.
@@ -276,13 +285,23 @@ export type InstanceTypeOutput = z.infer<typeof InstanceTypeOutputSchema>;
 
 /**
  * The pool's cards from the DRA ledger (ResourceSlices minus ResourceClaims), as the admission
- * checker last counted them: published, allocated whole, in use by shares, free whole.
+ * checker last counted them: published, allocated whole, in use by shares, free whole (neither
+ * held nor tainted), cordoned (`gpustack-operator cards cordon`, held or not: their flavor's
+ * quota is that much smaller) and unhealthy (the agent's taint). The last two are absent in what
+ * a checker before them wrote.
  */
 export const InstanceTypeDevicesSchema = z.strictObject({
   published: z.number().int().nonnegative(),
   allocated: z.number().int().nonnegative(),
   shared: z.number().int().nonnegative(),
   free: z.number().int().nonnegative(),
+  /**
+   * Cards of the pool on nodes whose vendor device plugin owns them (docs/architecture.md#device-owner): not
+   * published to DRA, requested as `<base>`; absent when none.
+   */
+  devicePlugin: z.number().int().nonnegative().optional(),
+  cordoned: z.number().int().nonnegative().optional(),
+  unhealthy: z.number().int().nonnegative().optional(),
 });
 export type InstanceTypeDevices = z.infer<typeof InstanceTypeDevicesSchema>;
 

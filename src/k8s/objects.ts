@@ -216,6 +216,8 @@ export const NodeSchema = KubeObjectSchema.extend({
   status: z
     .looseObject({
       capacity: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+      /** What the scheduler places against; a device plugin's `<base>` here makes it the cards' owner. */
+      allocatable: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
     })
     .optional(),
 });

@@ -70,7 +70,8 @@ export class ClaimPlacement {
     // Untouched by this decision: the ledger's count, shared by every decision of the pass.
     if (!this.touched.has(node)) return this.ledger.freeWhole(node, asks.signature, asks.matches);
     let free = 0;
-    for (const card of this.ledger.cards(node)) if (asks.matches(card) && isFreeWhole(card, this.now(card))) free++;
+    for (const card of this.ledger.cards(node))
+      if (asks.matches(card) && isFreeWhole(card, this.now(card), this.ledger.health(card))) free++;
     return free;
   }
 
@@ -93,7 +94,7 @@ export class ClaimPlacement {
 
   private fitWhole(ask: DeviceAsk, cards: readonly PublishedCard[], scratch: Taken): boolean {
     const matching = cards.filter((card) => matches(ask, card));
-    const free = matching.filter((card) => isFreeWhole(card, this.now(card, scratch)));
+    const free = matching.filter((card) => isFreeWhole(card, this.now(card, scratch), this.ledger.health(card)));
     const wanted = ask.count === 'all' ? matching.length : ask.count;
     if (wanted === 0 || free.length < wanted) return false;
     for (const card of free.slice(0, wanted)) scratch.set(card, { ...this.now(card, scratch), wholeAllocated: true });
@@ -128,7 +129,7 @@ export class ClaimPlacement {
     for (const card of matching) {
       if (used.has(card)) continue;
       const current = this.now(card, scratch);
-      const free = freeSharedCapacity(card, current);
+      const free = freeSharedCapacity(card, current, this.ledger.health(card));
       const takes = free === undefined ? undefined : shareConsumption(card, ask.capacity);
       if (free === undefined || takes === undefined) continue;
       if (!Object.entries(takes).every(([name, amount]) => amount <= (free[name] ?? 0))) continue;

@@ -63,7 +63,7 @@ function bestFit(pool: Pool, resources: ResourcePlacement, resource: string, car
   let best: PoolNode | undefined;
   let bestFree = Infinity;
   for (const node of pool.nodes) {
-    const free = resources.free(resource, node);
+    const free = resources.free(resource, node, pool.aKey);
     if (free >= cards && free < bestFree) {
       best = node;
       bestFree = free;
@@ -76,7 +76,7 @@ function bestFit(pool: Pool, resources: ResourcePlacement, resource: string, car
 function largestBlock(demand: PodSetDemand, pool: Pool, resources: ResourcePlacement): string {
   let largest: { node: string; free: number } | undefined;
   for (const node of pool.nodes) {
-    const free = resources.free(demand.resource, node);
+    const free = resources.free(demand.resource, node, pool.aKey);
     if (largest === undefined || free > largest.free) largest = { node: node.name, free };
   }
   if (largest !== undefined) return `the largest free block is ${plural(largest.free, 'card')} (node ${largest.node})`;
@@ -157,6 +157,17 @@ function checkClaims(
   );
 }
 
+/** Cards of model `aKey` on `node` that ResourceClaims hold, whole or by at least one share. */
+function claimedCards(ledger: DeviceLedger, node: string, aKey: string): number {
+  let count = 0;
+  for (const card of ledger.cards(node)) {
+    if (card.productKey !== aKey) continue;
+    const use = ledger.use(card);
+    if (use.wholeAllocated || use.shares > 0) count++;
+  }
+  return count;
+}
+
 /**
  * The verdict of our admission check for one Workload, or `undefined` to leave it alone (no quota
  * reservation, evicted, finished, deactivated, already admitted, or our check not listed).
@@ -174,8 +185,11 @@ export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict |
   if (!awaitsVerdict(workload, checkName)) return undefined;
   const assignments = workload.status?.admission?.podSetAssignments ?? [];
   const index = input.index ?? indexNodeDevices(input.nodes, input.pods);
-  const resources = new ResourcePlacement((resource) => index.taken(resource));
   const claims = input.claims;
+  const resources = new ResourcePlacement(
+    (resource) => index.taken(resource),
+    claims === undefined ? undefined : (node, aKey) => claimedCards(claims.ledger, node, aKey),
+  );
   // Created on the first claim demand: a pass whose Workloads use no claims never builds the ledger.
   let placement: ClaimPlacement | undefined;
   const templates =

@@ -4,6 +4,7 @@
  * decides many Workloads against the same Nodes and Pods builds them once per pass instead of
  * once per Workload (at 50,000 Pods that is most of a pass).
  */
+import { servedThroughDra } from '../dra/index.js';
 import type { ManufacturerName, Node, ReceivedToleration } from '../k8s/index.js';
 import { podCards } from './demand.js';
 import { resolvePool, type PoolResolution } from './pool.js';
@@ -28,7 +29,11 @@ export class NodeDevicesIndex {
     readonly pods: readonly Pod[],
   ) {}
 
-  /** Cards of `resource` held per node by the bound, non-terminated Pods. */
+  /**
+   * Cards of `resource` held per node by the bound, non-terminated Pods through the device plugin:
+   * a Pod the scheduler served the resource through DRA holds a ResourceClaim instead, which the
+   * ledger counts (docs/architecture.md#device-owner), so it is not counted here a second time.
+   */
   taken(resource: string): ReadonlyMap<string, number> {
     const known = this.usage.get(resource);
     if (known !== undefined) return known;
@@ -36,6 +41,8 @@ export class NodeDevicesIndex {
     for (const pod of this.pods) {
       const node = pod.spec.nodeName;
       if (node === undefined || node === '' || isTerminated(pod)) continue;
+      // Served through DRA (a plain `nvidia.com/gpu: 1` on a node our driver owns): its claim is in the ledger.
+      if (servedThroughDra(pod.status?.extendedResourceClaimStatus?.requestMappings, resource)) continue;
       const cards = podCards(pod.spec, resource);
       if (cards > 0) taken.set(node, (taken.get(node) ?? 0) + cards);
     }

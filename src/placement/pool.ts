@@ -75,13 +75,33 @@ export function resolvePool(
  */
 export class ResourcePlacement {
   private readonly placed = new Map<string, Map<string, number>>();
+  private readonly claimedMemo = new Map<string, number>();
 
-  constructor(private readonly held: (resource: string) => ReadonlyMap<string, number>) {}
+  /**
+   * @param held cards of a resource the Pods hold per node through the device plugin
+   * @param claimed cards of a model (aKey) on a node that ResourceClaims hold, whole or shared: on a
+   *   node where both kinds of requests meet (a change of owner, or a plain `<base>` request DRA
+   *   serves), one card is counted once (docs/architecture.md#device-owner)
+   */
+  constructor(
+    private readonly held: (resource: string) => ReadonlyMap<string, number>,
+    private readonly claimed: (node: string, aKey: string) => number = () => 0,
+  ) {}
 
-  /** Free cards of `node` for `resource`; never below zero (an overcommitted node has none). */
-  free(resource: string, node: PoolNode): number {
-    const taken = (this.held(resource).get(node.name) ?? 0) + (this.placed.get(resource)?.get(node.name) ?? 0);
+  /** Free cards of the pool's model `aKey` on `node` for `resource`; never below zero (an overcommitted node has none). */
+  free(resource: string, node: PoolNode, aKey: string): number {
+    const taken =
+      (this.held(resource).get(node.name) ?? 0) +
+      (this.placed.get(resource)?.get(node.name) ?? 0) +
+      this.claimedOn(node.name, aKey);
     return Math.max(0, node.capacity - taken);
+  }
+
+  private claimedOn(node: string, aKey: string): number {
+    const key = `${node}\u0000${aKey}`;
+    let count = this.claimedMemo.get(key);
+    if (count === undefined) this.claimedMemo.set(key, (count = this.claimed(node, aKey)));
+    return count;
   }
 
   /** Records a pod this decision placed, so later pods see the node as fuller. */

@@ -112,7 +112,18 @@ export type ReceivedResourceFlavor = z.infer<typeof ReceivedResourceFlavorSchema
 /** A Pod: where it is bound, what its containers ask for, and whether it has terminated. */
 export const PodSchema = KubeObjectSchema.extend({
   spec: PodSpecSchema,
-  status: z.looseObject({ phase: z.string().optional() }).nullish(),
+  status: z
+    .looseObject({
+      phase: z.string().optional(),
+      /**
+       * The scheduler's claim for extended resources it served through DRA (KEP-5004): the mapped
+       * resources' cards are in that ResourceClaim, so the ledger counts them, not the Pod.
+       */
+      extendedResourceClaimStatus: z
+        .looseObject({ requestMappings: z.array(z.looseObject({ resourceName: z.string() })).nullish() })
+        .nullish(),
+    })
+    .nullish(),
 });
 export type Pod = z.infer<typeof PodSchema>;
 

@@ -18,6 +18,7 @@ import {
 import { createKubeApi } from '../../src/api-client/index.js';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
+import { buildCordonRules, buildDeviceLedger } from '../../src/dra/index.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
@@ -440,7 +441,7 @@ describe('checker: claims read the card ledger', () => {
         '?fieldManager=gpustack-node-devices&force=true',
     );
     expect(annotation()).toEqual({
-      'worker.gpustack.ai/devices': '{"published":16,"allocated":8,"shared":0,"free":8}',
+      'worker.gpustack.ai/devices': '{"published":16,"allocated":8,"shared":0,"free":8,"cordoned":0,"unhealthy":0}',
     });
     // The echo and an unrelated change: no second write of the same count.
     api.upsert('nodes', json(gpuNode('gpu-c-cpu', 0)));
@@ -449,7 +450,50 @@ describe('checker: claims read the card ledger', () => {
     for (let i = 0; i < 4; i++) api.remove('resourceclaims', `team-a/gpu-b-held-${i}`);
     await eventually(() => typePatches().length === 2, 'the new count');
     expect(annotation()).toEqual({
-      'worker.gpustack.ai/devices': '{"published":16,"allocated":4,"shared":0,"free":12}',
+      'worker.gpustack.ai/devices': '{"published":16,"allocated":4,"shared":0,"free":12,"cordoned":0,"unhealthy":0}',
+    });
+    // A cordon of one free card of gpu-a (its two rules): one card less free, counted cordoned in its flavor.
+    const [card] = buildDeviceLedger(nodePool('gpu-a', 8), []).cards('gpu-a').slice(5, 6);
+    for (const rule of buildCordonRules(card!, 'firmware', 'NoSchedule', 'resource.k8s.io/v1'))
+      api.upsert('devicetaintrules', json(rule));
+    await eventually(() => typePatches().length === 3, 'the cordoned count');
+    expect(JSON.parse((annotation() as Record<string, string>)['worker.gpustack.ai/devices']!)).toEqual({
+      published: 16,
+      allocated: 4,
+      shared: 0,
+      free: 11,
+      cordoned: 1,
+      unhealthy: 0,
+      cordonedByFlavor: { 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d': 1 },
+    });
+  });
+
+  it("counts the pool's cards its vendor's device plugin owns (the Node advertises nvidia.com/gpu) under devicePlugin", async () => {
+    seedClaims();
+    // A third node of the pool whose device plugin serves nvidia.com/gpu: its agent publishes no slices.
+    const plugin = gpuNode('gpu-d', 8);
+    api.upsert('nodes', json({ ...plugin, status: { allocatable: { 'nvidia.com/gpu': '8', cpu: '224' } } }));
+    // A node advertising 0 (its device plugin gone) is DRA's again: it counts nothing here.
+    const gone = gpuNode('gpu-e', 8);
+    api.upsert('nodes', json({ ...gone, status: { allocatable: { 'nvidia.com/gpu': '0' } } }));
+    api.upsert(
+      'instancetypes',
+      json({
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'InstanceType',
+        metadata: { name: 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64' },
+        spec: { acceleratable: true, acceleratorGroup: 'nvidia-h100-80gb-hbm3', os: 'linux', arch: 'amd64' },
+      }),
+    );
+    start();
+    const typePatches = () => api.patches().filter((p) => p.path.includes('/instancetypes/'));
+    await eventually(() => typePatches().length === 1, 'the annotation');
+    const annotations = (api.get('instancetypes', 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64')?.['metadata'] as Json)[
+      'annotations'
+    ];
+    expect(annotations).toEqual({
+      'worker.gpustack.ai/devices':
+        '{"published":16,"allocated":8,"shared":0,"free":8,"cordoned":0,"unhealthy":0,"devicePlugin":8}',
     });
   });
 

@@ -15,6 +15,7 @@ import {
   RESOURCE_FLAVORS,
   RESOURCE_SLICES,
   WORKLOADS,
+  deviceTaintRules,
   type WatchedResource,
 } from '../../src/admission/index.js';
 import { buildDeviceLedger, podDeviceAsks } from '../../src/dra/index.js';
@@ -393,13 +394,14 @@ describe('slim projections: the decision cannot tell', () => {
 });
 
 describe('slim projections: what is kept', () => {
-  it('a Node keeps name, resourceVersion, every label, cordon and taints; nothing of its status', () => {
+  it("a Node keeps name, resourceVersion, every label, cordon and taints; of its status only allocatable's extended resources (who owns the cards)", () => {
     const { slim } = received(NODES, fatNode(gpuNode('gpu-c', 8), { unschedulable: true }));
     expect(slim).toEqual({
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name: 'gpu-c', resourceVersion: '4711', labels: gpuNode('gpu-c', 8).metadata.labels },
       spec: { unschedulable: true, taints: [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }] },
+      status: { allocatable: { 'nvidia.com/gpu': '8' } },
     });
     expect(slim.metadata.labels?.[`acceleratable.feature.gpustack.ai/${H100}.count`]).toBe('8');
   });
@@ -418,6 +420,24 @@ describe('slim projections: what is kept', () => {
         ],
       },
       status: { phase: 'Pending' },
+    });
+  });
+
+  it('a Pod the scheduler served through DRA keeps the resources its extended-resource claim maps, once each', () => {
+    const pod = boundPod('served', 'gpu-b', [gpus(2)]);
+    const status = {
+      phase: 'Running',
+      extendedResourceClaimStatus: {
+        resourceClaimName: 'served-extended-resources-x7k2p',
+        requestMappings: [
+          { containerName: 'main', resourceName: 'nvidia.com/gpu', requestName: 'container-0-request-1' },
+          { containerName: 'side', resourceName: 'nvidia.com/gpu', requestName: 'container-1-request-0' },
+        ],
+      },
+    };
+    expect(received(PODS, fatPod({ ...pod, status })).slim.status).toEqual({
+      phase: 'Running',
+      extendedResourceClaimStatus: { requestMappings: [{ resourceName: 'nvidia.com/gpu' }] },
     });
   });
 
@@ -519,7 +539,7 @@ describe('slim projections: in the informer', () => {
     for (const name of ['gpu-a', 'gpu-b']) {
       const stored = informer.store.get(name) as Node;
       expect(Object.keys(stored.metadata).sort()).toEqual(['labels', 'name', 'resourceVersion']);
-      expect(stored['status']).toBeUndefined();
+      expect(stored.status).toEqual({ allocatable: { 'nvidia.com/gpu': '8' } });
     }
     stop.abort();
     await running;
@@ -541,11 +561,71 @@ describe('the ledger stores: slim slices, claims and templates give the same led
     expect(theirs.every((s) => s.spec.devices === undefined)).toBe(true);
     const claims = [allocatedClaim('c', [{ node: 'gpu-a', device: 'card-1-shared', consumed: { memory: '10Gi' } }])];
     const slimClaims = claims.map((c) => RESOURCE_CLAIMS.slim(RESOURCE_CLAIMS.schema.parse(fat(c))));
-    expect(JSON.stringify(slimClaims)).not.toContain('reservedFor');
+    // Of reservedFor only the Pods' names (the holders of the per-card metrics), not their uids.
+    expect(slimClaims[0]?.status?.reservedFor).toEqual([{ name: 'c-pod' }]);
     expect(buildDeviceLedger([...ours, ...theirs], slimClaims).summary()).toEqual(
       buildDeviceLedger(nodePool('gpu-a', 2), claims).summary(),
     );
+    const holders = (ledger: ReturnType<typeof buildDeviceLedger>) =>
+      ledger.nodeNames().flatMap((n) => ledger.cards(n).map((card) => ledger.use(card).claims));
+    expect(holders(buildDeviceLedger(ours, slimClaims))).toEqual(
+      holders(buildDeviceLedger(nodePool('gpu-a', 2), claims)),
+    );
     expect(JSON.stringify(ours)).not.toContain('managedFields');
+  });
+
+  it("keeps the devices' taints (issue 25: a tainted card counted free) and what the ledger reads of a DeviceTaintRule", () => {
+    const tainted = nodePool('gpu-a', 2).map((slice) => ({
+      ...slice,
+      spec: {
+        ...slice.spec,
+        ...(slice.spec.devices === undefined
+          ? {}
+          : {
+              devices: slice.spec.devices.map((d) =>
+                d.name.startsWith('card-1')
+                  ? {
+                      ...d,
+                      taints: [
+                        { key: 'gpustack.ai/unhealthy', value: 'missing', effect: 'NoSchedule', timeAdded: 'x' },
+                      ],
+                    }
+                  : d,
+              ),
+            }),
+      },
+    }));
+    const slim = tainted.map((s) => RESOURCE_SLICES.slim(RESOURCE_SLICES.schema.parse(fat(s))));
+    expect(slim.flatMap((s) => s.spec.devices ?? []).flatMap((d) => d.taints ?? [])).toEqual([
+      { key: 'gpustack.ai/unhealthy', value: 'missing', effect: 'NoSchedule' },
+      { key: 'gpustack.ai/unhealthy', value: 'missing', effect: 'NoSchedule' },
+    ]);
+    expect(buildDeviceLedger(slim, []).summary()[0]).toMatchObject({ published: 2, freeWhole: 1, tainted: 1 });
+    const rules = deviceTaintRules('resource.k8s.io/v1beta2');
+    expect(rules.path).toBe('/apis/resource.k8s.io/v1beta2/devicetaintrules');
+    const rule = rules.slim(
+      rules.schema.parse(
+        fat({
+          apiVersion: 'resource.k8s.io/v1beta2',
+          kind: 'DeviceTaintRule',
+          metadata: { name: 'r', labels: { 'gpustack.ai/cordon': 'true' } },
+          spec: {
+            deviceSelector: { driver: 'nvidia.gpustack.ai', pool: 'gpu-a', device: 'card-0' },
+            taint: { key: 'gpustack.ai/cordoned', effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00Z' },
+          },
+          status: { conditions: [{ type: 'EvictionInProgress', status: 'False' }] },
+        }),
+      ),
+    );
+    expect(rule).toEqual({
+      apiVersion: 'resource.k8s.io/v1beta2',
+      kind: 'DeviceTaintRule',
+      metadata: { name: 'r', labels: { 'gpustack.ai/cordon': 'true' } },
+      spec: {
+        deviceSelector: { driver: 'nvidia.gpustack.ai', pool: 'gpu-a', device: 'card-0' },
+        taint: { key: 'gpustack.ai/cordoned', effect: 'NoSchedule' },
+      },
+    });
   });
 
   it('keeps the exactly part of each template request', () => {

@@ -1,6 +1,7 @@
 /**
  * Test support for the admission checker: a small `node:http` API server on 127.0.0.1 that lists
- * and watches (newline-delimited JSON) the nine collections the checker reads, applies our
+ * and watches (newline-delimited JSON) the ten collections the checker reads (and discovery of
+ * resource.k8s.io/v1, which serves DeviceTaintRules), applies our
  * status patch and echoes it as a MODIFIED event, and can answer `410 Gone`, drop its watch
  * connections or fail its lists on demand. Plus a recording logger and a kubeconfig for it.
  */
@@ -23,6 +24,8 @@ export const COLLECTIONS = {
   resourceclaims: '/apis/resource.k8s.io/v1/resourceclaims',
   resourceclaimtemplates: '/apis/resource.k8s.io/v1/resourceclaimtemplates',
   instancetypes: '/apis/worker.gpustack.ai/v1alpha1/instancetypes',
+  // Served at v1 as Kubernetes 1.37 does; discovery of resource.k8s.io/v1 lists it.
+  devicetaintrules: '/apis/resource.k8s.io/v1/devicetaintrules',
 } as const;
 export type Collection = keyof typeof COLLECTIONS;
 
@@ -79,7 +82,8 @@ function collectionOf(pathname: string): Collection | undefined {
 const INSTANCE_TYPE_PATH = /^\/apis\/worker\.gpustack\.ai\/v1alpha1\/instancetypes\/([^/]+)$/;
 const STATUS_PATH = /^\/apis\/kueue\.x-k8s\.io\/v1beta2\/namespaces\/([^/]+)\/workloads\/([^/]+)\/status$/;
 
-export async function startFakeKube(): Promise<FakeKube> {
+/** `servesTaintRules: false`: discovery of resource.k8s.io/v1 leaves DeviceTaintRule out (Kubernetes 1.36 by default). */
+export async function startFakeKube(options: { servesTaintRules?: boolean } = {}): Promise<FakeKube> {
   let version = 100;
   const stores = new Map<Collection, Map<string, Json>>(
     (Object.keys(COLLECTIONS) as Collection[]).map((c) => [c, new Map()]),
@@ -214,6 +218,15 @@ export async function startFakeKube(): Promise<FakeKube> {
     if (instanceType && req.method === 'PATCH') {
       if (!searchParams.get('fieldManager')) return failure(res, 422, 'fieldManager is required for apply patch');
       return patchInstanceType(decodeURIComponent(instanceType[1] as string), req, body, res);
+    }
+    if (pathname === '/apis/resource.k8s.io/v1' && req.method === 'GET') {
+      const names = ['resourceslices', 'resourceclaims', 'resourceclaimtemplates'];
+      if (options.servesTaintRules !== false) names.push('devicetaintrules');
+      return json(res, 200, {
+        kind: 'APIResourceList',
+        groupVersion: 'resource.k8s.io/v1',
+        resources: names.map((name) => ({ name })),
+      });
     }
     const collection = collectionOf(pathname);
     if (!collection || req.method !== 'GET') return failure(res, 404, `no route for ${req.method} ${pathname}`);

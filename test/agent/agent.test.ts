@@ -370,6 +370,7 @@ describe('health endpoint', () => {
       writes: 1,
       lastSliceError: null,
       sliceWrites: 0,
+      deviceOwners: null,
     });
 
     now = new Date(Date.parse('2025-01-01T00:00:00.000Z') + 3 * INTERVAL + 30_000);

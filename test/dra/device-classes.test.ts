@@ -7,6 +7,7 @@ import {
   modelClassKey,
   sharedExtendedResource,
 } from '../../src/dra/index.js';
+import { MANUFACTURERS } from '../../src/contracts/index.js';
 
 const ALL = new Set(MANUFACTURER_NAMES);
 
@@ -40,15 +41,30 @@ describe('buildDeviceClasses', () => {
     );
   });
 
-  it("maps <base>.shared on the manufacturer's shared class only", () => {
+  it("maps <base> on the manufacturer's whole class and <base>.shared on its shared class, nothing on a model's", () => {
     const classes = buildDeviceClasses(ALL, ['nvidia-h200']);
     const mapped = classes.filter((c) => c.spec.extendedResourceName !== undefined);
     expect(mapped.map((c) => [c.metadata.name, c.spec.extendedResourceName])).toEqual(
-      MANUFACTURER_NAMES.map((m) => [`gpustack-${m}-shared`, sharedExtendedResource(m)]),
+      MANUFACTURER_NAMES.flatMap((m) => [
+        [`gpustack-${m}`, MANUFACTURERS[m].deviceResource],
+        [`gpustack-${m}-shared`, sharedExtendedResource(m)],
+      ]),
     );
     expect(sharedExtendedResource('ascend')).toBe('huawei.com/npu.shared');
+    expect(classes.find((c) => c.metadata.name === 'gpustack-nvidia')?.spec.extendedResourceName).toBe(
+      'nvidia.com/gpu',
+    );
+    expect(classes.find((c) => c.metadata.name === 'gpustack-nvidia-h200')?.spec.extendedResourceName).toBeUndefined();
     // No two classes serve one extended resource.
     expect(new Set(mapped.map((c) => c.spec.extendedResourceName)).size).toBe(mapped.length);
+  });
+
+  it("maps the settings' device resource on the whole class when one is given", () => {
+    const classes = buildDeviceClasses(new Set(['nvidia'] as const), [], (mfr) => `${mfr}.example.com/card`);
+    expect(classes.map((c) => [c.metadata.name, c.spec.extendedResourceName])).toEqual([
+      ['gpustack-nvidia', 'nvidia.example.com/card'],
+      ['gpustack-nvidia-shared', 'nvidia.com/gpu.shared'],
+    ]);
   });
 
   it('emits only the enabled manufacturers, and is deterministic whatever the order of the keys', () => {

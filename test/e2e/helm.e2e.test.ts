@@ -8,7 +8,7 @@
 // scheduler or Deployment controller nothing runs them, so the API server's validation and
 // defaulting is what they prove, as the dry-run of chain.ts does for manifests/.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -87,6 +87,7 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
       [],
       ['--set', 'admission.enabled=false', '--set', 'server.podDisruptionBudget.enabled=false'],
       ['--set', 'serviceMonitor.enabled=true', '--set', 'agent.publish=feature-file', '--set', 'logLevel=debug'],
+      ['--set', 'grafanaDashboard.enabled=true', '--set', 'cardsCli.enabled=true'],
     ]) {
       const out = helm.run(['lint', '--strict', CHART, ...values]);
       expect(out, values.join(' ')).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -186,6 +187,44 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
     expect(ports).toContain('http');
     expect(helm.template().filter((o) => o.kind === 'ServiceMonitor')).toEqual([]);
+  });
+
+  it('grafanaDashboard and cardsCli (off by default): the dashboard ConfigMap for the sidecar, the cards CLI ClusterRole and its binding', () => {
+    const rendered = helm.template({
+      set: {
+        'grafanaDashboard.enabled': 'true',
+        'grafanaDashboard.folder': 'GPU',
+        'cardsCli.enabled': 'true',
+        'cardsCli.subjects[0].kind': 'Group',
+        'cardsCli.subjects[0].name': 'gpu-admins',
+        'cardsCli.subjects[0].apiGroup': 'rbac.authorization.k8s.io',
+      },
+    });
+    const dashboard = rendered.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'gpustack-cards-dashboard');
+    expect(dashboard?.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    expect(dashboard?.metadata.annotations).toEqual({ grafana_folder: 'GPU' });
+    const json = (dashboard?.['data'] as Record<string, string>)['gpustack-cards.json'] as string;
+    expect(JSON.parse(json)).toEqual(
+      JSON.parse(readFileSync(path.join(CHART, 'dashboards', 'gpustack-cards.json'), 'utf8')),
+    );
+    const role = rendered.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'gpustack-cards-cli') as
+      (KubeObject & { rules: { resources: string[]; verbs: string[] }[] }) | undefined;
+    expect(role?.rules.find((r) => r.resources.includes('devicetaintrules'))?.verbs).toEqual([
+      'get',
+      'list',
+      'create',
+      'delete',
+    ]);
+    const binding = rendered.find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'gpustack-cards-cli');
+    expect(binding?.['subjects']).toEqual([
+      { kind: 'Group', name: 'gpu-admins', apiGroup: 'rbac.authorization.k8s.io' },
+    ]);
+    const defaults = helm.template();
+    expect(
+      defaults.filter(
+        (o) => o.metadata.name === 'gpustack-cards-dashboard' || o.metadata.name === 'gpustack-cards-cli',
+      ),
+    ).toEqual([]);
   });
 
   it('another release namespace: every namespaced object, RBAC subject, hook URL and the systemNamespace follow it', () => {

@@ -416,4 +416,79 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
       1000,
     );
   });
+  it('a Pod asking nvidia.com/gpu: 1, unchanged, runs through DRA on this node (no device plugin here): the scheduler claims a card, the kubelet injects its CDI variables', async () => {
+    const client = plane.client;
+    // The scheduler and the DeviceClasses of the test above: gpustack-nvidia maps nvidia.com/gpu.
+    // Its claim still holds card-0's shares (no kube-controller-manager here deallocates it): delete
+    // it, and drop the scheduler's finalizer that the controller would have removed.
+    await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'two-shares', NAMESPACE);
+    await client
+      .mergePatch('resource.k8s.io/v1', 'ResourceClaim', 'two-shares', { metadata: { finalizers: null } }, NAMESPACE)
+      .catch(() => undefined);
+    await waitFor(
+      async () => (await client.get('resource.k8s.io/v1', 'ResourceClaim', 'two-shares', NAMESPACE)) === undefined,
+      30_000,
+      'the claim two-shares deleted',
+      500,
+    );
+    await client.applyObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'plain-gpu', namespace: NAMESPACE },
+      spec: {
+        hostNetwork: true,
+        terminationGracePeriodSeconds: 1,
+        tolerations: [{ operator: 'Exists' }],
+        containers: [
+          {
+            name: 'main',
+            image: PAUSE_IMAGE,
+            imagePullPolicy: 'Never',
+            resources: { limits: { 'nvidia.com/gpu': '1' } },
+          },
+        ],
+      },
+    } as KubeObject);
+    type PlainPod = KubeObject & {
+      status?: { phase?: string; extendedResourceClaimStatus?: { resourceClaimName: string } };
+    };
+    const running = await waitFor(
+      async () => {
+        const p = await client.get<PlainPod>('v1', 'Pod', 'plain-gpu', NAMESPACE);
+        return p?.status?.phase === 'Running' ? p : undefined;
+      },
+      120_000,
+      `Pod plain-gpu did not run; see ${plane.logsDir}`,
+      1000,
+    ).catch(async (error: Error) => {
+      const p = await client.get<PlainPod>('v1', 'Pod', 'plain-gpu', NAMESPACE);
+      throw new Error(`${error.message}\n${JSON.stringify(p?.status)}`);
+    });
+    const claimName = running.status?.extendedResourceClaimStatus?.resourceClaimName ?? '';
+    expect(claimName).toMatch(/^plain-gpu-extended-resources-/);
+    const claim = await client.get<
+      KubeObject & {
+        metadata: { uid: string };
+        status: { allocation: { devices: { results: { driver: string; pool: string; device: string }[] } } };
+      }
+    >('resource.k8s.io/v1', 'ResourceClaim', claimName, NAMESPACE);
+    expect(claim?.status.allocation.devices.results).toEqual([
+      expect.objectContaining({ driver: 'nvidia.gpustack.ai', pool: NODE, device: 'card-0' }),
+    ]);
+    const specFile = path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`);
+    const spec = JSON.parse(readFileSync(specFile, 'utf8')) as { devices: { containerEdits: { env: string[] } }[] };
+    expect(cdiSpecProblems(spec)).toEqual([]);
+    // The runtime applied the CDI spec to the container that asked nvidia.com/gpu: 1.
+    const ids = containerd.ctr(['containers', 'list', '-q']).split('\n').filter(Boolean);
+    const infos = ids.map((id) => containerd.ctr(['containers', 'info', id]));
+    expect(infos.filter((info) => info.includes('NVIDIA_VISIBLE_DEVICES=GPU-e2e-0'))).toHaveLength(1);
+    expect(infos.some((info) => info.includes('CUDA_VISIBLE_DEVICES=GPU-e2e-0'))).toBe(true);
+    await client.delete('v1', 'Pod', 'plain-gpu', NAMESPACE, { gracePeriodSeconds: 0 });
+    await waitFor(
+      async () => !existsSync(specFile),
+      120_000,
+      `the kubelet did not unprepare the extended-resource claim; see ${kubelet.process.logFile}`,
+      1000,
+    );
+  });
 });

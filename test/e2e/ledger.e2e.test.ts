@@ -5,11 +5,19 @@
  * validation, come back through list as the checker's informer reads them (schema, then slim),
  * and give the ledger the counts the unit tests expect.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESOURCE_CLAIMS, RESOURCE_SLICES } from '../../src/admission/index.js';
-import { buildDeviceLedger, type ReceivedResourceClaim, type ReceivedResourceSlice } from '../../src/dra/index.js';
+import {
+  DEVICE_TAINT_RULES_NOT_SERVED,
+  buildDeviceLedger,
+  type ReceivedResourceClaim,
+  type ReceivedResourceSlice,
+} from '../../src/dra/index.js';
 import { allocatedClaim, nodePool } from '../dra/builders.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
+import { CLI } from './support/hook-server.js';
 
 const RESOURCE = '/apis/resource.k8s.io/v1';
 let plane: ControlPlane | undefined;
@@ -114,5 +122,21 @@ describe('the ledger on a real API server (resource.k8s.io/v1, Kubernetes 1.36)'
     const [summary] = buildDeviceLedger(slices, listed).summary();
     expect(summary).toMatchObject({ node: 'gpu-a', published: 4, allocatedWhole: 1, sharedInUse: 1, freeWhole: 2 });
     expect(summary?.consumed).toEqual({ memory: 20 * 2 ** 30, units: 160_000, cores: 10 });
+  }, 60_000);
+});
+
+describe('cards cordon on a default 1.36 API server (DeviceTaintRule not served)', () => {
+  it('says so in one line, naming the versions and flags that serve it, and exits 1', async () => {
+    const failure = await promisify(execFile)(process.execPath, [
+      CLI,
+      'cards',
+      'cordon',
+      'gpu-a/0',
+      '--reason',
+      'x',
+      '--kubeconfig',
+      plane!.kubeconfig,
+    ]).catch((error: unknown) => error as { code: number; stderr: string });
+    expect(failure).toMatchObject({ code: 1, stderr: `error: ${DEVICE_TAINT_RULES_NOT_SERVED}\n` });
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { resourceSlicePublisher } from '../../src/agent/index.js';
+import { apiDeviceOwnerSource, resourceSlicePublisher } from '../../src/agent/index.js';
 import type { SliceCard } from '../../src/dra/index.js';
 import { recordingApi } from '../agent/fake-slice-api.js';
 
@@ -49,6 +49,33 @@ describe('agent RBAC ↔ the ResourceSlice publisher', () => {
       ).toBe(true);
     const sliceVerbs = rules.filter((r) => r.resources.includes('resourceslices')).flatMap((r) => r.verbs);
     expect(sliceVerbs.sort()).toEqual(['create', 'delete', 'get', 'list', 'update', 'watch']);
+  });
+
+  it('allows every call the owner decision makes: the Node, the ChainSettings, claims and the node’s Pods', async () => {
+    const api = recordingApi();
+    const withSettings = {
+      ...api,
+      get: (path: string) =>
+        path.includes('/chainsettings/')
+          ? api.get(path).then(() => ({ spec: { deviceOwners: { nvidia: 'DevicePlugin' } } }))
+          : api.get(path),
+    };
+    await apiDeviceOwnerSource(withSettings, 'n').decide(['nvidia', 'amd']);
+    const used = new Set(api.calls.map((c) => c.join(' ')));
+    expect([...used].sort()).toEqual([
+      'get  nodes',
+      'get worker.gpustack.ai chainsettings',
+      'list  pods',
+      'list resource.k8s.io resourceclaims',
+    ]);
+    for (const [verb, group, resource] of api.calls)
+      expect(
+        rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb)),
+        `${verb} ${group}/${resource}`,
+      ).toBe(true);
+    const chart = readFileSync('charts/gpustack-operator/templates/agent/rbac.yaml', 'utf8');
+    for (const rule of ['resources: ["chainsettings"]\n    verbs: ["get"]', 'resources: ["pods"]\n    verbs: ["list"]'])
+      expect(chart).toContain(rule);
   });
 
   it('the chart grants the agent the same ResourceSlice rule', () => {

@@ -68,6 +68,14 @@ describe('Dockerfile', () => {
     expect(instructions).toContain('CMD ["serve"]');
     expect(instructions.some((l) => /^USER [1-9]\d*/.test(l))).toBe(true);
   });
+
+  it('puts every name package.json publishes on PATH, kubectl-gpustack (the kubectl plugin) among them', () => {
+    const bins = (JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin;
+    expect(Object.keys(bins).sort()).toEqual(['gpustack-operator', 'kubectl-gpustack']);
+    const run = instructions.filter((l) => l.startsWith('RUN ')).join('\n');
+    for (const [name, file] of Object.entries(bins)) expect(run).toContain(`ln -s /app/${file} /usr/local/bin/${name}`);
+    expect(run).toContain(`chmod 0755 /app/${bins['kubectl-gpustack']}`);
+  });
 });
 
 describe('one supported Node.js', () => {
@@ -77,9 +85,20 @@ describe('one supported Node.js', () => {
   };
   const enginesMajor = Number(/(\d+)/.exec(pkg.engines.node)?.[1]);
 
-  it('builds and runs the image on the Node.js major that engines names', () => {
-    const bases = instructions.filter((l) => l.startsWith('FROM ')).map((l) => l.split(/\s+/)[1] as string);
-    expect(bases.length).toBeGreaterThan(0);
+  it('builds and runs the image on the Node.js major that engines names (the ARG defaults users build with)', () => {
+    // FROM ${BUILD_BASE}: the base is a build argument (a locally made one in the image e2e), its
+    // default the official node image.
+    const defaults = new Map(
+      instructions
+        .filter((l) => l.startsWith('ARG ') && l.includes('='))
+        .map((l) => l.slice(4).split('=') as [string, string]),
+    );
+    const bases = instructions
+      .filter((l) => l.startsWith('FROM '))
+      .map((l) =>
+        (l.split(/\s+/)[1] as string).replace(/^\$\{(\w+)\}$/, (_, name: string) => defaults.get(name) ?? name),
+      );
+    expect(bases).toEqual([`node:${enginesMajor}-bookworm`, `node:${enginesMajor}-bookworm-slim`]);
     for (const base of bases) expect(base, base).toMatch(new RegExp(`^node:${enginesMajor}(\\.|-|$)`));
   });
 

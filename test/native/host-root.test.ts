@@ -130,6 +130,24 @@ describe('detect() with a host root', () => {
     expect(devices.map((d) => [d.manufacturer, d.product])).toEqual([[placement.manufacturer, placement.device.name]]);
   });
 
+  it("the fake NVML placed as a driver, its machine in `fake-devices` beside it, answers a process whose environment nobody set (the image e2e's DaemonSet Pod)", async () => {
+    const lib64 = '/usr/local/nvidia/lib64';
+    const hostRoot = fakeHost({
+      [`${lib64}/libnvidia-ml.so.1`]: FAKE_LIBRARIES.nvidia,
+      [`${lib64}/fake-devices`]: Buffer.from(
+        `dev:nvidia\tname=NVIDIA H200\tuuid=GPU-beside-0\tmemory=${143771n * MiB}\n`,
+      ),
+    });
+
+    const { devices, errors } = await detectOn(
+      { devices: { nvidia: [{ name: 'NVIDIA L4', uuid: 'GPU-env-0', memory: 23034n * MiB }] } },
+      { libraries: {}, manufacturers: ['nvidia'], hostRoot, env: { GPUSTACK_FAKE_DEVICES: '' } },
+    );
+
+    expect(errors).toEqual([]);
+    expect(devices.map((d) => [d.product, d.uuid])).toEqual([['NVIDIA H200', 'GPU-beside-0']]);
+  });
+
   it('reports LibraryNotFound naming the folders under the root when the host has no library', async () => {
     const hostRoot = fakeHost();
 

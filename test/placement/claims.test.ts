@@ -5,8 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  ReceivedDeviceTaintRuleSchema,
+  buildCordonRules,
   buildDeviceLedger,
   cardsResource,
+  type ReceivedDeviceTaintRule,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
   type ReceivedResourceSlice,
@@ -43,6 +46,7 @@ interface Scene {
   readonly templates?: readonly ReceivedResourceClaimTemplate[];
   /** Leave the DRA input out, as a checker whose DRA stores have not listed. */
   readonly noLedger?: boolean;
+  readonly taintRules?: readonly ReceivedDeviceTaintRule[];
 }
 
 const TEMPLATES = [
@@ -72,7 +76,7 @@ function decide(workload: Workload, scene: Scene = {}): NodeDevicesVerdict | und
       ? {}
       : {
           claims: {
-            ledger: buildDeviceLedger(slices, scene.claims ?? []),
+            ledger: buildDeviceLedger(slices, scene.claims ?? [], undefined, scene.taintRules ?? []),
             templates: (namespace, name) =>
               templates.find((t) => t.metadata.namespace === namespace && t.metadata.name === name),
           },
@@ -97,6 +101,35 @@ function claimsWorkload(pods: number, template: string, flavors?: Record<string,
     })
     .obj();
 }
+
+/** The rules that cordon `card-<index>` of `node` (both its devices). */
+function cordon(node: string, index: number): ReceivedDeviceTaintRule[] {
+  const card = buildDeviceLedger(nodePool(node, 8), [])
+    .cards(node)
+    .find((c) => c.name === `card-${index}`);
+  if (card === undefined) throw new Error(`no card-${index}`);
+  return buildCordonRules(card, 'test', 'NoSchedule', 'resource.k8s.io/v1beta2').map((r) =>
+    ReceivedDeviceTaintRuleSchema.parse(r),
+  );
+}
+
+describe('decideNodeDevices with claims: a cordoned card is never placed on', () => {
+  it('answers Retry for 8 cards on a node with 8 free but one cordoned; Ready once uncordoned', () => {
+    const scene = { nodes: [gpuNode('gpu-a', 8)], taintRules: cordon('gpu-a', 5) };
+    expect(decide(claimsWorkload(1, 'eight-cards'), scene)).toMatchObject({
+      state: 'Retry',
+      message: expect.stringContaining('the largest free block is 7 cards (node gpu-a'),
+    });
+    expect(decide(claimsWorkload(1, 'eight-cards'), { nodes: scene.nodes })).toMatchObject({ state: 'Ready' });
+  });
+
+  it('places no share on a cordoned card: 8 shares of 50Gi need 8 cards, one is cordoned', () => {
+    const scene = { nodes: [gpuNode('gpu-a', 8)], taintRules: cordon('gpu-a', 0) };
+    // One 50Gi share per card (80Gi cards): 8 pods need 8 cards, 7 are open.
+    expect(decide(claimsWorkload(8, 'slice-50g'), scene)).toMatchObject({ state: 'Retry' });
+    expect(decide(claimsWorkload(7, 'slice-50g'), scene)).toMatchObject({ state: 'Ready' });
+  });
+});
 
 describe('decideNodeDevices with claims: free cards from the ledger', () => {
   it('answers Retry for 8 cards over two nodes with 4 free each, naming the largest free block', () => {
@@ -213,5 +246,65 @@ describe('decideNodeDevices with claims: shares by capacity', () => {
       state: 'Retry',
       message: expect.stringContaining('11 pods × 1 share by resource claims do not fit'),
     });
+  });
+});
+
+/**
+ * One card counted once (docs/architecture.md#device-owner): a plain `nvidia.com/gpu: n` request
+ * DRA serves holds a ResourceClaim the ledger counts, and on a node where both kinds of requests
+ * meet (an owner change), cards the claims hold are not free for device-plugin requests either.
+ */
+describe('decideNodeDevices: device-plugin requests and claims on one node', () => {
+  /** A Pod the scheduler served `nvidia.com/gpu` through DRA: its container asks, its claim holds. */
+  function servedPod(name: string, node: string, cards: number): Pod {
+    const pod = boundPod(name, node, [gpus(cards)]);
+    return {
+      ...pod,
+      status: {
+        phase: 'Running',
+        extendedResourceClaimStatus: {
+          requestMappings: [{ resourceName: 'nvidia.com/gpu' }],
+        },
+      },
+    };
+  }
+  const nodes = [gpuNode('gpu-a', 8)];
+  const slices = nodePool('gpu-a', 8);
+  const plain = (cards: number) =>
+    makeWorkload('plain')
+      .podSet('main', 1, [gpus(cards)])
+      .obj();
+
+  it('counts a Pod DRA served once: by its claim, not by its request as well', () => {
+    // 4 cards held by the Pod's extended-resource claim: 4 left, not 0.
+    const scene = { nodes, slices, pods: [servedPod('served', 'gpu-a', 4)], claims: held('gpu-a', 4) };
+    expect(decide(plain(4), scene)?.state).toBe('Ready');
+    expect(decide(plain(5), scene)).toMatchObject({
+      state: 'Retry',
+      message: expect.stringContaining('the largest free block is 4 cards (node gpu-a)'),
+    });
+  });
+
+  it('subtracts the cards claims hold from a node device-plugin requests are placed on, and the Pods as before', () => {
+    // 3 cards in claims (a change of owner waiting for them) + 2 by device-plugin Pods: 3 of 8 free.
+    const scene = { nodes, slices, pods: [boundPod('plugin', 'gpu-a', [gpus(2)])], claims: held('gpu-a', 3) };
+    expect(decide(plain(3), scene)?.state).toBe('Ready');
+    expect(decide(plain(4), scene)?.message).toContain('the largest free block is 3 cards (node gpu-a)');
+    // A shared card is taken for a whole-card request too.
+    const shared = allocatedClaim('share', [{ node: 'gpu-a', device: 'card-7-shared' }]);
+    expect(decide(plain(3), { ...scene, claims: [...held('gpu-a', 3), shared] })?.message).toContain(
+      'the largest free block is 2 cards (node gpu-a)',
+    );
+  });
+
+  it('without the ledger (no DRA stores) it counts the Pods alone, as before', () => {
+    const scene = {
+      nodes,
+      slices,
+      pods: [boundPod('plugin', 'gpu-a', [gpus(2)])],
+      claims: held('gpu-a', 3),
+      noLedger: true,
+    };
+    expect(decide(plain(6), scene)?.state).toBe('Ready');
   });
 });

@@ -37,7 +37,7 @@ import {
 import { buildClusterQueue, buildLocalQueue, type QueuePlan } from './children.js';
 import { poolKeyLabel, selectFlavors, type FlavorSelection } from './flavors.js';
 import type { InstanceTypeCustomizeRequest, InstanceTypeSyncRequest, ReceivedObject } from './schema.js';
-import { DEVICES_ANNOTATION, readPoolDevices } from '../../dra/index.js';
+import { DEVICES_ANNOTATION, readPoolDevices, statusDevices } from '../../dra/index.js';
 import { computeInstanceTypeStatus, type StatusInput } from './status.js';
 
 /** Seconds between finalize calls while Kueue still holds the ClusterQueue. */
@@ -187,8 +187,10 @@ export function syncInstanceType(
     spec.acceleratable && spec.acceleratorGroup ? acceleratorKeyManufacturer(spec.acceleratorGroup) : undefined;
   const usable =
     keyLabel !== undefined && (!spec.acceleratable || (mfr !== undefined && enabledManufacturers(settings).has(mfr)));
+  // The ledger's count, as the admission checker annotated it (absent: no checker, no DRA, a CPU pool).
+  const devices = spec.acceleratable ? readPoolDevices(parent.metadata.annotations?.[DEVICES_ANNOTATION]) : undefined;
   const selection: FlavorSelection = usable
-    ? selectFlavors(objectsOf(related, RESOURCE_FLAVOR_KEY), spec)
+    ? withoutCordoned(selectFlavors(objectsOf(related, RESOURCE_FLAVOR_KEY), spec), devices?.cordonedByFlavor)
     : { flavors: [], dropped: [] };
   const plan: QueuePlan = {
     name,
@@ -213,11 +215,31 @@ export function syncInstanceType(
     parent.status?.conditions,
     context.now,
   );
-  // The ledger's count, as the admission checker annotated it (absent: no checker, no DRA, a CPU pool).
-  const devices = spec.acceleratable ? readPoolDevices(parent.metadata.annotations?.[DEVICES_ANNOTATION]) : undefined;
   return {
     ok: true,
-    response: { status: devices ? { ...status, devices } : status, children: sortObjects(desired) },
+    response: {
+      status: devices ? { ...status, devices: statusDevices(devices) } : status,
+      children: sortObjects(desired),
+    },
+  };
+}
+
+/**
+ * The flavors with their cordoned cards taken off their capacity (docs/operations.md#cordon-a-card):
+ * the ClusterQueue's quota, and the status's capacity, shrink by one card per cordoned card while
+ * it is cordoned. Never below zero (a count from before the flavor shrank).
+ */
+function withoutCordoned(
+  selection: FlavorSelection,
+  cordonedByFlavor: Readonly<Record<string, number>> | undefined,
+): FlavorSelection {
+  if (cordonedByFlavor === undefined) return selection;
+  return {
+    ...selection,
+    flavors: selection.flavors.map((flavor) => {
+      const cordoned = Object.hasOwn(cordonedByFlavor, flavor.name) ? (cordonedByFlavor[flavor.name] ?? 0) : 0;
+      return cordoned === 0 ? flavor : { ...flavor, capacity: Math.max(0, flavor.capacity - cordoned) };
+    }),
   };
 }
 

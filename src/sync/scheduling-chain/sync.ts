@@ -12,7 +12,7 @@ import {
   type NodeShard,
   type SyncOutcome,
 } from '../../k8s/index.js';
-import { resolveSettings, enabledManufacturers } from '../../contracts/index.js';
+import { deviceResourceOf, enabledManufacturers, resolveSettings } from '../../contracts/index.js';
 import { buildDeviceClasses } from '../../dra/index.js';
 import {
   MANAGED_LABEL,
@@ -137,7 +137,7 @@ export function syncSchedulingChain(
     ...observedTypes.filter((t) => !livePools.has(t.metadata.name)).map(buildStickyInstanceType),
     ...(settings.admissionCheck === 'Enabled' ? [buildAdmissionCheck()] : []),
     buildChainSettings(settings),
-    ...buildDeviceClasses(manufacturers, productKeys),
+    ...buildDeviceClasses(manufacturers, productKeys, (mfr) => deviceResourceOf(settings, mfr)),
     ...shardIndexes(settings.nodeShards, observedShards).map(buildNodeShard),
   ];
   const status = computeChainStatus(plan, observedTypes, previous, context.now);

@@ -77,6 +77,12 @@ export interface ControlPlaneOptions {
    * what DRA needs is on by default in 1.36 (see DRA_CONTROLLERS).
    */
   featureGates?: Readonly<Record<string, boolean>>;
+  /**
+   * Keep the ServiceAccount admission plugin (default false: it is disabled, so that Pods need no
+   * ServiceAccount objects): Pods then get their token volume, as in-cluster clients need. Run the
+   * controller manager's serviceaccount and root-ca-cert-publisher controllers with it.
+   */
+  serviceAccountTokens?: boolean;
 }
 
 /**
@@ -218,7 +224,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         `--token-auth-file=${tokensFile}`,
         '--authorization-mode=RBAC',
         '--service-cluster-ip-range=10.0.0.0/24',
-        '--disable-admission-plugins=ServiceAccount',
+        ...(options.serviceAccountTokens ? [] : ['--disable-admission-plugins=ServiceAccount']),
         '--allow-privileged=true',
         '--profiling=false',
         ...featureGateArgs,

@@ -3,11 +3,13 @@
 // cache (the files run one after another and would otherwise each build their own, in turn).
 // Cached components cost nothing; a component given as E2E_<NAME>_BIN is not built; kubelet,
 // containerd and runc only where their scenario can run (root; elsewhere it fails, or is skipped
-// with E2E_ALLOW_SKIP=kubelet). A build failure is not fatal here: the file that needs the
-// component reports it, with the build's own error.
+// with E2E_ALLOW_SKIP=kubelet). Then, as root, the operator's image from the Dockerfile
+// (scripts/e2e/build-image.sh, for image.e2e.test.ts). A build failure is not fatal here: the file
+// that needs the component or the image reports it, with the build's own error.
 import { spawnSync } from 'node:child_process';
 
 import { BUILD_SCRIPT, COMPONENT_NAMES, envName, type ComponentName } from './components.js';
+import { IMAGE_SCRIPT } from './image.js';
 
 const NODE_SIDE: readonly ComponentName[] = ['kubelet', 'containerd', 'runc'];
 
@@ -17,4 +19,5 @@ export default function setup(): void {
     (name) => !process.env[`E2E_${envName(name)}_BIN`] && (process.getuid?.() === 0 || !NODE_SIDE.includes(name)),
   );
   spawnSync('bash', [BUILD_SCRIPT, ...wanted], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (process.getuid?.() === 0) spawnSync('bash', [IMAGE_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit'] });
 }

@@ -125,7 +125,37 @@ export function unmountUnder(dir: string): void {
   for (const target of mounts) spawnSync('umount', [target]);
 }
 
-export async function startContainerd(dir: string, logsDir: string, cdiDir: string): Promise<Containerd> {
+/** Pod networking for containerd: a CNI config folder and the plugins' folder (Debian's containernetworking-plugins). */
+export interface CniOptions {
+  confDir: string;
+  binDir: string;
+}
+
+export interface NodeProcessOptions {
+  /** A process whose mount namespace containerd and the kubelet run in (the node's "host", see image.ts). */
+  mountNamespaceOf?: number;
+  /** Without it Pods need hostNetwork (containerd reports no network). */
+  cni?: CniOptions;
+  /**
+   * Default "native" (a full copy per container: fine for the pause image). "overlayfs" for large
+   * images: the native copy of a 360 MB image per container outlasts the kubelet's CreateContainer
+   * timeout on two busy cores.
+   */
+  snapshotter?: 'native' | 'overlayfs';
+}
+
+/** `binary args`, or the same run by nsenter in the mount namespace of `pid`. */
+function inNamespace(binary: string, args: readonly string[], pid: number | undefined): [string, string[]] {
+  if (pid === undefined) return [binary, [...args]];
+  return ['nsenter', [`--target=${pid}`, '--mount', '--', binary, ...args]];
+}
+
+export async function startContainerd(
+  dir: string,
+  logsDir: string,
+  cdiDir: string,
+  options: NodeProcessOptions = {},
+): Promise<Containerd> {
   const { containerd: component, runc } = ensureComponents(['containerd', 'runc'] as const);
   const binary = component.binary;
   const bin = path.dirname(binary);
@@ -140,17 +170,27 @@ export async function startContainerd(dir: string, logsDir: string, cdiDir: stri
     `root = "${root}/root"`,
     `state = "${root}/state"`,
     `[grpc]\n  address = "${socket}"`,
-    `[plugins.'io.containerd.cri.v1.images']\n  snapshotter = "native"`,
+    `[plugins.'io.containerd.cri.v1.images']\n  snapshotter = "${options.snapshotter ?? 'native'}"`,
     `[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = "${PAUSE_IMAGE}"`,
     `[plugins.'io.containerd.cri.v1.runtime']\n  cdi_spec_dirs = ["${cdiDir}"]\n  ${RESTRICT_OOM}`,
     `[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"`,
+    ...(options.cni
+      ? [
+          `[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dirs = ["${options.cni.binDir}"]\n  conf_dir = "${options.cni.confDir}"`,
+        ]
+      : []),
     `[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\n  BinaryName = "${runc.binary}"`,
   ];
   const configFile = path.join(root, 'config.toml');
   writeFileSync(configFile, `${config.join('\n')}\n`);
   // The runc shim is looked up on PATH.
   const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
-  const proc = startProcess('containerd', binary, ['--config', configFile, '--log-level', 'info'], logsDir, { env });
+  const proc = startProcess(
+    'containerd',
+    ...inNamespace(binary, ['--config', configFile, '--log-level', 'info'], options.mountNamespaceOf),
+    logsDir,
+    { env },
+  );
   await waitFor(
     async () => {
       assertRunning(proc);
@@ -195,6 +235,7 @@ export async function startKubelet(options: {
   kubeconfig: string;
   nodeName: string;
   containerdSocket: string;
+  mountNamespaceOf?: number;
 }): Promise<Kubelet> {
   const component = ensureComponents(['kubelet'] as const).kubelet;
   const rootDir = path.join(options.dir, 'kubelet');
@@ -230,15 +271,18 @@ export async function startKubelet(options: {
   );
   const proc = startProcess(
     'kubelet',
-    component.binary,
-    [
-      `--config=${config}`,
-      `--kubeconfig=${options.kubeconfig}`,
-      `--root-dir=${rootDir}`,
-      `--hostname-override=${options.nodeName}`,
-      `--container-runtime-endpoint=unix://${options.containerdSocket}`,
-      '--v=4',
-    ],
+    ...inNamespace(
+      component.binary,
+      [
+        `--config=${config}`,
+        `--kubeconfig=${options.kubeconfig}`,
+        `--root-dir=${rootDir}`,
+        `--hostname-override=${options.nodeName}`,
+        `--container-runtime-endpoint=unix://${options.containerdSocket}`,
+        '--v=4',
+      ],
+      options.mountNamespaceOf,
+    ),
     options.logsDir,
   );
   return {

@@ -1,5 +1,7 @@
+#define _GNU_SOURCE
 #include "fake-common.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,27 @@ static void parse_fields(char *line, fake_record *record) {
   }
 }
 
+/*
+ * Without GPUSTACK_FAKE_DEVICES (unset or empty): the file `fake-devices` beside the library itself, so that a fake
+ * placed where a driver would be on a host answers a process whose environment nobody sets (the
+ * agent's DaemonSet Pod in the image e2e).
+ */
+static FILE *open_devices(void) {
+  const char *path = getenv("GPUSTACK_FAKE_DEVICES");
+  if (path != NULL && path[0] != '\0') return fopen(path, "r");
+  Dl_info info;
+  if (dladdr((void *)open_devices, &info) == 0 || info.dli_fname == NULL) return NULL;
+  const char *slash = strrchr(info.dli_fname, '/');
+  if (slash == NULL) return NULL;
+  char beside[4096];
+  snprintf(beside, sizeof beside, "%.*s/fake-devices", (int)(slash - info.dli_fname), info.dli_fname);
+  return fopen(beside, "r");
+}
+
 unsigned fake_load(const char *mfr) {
   memset(&lib_record, 0, sizeof lib_record);
   dev_total = 0;
-  const char *path = getenv("GPUSTACK_FAKE_DEVICES");
-  FILE *file = path ? fopen(path, "r") : NULL;
+  FILE *file = open_devices();
   if (file == NULL) return 0;
   char line[4096];
   char lib_tag[64], dev_tag[64];

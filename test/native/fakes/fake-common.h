@@ -1,6 +1,7 @@
 /*
  * Shared helpers of the fake vendor libraries. Each fake serves the devices listed for
- * its manufacturer in the file named by GPUSTACK_FAKE_DEVICES, re-read on every init so
+ * its manufacturer in the file named by GPUSTACK_FAKE_DEVICES (else `fake-devices` beside the
+ * library), re-read on every init so
  * one process can run many scenarios. Line format (fields separated by TAB):
  *
  *   lib:<mfr>  key=value ...   library-wide answers (init, count, driver, runtime, ...)

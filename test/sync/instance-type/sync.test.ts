@@ -555,6 +555,23 @@ describe('syncInstanceType with builders', () => {
   });
 });
 
+describe("syncInstanceType: a cordoned card leaves its flavor's quota", () => {
+  it("takes a cordoned card off its flavor's quota", async () => {
+    const response = expectOk(await runScenario(C, 'takes-a-cordoned-card-off-its-flavors-quota'));
+    // One card of the 4d flavor cordoned: 3 cards and 3 × 1600k credits; the 1d flavor untouched.
+    expect(quotas(response, true)).toEqual([
+      [`${T4}-1d`, CREDITS, '1600k'],
+      [`${T4}-1d`, CARDS, '1'],
+      [`${T4}-4d`, CREDITS, '4800k'],
+      [`${T4}-4d`, CARDS, '3'],
+    ]);
+    const status = instanceTypeStatusOf(response);
+    expect(status.capacity).toBe('4');
+    // The per-flavor part stays in the annotation; status.devices has the counts.
+    expect(status.devices).toEqual({ published: 5, allocated: 1, shared: 0, free: 3, cordoned: 1, unhealthy: 0 });
+  });
+});
+
 describe('syncInstanceType: the ledger count the admission checker annotated', () => {
   const defaults: Omit<InstanceTypeRequestInput, 'parent'> = {
     chain: makeSchedulingChain().obj(),

@@ -586,11 +586,15 @@ describe('syncSchedulingChain with builders', () => {
       'device.driver == "nvidia.gpustack.ai" && device.attributes["nvidia.gpustack.ai"].productKey == "nvidia-h200"' +
         ' && device.attributes["nvidia.gpustack.ai"].mode == "whole"',
     );
-    // Only the manufacturer's shared class serves <base>.shared.
+    // Only the manufacturer's classes map extended resources: <base> on the whole class (a plain
+    // `nvidia.com/gpu: 1` gets a card through DRA where no device plugin serves it), <base>.shared on the shared one.
     expect(classes.filter((c) => c.spec.extendedResourceName !== undefined).map((c) => c.metadata.name)).toEqual([
+      'gpustack-amd',
       'gpustack-amd-shared',
+      'gpustack-nvidia',
       'gpustack-nvidia-shared',
     ]);
+    expect(byName.get('gpustack-nvidia')?.spec.extendedResourceName).toBe('nvidia.com/gpu');
     expect(byName.get('gpustack-nvidia-shared')?.spec.extendedResourceName).toBe('nvidia.com/gpu.shared');
 
     // Once the admin deletes the sticky InstanceType, its model's classes go too.
