@@ -14,8 +14,10 @@ import {
   RESOURCE_SLICES,
   type WatchedResource,
 } from '../admission/index.js';
-import { createKubeApi, loadKubeConfig, withQuery, type KubeApi } from '../api-client/index.js';
+import { createKubeApi, loadKubeConfig, servedVersion, withQuery, type KubeApi } from '../api-client/index.js';
 import {
+  DEVICE_TAINT_RULES_RESOURCE,
+  DEVICE_TAINT_RULE_VERSIONS,
   ReceivedDeviceTaintRuleSchema,
   buildCardRows,
   buildDeviceLedger,
@@ -53,22 +55,14 @@ async function listAll<T extends KubeObject>(api: KubeApi, resource: WatchedReso
   return out;
 }
 
-/**
- * The resource.k8s.io version that serves DeviceTaintRule (v1 from Kubernetes 1.37; v1beta2 on
- * 1.36 with `DRADeviceTaintRules` and `--runtime-config`), by discovery; `undefined` when none does.
- */
+/** The group/version that serves DeviceTaintRule (v1 from Kubernetes 1.37; v1beta2 on 1.36 behind its gate), or `undefined`. */
 export async function taintRuleVersion(api: KubeApi): Promise<string | undefined> {
-  for (const version of ['v1', 'v1beta2']) {
-    const list = (await api.get(`/apis/resource.k8s.io/${version}`)) as
-      { resources?: readonly { name?: string }[] } | undefined;
-    if (list?.resources?.some((r) => r.name === 'devicetaintrules')) return version;
-  }
-  return undefined;
+  return servedVersion(api, DEVICE_TAINT_RULES_RESOURCE, DEVICE_TAINT_RULE_VERSIONS);
 }
 
 async function listTaintRules(api: KubeApi, version: string): Promise<ReceivedDeviceTaintRule[]> {
   const out: ReceivedDeviceTaintRule[] = [];
-  await api.listEach(`/apis/resource.k8s.io/${version}/devicetaintrules`, (item) => {
+  await api.listEach(`/apis/${version}/${DEVICE_TAINT_RULES_RESOURCE}`, (item) => {
     const parsed = ReceivedDeviceTaintRuleSchema.safeParse(item);
     if (parsed.success) out.push(parsed.data);
   });
