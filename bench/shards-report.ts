@@ -2,8 +2,7 @@
  * @module `npx tsx bench/shards-report.ts --before A.json --after B.json`: the node-shards section of
  * bench/RESULTS.md (issue 27) and its plot, from two `npm run bench:cluster -- --out FILE` runs of the
  * same sizes (before: the chain relating every NodeProfile; after: NodeShards), plus the 100,000-Node
- * model fitted on the measured per-byte and per-call costs. The quiet-machine reference is the
- * committed `bench/results/cluster-2026-12-03.json` (main before shards, load average ≈ 1).
+ * model fitted on the measured per-byte and per-call costs of both runs.
  * Writes `bench/results/shards-scale.svg` and the `<!-- bench:shards -->` section of RESULTS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -69,26 +68,107 @@ function largestPerChange(run: ClusterRun): { bytes: number; route: string } {
 const calls = (run: ClusterRun, route: string): number => median(run.reactions.map((r) => r.calls[route] ?? 0));
 const cpu = (run: ClusterRun, process: string): number => median(run.reactions.map((r) => r.cpu[process] ?? 0));
 
-function table(label: string, file: RunFile): string[] {
-  return file.runs.map((r) => {
+/** Σ over routes of calls × the largest request of that route in one change: the bytes a change sends to hooks (upper bound). */
+function bytesOfChange(reaction: ClusterRun['reactions'][number]): number {
+  return Object.entries(reaction.calls).reduce(
+    (sum, [route, n]) => sum + n * (reaction.largestRequestBytes?.[route] ?? 0),
+    0,
+  );
+}
+const bytesPerChange = (run: ClusterRun): number => median(run.reactions.map(bytesOfChange));
+/** The largest request of any hook in any change of the run (the target: none over 1 MB). */
+const largestOfAnyChange = (run: ClusterRun): number =>
+  Math.max(0, ...run.reactions.flatMap((r) => Object.values(r.largestRequestBytes ?? {})));
+
+/** Rows of both runs by size, before then after. */
+function pairs(before: RunFile, after: RunFile): [string, ClusterRun][] {
+  const sizes = [...new Set([...before.runs, ...after.runs].map((r) => r.nodes))].sort((x, y) => x - y);
+  return sizes.flatMap((n) =>
+    (
+      [
+        ['before', before.runs.find((r) => r.nodes === n)],
+        ['after', after.runs.find((r) => r.nodes === n)],
+      ] as const
+    ).flatMap(([label, r]): [string, ClusterRun][] => (r ? [[label, r]] : [])),
+  );
+}
+
+function table(rows: readonly [string, ClusterRun][]): string[] {
+  return rows.map(([label, r]) => {
     const largest = largestPerChange(r);
     const c = (route: string): string => String(calls(r, route));
     return (
       `| ${label} | ${thousands(r.nodes)} | ${load(r.loadAverageStart)} | ${r.convergedAfterFirstSeconds.toFixed(1)} s | ${r.convergedAfterLastSeconds.toFixed(1)} s` +
       ` | ${s2(r.reaction.p50)} / ${s2(r.reaction.p90)} / ${s2(r.reaction.max)} s` +
       ` | ${c('node-profile/sync')} / ${c('node-shard/sync')} / ${c('scheduling-chain/sync')} / ${c('instance-type/sync')}` +
-      ` | ${mb(largest.bytes)} (${largest.route}) | ${mb(Math.max(...Object.values(r.largestRequestBytesConvergence ?? { none: 0 })))} |`
+      ` | ${mb(largest.bytes)} (${largest.route}) | ${mb(largestOfAnyChange(r))} | ${mb(bytesPerChange(r))}` +
+      ` | ${mb(Math.max(...Object.values(r.largestRequestBytesConvergence ?? { none: 0 })))} |`
     );
   });
 }
 
-function processTable(label: string, file: RunFile): string[] {
-  return file.runs.flatMap((r) =>
+function processTable(rows: readonly [string, ClusterRun][]): string[] {
+  return rows.flatMap(([label, r]) =>
     ['our server', 'metacontroller', 'kube-apiserver', 'etcd'].map((p) => {
       const use = r.processes[p];
       return `| ${label} | ${thousands(r.nodes)} | ${p} | ${use?.cpuSecondsConvergence.toFixed(1) ?? '–'} | ${s2(cpu(r, p))} | ${use?.peakRssMB ?? '–'} |`;
     }),
   );
+}
+
+/** The issue's targets for the after run, with the before run's value beside. */
+function targets(before: RunFile, after: RunFile): string[] {
+  const at = (file: RunFile, n: number): ClusterRun | undefined => file.runs.find((r) => r.nodes === n);
+  const checks: {
+    n: number;
+    what: string;
+    limit: string;
+    value: (r: ClusterRun) => number;
+    show: (v: number) => string;
+    ok: (v: number) => boolean;
+  }[] = [
+    {
+      n: 5000,
+      what: 'convergence from the first Node',
+      limit: '< 60 s',
+      value: (r) => r.convergedAfterFirstSeconds,
+      show: (v) => `${v.toFixed(1)} s`,
+      ok: (v) => v < 60,
+    },
+    {
+      n: 5000,
+      what: 'reaction p90',
+      limit: '< 0.5 s',
+      value: (r) => r.reaction.p90,
+      show: (v) => `${s2(v)} s`,
+      ok: (v) => v < 0.5,
+    },
+    {
+      n: 5000,
+      what: 'largest hook request in any change',
+      limit: '≤ 1 MB',
+      value: largestOfAnyChange,
+      show: mb,
+      ok: (v) => v <= 1e6,
+    },
+    {
+      n: 10_000,
+      what: 'reaction p90',
+      limit: '< 1 s',
+      value: (r) => r.reaction.p90,
+      show: (v) => `${s2(v)} s`,
+      ok: (v) => v < 1,
+    },
+  ];
+  return checks.map((c) => {
+    const b = at(before, c.n);
+    const a = at(after, c.n);
+    const value = a ? c.value(a) : undefined;
+    return (
+      `| ${thousands(c.n)} | ${c.what} | ${c.limit} | ${b ? c.show(c.value(b)) : 'not run'} | ${value === undefined ? 'not run' : c.show(value)}` +
+      ` | ${value === undefined ? '—' : c.ok(value) ? 'yes' : '**no**'} |`
+    );
+  });
 }
 
 interface Model {
@@ -124,7 +204,7 @@ function predict(model: Model, n: number, shards: number | undefined) {
   };
 }
 
-function svg(model: Model, before: RunFile, after: RunFile, reference: RunFile): string {
+function svg(model: Model, before: RunFile, after: RunFile): string {
   const width = 760;
   const height = 440;
   const left = 80;
@@ -177,8 +257,7 @@ function svg(model: Model, before: RunFile, after: RunFile, reference: RunFile):
           Math.max(1, Math.round(Math.sqrt((n * model.bytesPerProfile) / (model.chainBytesAfter / 32)))),
         ).largest,
     ),
-    ...reference.runs.map((r) => dot('#777777', r.nodes, r.chainRequestBytes)),
-    ...before.runs.map((r) => dot('#444444', r.nodes, largestPerChange(r).bytes)),
+    ...before.runs.map((r) => dot('#777777', r.nodes, largestPerChange(r).bytes)),
     ...after.runs.map((r) => dot('#1f77b4', r.nodes, largestPerChange(r).bytes)),
   );
   const legend = [
@@ -202,24 +281,27 @@ function main(): void {
   if (!beforePath || !afterPath) throw new Error('usage: tsx bench/shards-report.ts --before A.json --after B.json');
   const before = JSON.parse(readFileSync(beforePath, 'utf8')) as RunFile;
   const after = JSON.parse(readFileSync(afterPath, 'utf8')) as RunFile;
-  const reference = JSON.parse(
-    readFileSync(path.join(BENCH_DIR, 'results', 'cluster-2026-12-03.json'), 'utf8'),
-  ) as RunFile;
-  const refRuns = reference.runs;
-  const afterRun = after.runs[after.runs.length - 1] as ClusterRun;
+  const last = (file: RunFile): ClusterRun => [...file.runs].sort((x, y) => y.nodes - x.nodes)[0] as ClusterRun;
+  const [beforeRun, afterRun] = [last(before), last(after)];
+  const both = [...before.runs, ...after.runs];
   const model: Model = {
-    bytesPerProfile: median(refRuns.map((r) => r.chainRequestBytes / r.nodes)),
-    // CPU per change against the request bytes of the change (3 chain syncs × the chain request),
-    // from the quiet reference run: what a byte Metacontroller marshals and our server parses costs.
-    mcPerByte: fit(refRuns.map((r) => [3 * r.chainRequestBytes, cpu(r, 'metacontroller')] as const)),
-    serverPerByte: fit(refRuns.map((r) => [3 * r.chainRequestBytes, cpu(r, 'our server')] as const)),
-    mcRssPerNode: fit(refRuns.map((r) => [r.nodes, r.processes['metacontroller']?.peakRssMB ?? 0] as const)),
-    apiRssPerNode: fit(refRuns.map((r) => [r.nodes, r.processes['kube-apiserver']?.peakRssMB ?? 0] as const)),
+    // What Metacontroller sent the chain per NodeProfile (the proxy's count, not the API server's JSON).
+    bytesPerProfile: median(
+      before.runs.map(
+        (r) => median(r.reactions.map((c) => c.largestRequestBytes?.['scheduling-chain/sync'] ?? 0)) / r.nodes,
+      ),
+    ),
+    // CPU per change against the hook request bytes of the change, before and after together: what a byte
+    // Metacontroller marshals and our server parses costs, and what a change costs besides.
+    mcPerByte: fit(both.map((r) => [bytesPerChange(r), cpu(r, 'metacontroller')] as const)),
+    serverPerByte: fit(both.map((r) => [bytesPerChange(r), cpu(r, 'our server')] as const)),
+    mcRssPerNode: fit(both.map((r) => [r.nodes, r.processes['metacontroller']?.peakRssMB ?? 0] as const)),
+    apiRssPerNode: fit(both.map((r) => [r.nodes, r.processes['kube-apiserver']?.peakRssMB ?? 0] as const)),
     chainBytesAfter: median(afterRun.reactions.map((r) => r.largestRequestBytes?.['scheduling-chain/sync'] ?? 0)),
     shardsAfter: 32,
     chainCallsAfter: calls(afterRun, 'scheduling-chain/sync'),
     shardCallsAfter: calls(afterRun, 'node-shard/sync'),
-    chainCallsBefore: 3,
+    chainCallsBefore: calls(beforeRun, 'scheduling-chain/sync'),
   };
   const at = (shards: number | undefined) => predict(model, MODEL_NODES, shards);
   const row = (label: string, shards: number | undefined): string => {
@@ -236,30 +318,33 @@ function main(): void {
     '## Node shards: no request that grows with the whole cluster (issue 27)',
     '',
     `Before = the chain relating every NodeProfile (\`${before.commit}\`); after = NodeShards (\`${after.commit}\`, default \`nodeShards: 32\`). Same command for both,` +
-      ` \`npm run bench:cluster -- --metacontroller-workers 20 --nodes … --changes ${after.changes} --out FILE\`, one after the other on the same machine.` +
-      ' **The machine was shared** with up to six other engineers running tests and benchmarks: the load average at the start of each run is beside it (2 cores;' +
-      ' a load of 25 means each process got a small fraction of a core), so times are far above the quiet-machine figures and are compared only within a row pair.' +
-      ' Request sizes and hook calls do not depend on the load. Largest request = the largest body any hook received in the change, as recorded by a pass-through proxy' +
-      ' between Metacontroller and our server (test/e2e/support/hook-proxy.ts), median over the changes.',
+      ` \`npm run bench:cluster -- --metacontroller-workers 20 --nodes ${before.runs.map((r) => r.nodes).join(',')} --changes ${after.changes} --out FILE\`, one after the other on the same machine` +
+      ' with nothing else running (the load average at the start of each run is beside it; 2 cores). Everything else as in the bench:cluster section above.' +
+      ' Largest request = the largest body any hook received in a change, as recorded by a pass-through proxy between Metacontroller and our server' +
+      " (test/e2e/support/hook-proxy.ts): the median over the changes and the largest of all; bytes per change = Σ over routes of calls × that route's largest request (an upper bound).",
     '',
-    '| run | Nodes | load avg at start | converged after the first Node | after the last | reaction p50 / p90 / max | calls per change: node-profile / node-shard / chain / instance-type sync (median) | largest request per change (median; route) | largest request during the bootstrap |',
-    '|---|---:|---|---:|---:|---:|---|---:|---:|',
-    ...table('before', before),
-    ...table('after', after),
+    `**Targets** (the after run; issue 27):`,
+    '',
+    '| Nodes | target | limit | before | after | met |',
+    '|---:|---|---|---:|---:|---|',
+    ...targets(before, after),
+    '',
+    '| run | Nodes | load avg at start | converged after the first Node | after the last | reaction p50 / p90 / max | calls per change: node-profile / node-shard / chain / instance-type sync (median) | largest request per change (median; route) | largest request of any change | request bytes per change (median) | largest request during the bootstrap |',
+    '|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|',
+    ...table(pairs(before, after)),
     '',
     '**CPU seconds and peak RSS per process** (convergence = first Node → converged; per change = median over the changes):',
     '',
     '| run | Nodes | process | CPU s, convergence | CPU s per change | peak RSS MB |',
     '|---|---:|---|---:|---:|---:|',
-    ...processTable('before', before),
-    ...processTable('after', after),
+    ...processTable(pairs(before, after)),
     '',
     '### A model for 100,000 Nodes',
     '',
-    `Fitted on the committed quiet-machine run of main before shards (\`bench/results/cluster-2026-12-03.json\`, 500 / 2,000 / 5,000 Nodes, load ≈ 1) and the after run's call counts and chain request:` +
+    `Fitted on the runs above (before and after, ${both.length} points): the call counts and chain request of the largest after run,` +
       ` a NodeProfile costs **${(model.bytesPerProfile / 1024).toFixed(1)} KB** in a request (as Metacontroller serialises it: with its last-applied annotation and managed fields);` +
-      ` Metacontroller spends **${(model.mcPerByte.b * 1e6).toFixed(3)} CPU s per MB** of hook requests (+ ${s2(model.mcPerByte.a)} s per change) and our server **${(model.serverPerByte.b * 1e6).toFixed(3)} CPU s per MB**` +
-      ` (+ ${s2(model.serverPerByte.a)} s); after shards a change costs ${model.shardCallsAfter} node-shard and ${model.chainCallsAfter} chain syncs (median), the chain request with 32 shards is ${mb(model.chainBytesAfter)}` +
+      ` Metacontroller spends **${(model.mcPerByte.b * 1e6).toFixed(3)} CPU s per MB** of hook requests (+ ${s2(model.mcPerByte.a)} s per change; least squares of CPU per change against request bytes per change) and our server **${(model.serverPerByte.b * 1e6).toFixed(3)} CPU s per MB**` +
+      ` (+ ${s2(model.serverPerByte.a)} s); before, a change costs ${model.chainCallsBefore} chain syncs; after shards ${model.shardCallsAfter} node-shard and ${model.chainCallsAfter} chain syncs (medians), the chain request with 32 shards is ${mb(model.chainBytesAfter)}` +
       ' (its summaries grow with the shards and the kinds of Node, not with the Nodes), a shard request is N / nodeShards profiles.',
     '',
     `| at ${thousands(MODEL_NODES)} Nodes | largest request | request bytes per change | Metacontroller CPU s per change | our server CPU s per change | request bytes over a bootstrap (upper bound: one change per Node) |`,
@@ -272,21 +357,21 @@ function main(): void {
     `- **Before**, the chain's request passes the server's 256 MiB body limit at ${thousands(Math.round(SERVER_BODY_LIMIT / model.bytesPerProfile))} Nodes; long before that every change costs seconds of Metacontroller CPU.` +
       ' With shards the shard request grows as N / nodeShards and the chain request as nodeShards (its summaries): the two balance at nodeShards ≈ √(N × profile bytes / summary bytes per shard),' +
       ` ${balanced} at ${thousands(MODEL_NODES)} Nodes, where both are ≈ ${mb((MODEL_NODES * model.bytesPerProfile) / balanced)}: the largest request then grows as √N, not N.`,
-    `- **The next ceiling is memory, in Metacontroller and kube-apiserver**: both cache every Node whole (node-profile's decorator watches Nodes), and neither is changed by shards. The reference run's peak RSS grows` +
+    `- **The next ceiling is memory, in Metacontroller and kube-apiserver**: both cache every Node whole (node-profile's decorator watches Nodes), and neither is changed by shards. Peak RSS (both runs) grows` +
       ` ${model.mcRssPerNode.b.toFixed(2)} MB per Node in Metacontroller and ${model.apiRssPerNode.b.toFixed(2)} MB per Node in kube-apiserver: at ${thousands(MODEL_NODES)} Nodes ≈ **${(mcRss / 1024).toFixed(0)} GB** and ≈ **${(apiRss / 1024).toFixed(0)} GB**.` +
       ' Metacontroller hits it first in practice (one process, one informer per watched kind, no paging); the remedy is a metadata-only watch of Nodes (Metacontroller does not offer one) or node-profile outside Metacontroller.',
     '',
     '![largest hook request per change against Nodes, measured and modelled](results/shards-scale.svg)',
     '',
-    `Reproduce: run \`npm run bench:cluster -- --metacontroller-workers 20 --nodes 500 --out before.json\` on a checkout before shards and the same with \`--out after.json\` on this one, then` +
+    `Reproduce: \`npm run bench:cluster -- --metacontroller-workers 20 --nodes 500,2000,5000,10000 --out before.json\` on a checkout before shards (with this` +
+      ' bench/control-plane.ts and test/e2e/support/hook-proxy.ts), the same with `--out after.json` on this one, then' +
       ' `npx tsx bench/shards-report.ts --before before.json --after after.json` (writes this section and `bench/results/shards-scale.svg`).' +
-      ' This section: `npx tsx bench/shards-report.ts --before bench/results/shards-before-500.json --after bench/results/shards-after-500.json`.' +
-      ' Not run: 2,000 / 5,000 / 10,000 Nodes before and after — on the shared machine (load 25–33) a 2,000-Node run took 30 min and a 5,000-Node run had not finished creating its Nodes after 15 min.',
+      ` This section: \`npx tsx bench/shards-report.ts --before ${path.relative(path.dirname(BENCH_DIR), beforePath)} --after ${path.relative(path.dirname(BENCH_DIR), afterPath)}\`.`,
     END,
   ];
   const section = lines.join('\n');
   process.stdout.write(`${section}\n`);
-  writeFileSync(path.join(BENCH_DIR, 'results', 'shards-scale.svg'), svg(model, before, after, reference));
+  writeFileSync(path.join(BENCH_DIR, 'results', 'shards-scale.svg'), svg(model, before, after));
   const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
   const results = readFileSync(resultsFile, 'utf8');
   const start = results.indexOf(START);
