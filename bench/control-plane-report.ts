@@ -16,6 +16,8 @@ export interface Reaction {
   readonly calls: Readonly<Record<string, number>>;
   /** CPU seconds per process over the same window. */
   readonly cpu: Readonly<Record<string, number>>;
+  /** The largest request body per route in the same window (bench/hook-proxy.ts); absent in older results. */
+  readonly largestRequestBytes?: Readonly<Record<string, number>>;
 }
 
 export interface ClusterRun {
@@ -32,6 +34,10 @@ export interface ClusterRun {
   /** JSON of the managed Nodes as the API server serves them: what the chain's request carries. */
   readonly chainRequestBytes: number;
   readonly bytesPerNode: number;
+  /** The largest request body per route from the first Node to convergence; absent in older results. */
+  readonly largestRequestBytesConvergence?: Readonly<Record<string, number>>;
+  /** Requests, their bytes and the largest per route over the whole run; absent in older results. */
+  readonly requestSizes?: Readonly<Record<string, { count: number; totalBytes: number; maxBytes: number }>>;
   readonly flavors: number;
   readonly processes: Readonly<Record<string, ProcessUse>>;
   readonly connectionResets: number;

@@ -9,10 +9,11 @@
  * `bench/RESULTS.md` and `bench/README-cluster-section.md`.
  * Options: `--nodes 500,2000,5000`, `--changes 20`, `--slim-at 5000` (the request-size experiment),
  * `--status-reports` (one kubelet status report per Node, node-profile syncing on it and not: what
- * `ignoreStatusChanges: false` costs; Metacontroller v4 only, given as E2E_METACONTROLLER_BIN), `--no-write`.
+ * `ignoreStatusChanges: false` costs; Metacontroller v4 only, given as E2E_METACONTROLLER_BIN), `--no-write`,
+ * `--out FILE` (each run's result as soon as it ends).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -24,6 +25,7 @@ import { sleep, waitFor, type KubeClient, type KubeObject } from '../test/e2e/su
 import { diffObjects, idOf, ourManifests } from '../test/e2e/support/chain.js';
 import { ensureCrds } from '../test/e2e/support/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from '../test/e2e/support/control-plane.js';
+import { startHookProxy } from '../test/e2e/support/hook-proxy.js';
 import { freePorts, startProcess, type ManagedProcess } from '../test/e2e/support/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from './child.js';
 import { cardLabelPatch, generateNodes } from './cluster-nodes.js';
@@ -56,6 +58,7 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; prefix
   AdmissionCheck: { apiVersion: KUEUE, prefix: 'gpustack-node-devices' },
   ChainSettings: { apiVersion: GPUSTACK },
   NodeProfile: { apiVersion: GPUSTACK },
+  NodeShard: { apiVersion: GPUSTACK },
   // Emitted once main's DRA part 1 is in; none before, on either side of the comparison.
   DeviceClass: { apiVersion: 'resource.k8s.io/v1', labelSelector: 'resource.gpustack.ai/type=deviceclasses' },
 };
@@ -72,6 +75,8 @@ const TEAM_NAMESPACES = 10;
 const HOOK_ROUTES = [
   'node-profile/customize',
   'node-profile/sync',
+  'node-shard/customize',
+  'node-shard/sync',
   'scheduling-chain/customize',
   'scheduling-chain/sync',
   'instance-type/customize',
@@ -164,8 +169,9 @@ async function startServer(logsDir: string): Promise<{ url: string; proc: Manage
  */
 async function installManifests(client: KubeClient, hookUrl: string, metacontrollerVersion: string): Promise<void> {
   const shipped = new Map<string, number | undefined>();
-  for (const file of ['node-profile', 'scheduling-chain', 'instance-type', 'node-devices-check']) {
-    const doc = parse(readFileSync(path.join(ROOT, 'manifests', 'compositecontrollers', `${file}.yaml`), 'utf8')) as {
+  const controllers = path.join(ROOT, 'manifests', 'compositecontrollers');
+  for (const file of readdirSync(controllers).filter((f) => f.endsWith('.yaml'))) {
+    const doc = parse(readFileSync(path.join(controllers, file), 'utf8')) as {
       metadata: { name: string };
       spec: { resyncPeriodSeconds?: number };
     };
@@ -368,6 +374,9 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
       await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `team-${i}` } });
     const server = await startServer(plane.logsDir);
     plane.adopt({ name: 'hook-server', stop: () => server.proc.stop() });
+    // Metacontroller calls the hooks through the proxy, which records each request's size per route.
+    const proxy = await startHookProxy(server.url);
+    plane.adopt({ name: 'hook-proxy', stop: () => proxy.close() });
     // Metacontroller's own manifest's discovery interval (20 s), not the e2e's 1 s: no CRD appears mid-run.
     const metacontroller = await startMetacontroller({
       kubeconfig: plane.kubeconfig,
@@ -376,7 +385,7 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
       discoveryInterval: '20s',
       ...(WORKERS !== undefined ? { args: [`--workers=${WORKERS}`] } : {}),
     });
-    await installManifests(client, server.url, metacontroller.component.version);
+    await installManifests(client, proxy.url, metacontroller.component.version);
     await waitFor(
       async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
       120_000,
@@ -385,7 +394,8 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
     );
     const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
     const expected = render(nodes, namespaces);
-    const allKinds = Object.keys(OWNED);
+    // NodeShards only where render emits them (a release before them has no such kind).
+    const allKinds = Object.keys(OWNED).filter((k) => k !== 'NodeShard' || expected.objects.some((o) => o.kind === k));
 
     const pids: Pids = {
       'our server': server.proc.pid,
@@ -400,6 +410,7 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
     log(`N = ${size}: creating Nodes`);
     const cpuStart = cpuSnapshot(pids);
     const callsStart = await hookCounts(server.url);
+    proxy.takeMax();
     let next = 0;
     let firstCreated = 0;
     const worker = async (): Promise<void> => {
@@ -438,6 +449,7 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
     }
     const cpuConverged = cpuSnapshot(pids);
     const callsConverged = await hookCounts(server.url);
+    const largestConvergence = proxy.takeMax();
     // What Metacontroller relates to the chain: every NodeProfile, and the managed Nodes without one.
     const profiles = await client.request<{ items: unknown[] }>('GET', `/apis/${GPUSTACK}/nodeprofiles`);
     const unprofiled = await client.request<{ items: unknown[] }>(
@@ -471,6 +483,7 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
       const wantLabels = want.nodes.find((n) => n.name === target.metadata.name)?.labels ?? {};
       const before = await quiet(server.url, metacontroller.process.pid, 2000, 60_000);
       const cpuBefore = cpuSnapshot(pids);
+      proxy.takeMax();
       const started = performance.now();
       await client.mergePatch('v1', 'Node', target.metadata.name, { metadata: { labels: patch } });
       let done = 0;
@@ -492,6 +505,7 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
         seconds,
         calls: countsBetween(before, after),
         cpu: cpuBetween(cpuBefore, cpuSnapshot(pids)),
+        largestRequestBytes: proxy.takeMax(),
       });
       log(
         `N = ${size}: change ${i + 1} (${target.metadata.name} ${count} → ${count - 1} cards) followed in ${seconds.toFixed(2)} s`,
@@ -531,6 +545,8 @@ async function runOnce(size: number, changes: number, slimNodes = false, statusR
       reaction: { p50: quantile(seconds, 0.5), p90: quantile(seconds, 0.9), max: Math.max(...seconds) },
       reactions,
       chainRequestBytes: chainBytes,
+      largestRequestBytesConvergence: largestConvergence,
+      requestSizes: proxy.sizes(),
       bytesPerNode: chainBytes / size,
       flavors: expected.objects.filter((o) => o.kind === 'ResourceFlavor').length,
       processes,
@@ -553,7 +569,17 @@ async function main(): Promise<void> {
   const started = performance.now();
   const runs: ClusterRun[] = [];
   const statusReports = process.argv.includes('--status-reports');
-  for (const size of sizes) runs.push(await runOnce(size, changes, false, statusReports));
+  // `--out FILE`: every run is written there as soon as it ends, so a later size that fails (or is
+  // stopped on a busy machine) keeps the earlier ones (bench/shards-report.ts reads these files).
+  const out = argument('out');
+  for (const size of sizes) {
+    runs.push(await runOnce(size, changes, false, statusReports));
+    if (out)
+      writeFileSync(
+        out,
+        `${JSON.stringify({ commit: commitOf(['src', 'manifests']), changes, metacontrollerWorkers: WORKERS ?? 5, runs }, null, 2)}\n`,
+      );
+  }
   const slimAt = argument('slim-at');
   const slimRuns: ClusterRun[] = [];
   for (const size of slimAt ? slimAt.split(',').map(Number) : []) slimRuns.push(await runOnce(size, changes, true));

@@ -11,6 +11,8 @@ import {
   InstanceTypeSpecSchema,
   InstanceTypeStatusSchema,
   NodeProfileSpecSchema,
+  NodeShardSpecSchema,
+  NodeShardStatusSchema,
   SchedulingChainSpecSchema,
   SchedulingChainStatusSchema,
 } from '../src/k8s/index.js';
@@ -117,7 +119,7 @@ function withDeviceLabelSourceRules(spec: JsonSchema): JsonSchema {
   };
 }
 
-/** The SchedulingChain, InstanceType, ChainSettings and NodeProfile CRDs, in that order. */
+/** The SchedulingChain, InstanceType, ChainSettings, NodeProfile and NodeShard CRDs, in that order. */
 export function buildCrds(): JsonSchema[] {
   const chainSpec = { ...withDeviceLabelSourceRules(openApi(SchedulingChainSpecSchema)), default: {} };
   const typeSpec = {
@@ -172,6 +174,18 @@ export function buildCrds(): JsonSchema[] {
       undefined,
       [
         { name: 'CPU', type: 'string', jsonPath: '.spec.cpuCapacity' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    ),
+    // One shard of the NodeProfiles, written by the chain (its child); the node-shard controller
+    // writes the summary the chain reads into its status (docs/architecture.md#node-shards).
+    crd(
+      { kind: 'NodeShard', plural: 'nodeshards', singular: 'nodeshard', shortNames: ['nshard'] },
+      openApi(NodeShardSpecSchema),
+      openApi(NodeShardStatusSchema),
+      [
+        { name: 'Index', type: 'integer', jsonPath: '.spec.index' },
+        { name: 'Profiles', type: 'integer', jsonPath: '.status.profiles' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],
     ),

@@ -100,6 +100,12 @@ export const SchedulingChainSpecSchema = z.strictObject({
    * `[Agent]` turns derivation off.
    */
   deviceLabelSources: DeviceLabelSourcesSchema,
+  /**
+   * Shards of the NodeProfiles (docs/architecture.md#node-shards): node-profile puts each new Node in
+   * one, a NodeShard summarises each, and the chain reads the summaries, so no hook request holds
+   * every Node. A Node keeps its shard when this changes; only Nodes that join later use the new count.
+   */
+  nodeShards: z.number().int().min(1).max(1024).default(32),
   /** Tolerations per flavor kind; absent `device` = tolerate the manufacturer's device-resource taint. */
   flavorTolerations: z
     .strictObject({
@@ -308,3 +314,63 @@ export const InstanceTypeStatusSchema = z.strictObject({
   devices: InstanceTypeDevicesSchema.optional(),
 });
 export type InstanceTypeStatus = z.infer<typeof InstanceTypeStatusSchema>;
+
+/**
+ * One group of a NodeShard's summary: the Nodes of the shard whose NodeProfiles read the same
+ * (labels, cpu-name annotation, CPU capacity), so the chain reads them as one. `first` is the
+ * smallest name (a flavor takes its identity from its first Node by name); `names`, the first
+ * `MAX_GROUP_NAMES` names, only where the group's labels can leave a Node out of a pool or be
+ * unreadable, so the chain can name the skipped Nodes as before.
+ */
+export const NodeGroupSchema = z.strictObject({
+  nodes: z.number().int().min(1),
+  first: z.string(),
+  labels: LabelsSchema,
+  annotations: LabelsSchema.optional(),
+  cpuCapacity: z.string().optional(),
+  names: z.array(z.string()).optional(),
+});
+export type NodeGroup = z.infer<typeof NodeGroupSchema>;
+
+/** The names a group carries at most: the chain reports at most this many skipped Nodes (`MAX_SKIPPED_IN_STATUS`). */
+export const MAX_GROUP_NAMES = 100;
+
+export const NodeShardSpecSchema = z.strictObject({ index: z.number().int().min(0) });
+export const NodeShardStatusSchema = z.strictObject({
+  /** NodeProfiles in the shard. */
+  profiles: z.number().int(),
+  groups: z.array(NodeGroupSchema),
+});
+export type NodeShardStatus = z.infer<typeof NodeShardStatusSchema>;
+
+/** A NodeShard as received: the shard controller reads its spec, the chain its status. */
+export const NodeShardSchema = KubeObjectSchema.extend({
+  spec: z.looseObject({ index: z.number().int().min(0) }),
+  status: z
+    .looseObject({
+      profiles: z.number().int().optional(),
+      groups: z
+        .array(
+          z.looseObject({
+            nodes: z.number().int().min(1),
+            first: z.string(),
+            labels: ReceivedLabelsSchema.default({}),
+            annotations: ReceivedLabelsSchema.optional(),
+            cpuCapacity: z.union([z.string(), z.number()]).optional(),
+            names: z.array(z.string()).optional(),
+          }),
+        )
+        .optional(),
+    })
+    .nullish(),
+});
+export type NodeShard = z.infer<typeof NodeShardSchema>;
+
+/** The NodeShard as the chain emits it (its status is the shard controller's). */
+export const NodeShardOutputSchema = z.strictObject({
+  apiVersion: z.literal(GPUSTACK_API_VERSION),
+  kind: z.literal('NodeShard'),
+  metadata: z.strictObject({ name: z.string(), labels: LabelsSchema.optional() }),
+  spec: NodeShardSpecSchema,
+});
+export type NodeShardOutput = z.output<typeof NodeShardOutputSchema>;

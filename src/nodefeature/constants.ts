@@ -28,6 +28,11 @@ export const CONTROLLED_LABEL = `${SYSTEM_DOMAIN}/controlled`;
  * relates managed Nodes without it (an upgrade, a profile not yet written) and reads them whole.
  */
 export const PROFILED_LABEL = `${SYSTEM_DOMAIN}/profiled`;
+/**
+ * Set by node-profile on each NodeProfile: the shard whose NodeShard summarises it
+ * (docs/architecture.md#node-shards). Kept once set, so a Node never moves between shards.
+ */
+export const NODE_SHARD_LABEL = `${SYSTEM_DOMAIN}/node-shard`;
 export const ACCELERATABLE_LABEL = `${FEATURE_PREFIX}acceleratable`;
 export const CPU_ONLY_LABEL = `${FEATURE_PREFIX}cpu-only`;
 export const CPU_NAME_ANNOTATION = `${FEATURE_PREFIX}cpu-name`;

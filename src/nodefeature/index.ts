@@ -8,6 +8,7 @@ export * from './keys.js';
 export * from './object-names.js';
 export * from './node-facts.js';
 export * from './chain-view.js';
+export * from './shards.js';
 export * from './labels.js';
 export * from './vendor-labels.js';
 export * from './derived-labels.js';

@@ -9,6 +9,7 @@ import {
   SCHEDULING_CHAIN_NAME,
   SchedulingChainStatusSchema,
   sortObjects,
+  type CompositeSyncResponse,
   type DecoratorSyncResponse,
   type Node,
   type SchedulingChain,
@@ -16,7 +17,7 @@ import {
   type SyncRefusal,
 } from '../k8s/index.js';
 import { resolveSettings } from '../contracts/index.js';
-import { MANAGED_LABEL, PROFILED_LABEL, applyChanges } from '../nodefeature/index.js';
+import { MANAGED_LABEL, NODE_SHARD_LABEL, PROFILED_LABEL, applyChanges } from '../nodefeature/index.js';
 import * as sync from '../sync/index.js';
 
 export interface RenderInput {
@@ -99,6 +100,58 @@ function byName<T extends { metadata: { name: string; namespace?: string | undef
 }
 
 /**
+ * The chain as Metacontroller converges it: a first sync emits the NodeShards, each shard's
+ * controller summarises the profiles labelled with its index, and a second sync plans from those
+ * summaries, with what the chain relates itself: profiles in no shard and managed Nodes without one
+ * (none here). The NodeShards come back with their status, as the live objects have it.
+ */
+function syncChainWithShards(
+  chain: SchedulingChain,
+  nodeProfiles: readonly RenderedObject[],
+  nodes: readonly Node[],
+  context: sync.SyncContext,
+): SyncOutcome<CompositeSyncResponse> {
+  const unprofiled = nodes.filter(
+    (n) => n.metadata.labels?.[MANAGED_LABEL] === 'true' && n.metadata.labels[PROFILED_LABEL] === undefined,
+  );
+  const shardOf = (profile: RenderedObject): string | undefined =>
+    (profile.metadata as { labels?: Record<string, string> }).labels?.[NODE_SHARD_LABEL];
+  const related = sync.SchedulingChainSyncRequestSchema.shape.related.parse({
+    [sync.NODE_PROFILE_KEY]: byName(nodeProfiles.filter((p) => shardOf(p) === undefined)),
+    [sync.NODE_KEY]: byName(unprofiled),
+  });
+  const first = sync.syncSchedulingChain({ parent: chain, children: {}, related, finalizing: false }, context);
+  if (!first.ok) return first;
+  const shards: RenderedObject[] = [];
+  for (const shard of first.response.children.filter((child) => child.kind === 'NodeShard')) {
+    const index = String((shard['spec'] as { index: number }).index);
+    const mine = nodeProfiles.filter((p) => shardOf(p) === index);
+    const request = sync.NodeShardSyncRequestSchema.parse({
+      parent: shard,
+      related: { [sync.NODE_PROFILE_KEY]: byName(mine) },
+    });
+    const outcome = sync.syncNodeShard(request);
+    if (!outcome.ok) return outcome;
+    shards.push({ ...shard, status: outcome.response.status });
+  }
+  const children = sync.SchedulingChainSyncRequestSchema.shape.children.parse({
+    [sync.NODE_SHARD_KEY]: byName(shards),
+  });
+  const second = sync.syncSchedulingChain({ parent: chain, children, related, finalizing: false }, context);
+  if (!second.ok) return second;
+  const withStatus = new Map(shards.map((s) => [s.metadata.name, s]));
+  return {
+    ok: true,
+    response: {
+      ...second.response,
+      children: second.response.children.map((child) =>
+        child.kind === 'NodeShard' ? (withStatus.get(child.metadata.name) ?? child) : child,
+      ),
+    },
+  };
+}
+
+/**
  * Runs the chain on a node dump. A refusal from any hook (e.g. invalid settings) stops the run.
  * The chain's children reach the downstream hooks as Metacontroller would hand them over: parsed
  * by those hooks' own request schemas, so what `render` feeds them is typed without a cast.
@@ -124,18 +177,7 @@ export function renderChain(input: RenderInput, context: sync.SyncContext): Rend
     profiled.push(applyProfile(node, labels, annotations));
     nodeProfiles.push(...attachments);
   }
-  // What the chain relates: the NodeProfiles, and the managed Nodes without one (none here).
-  const unprofiled = profiled.filter(
-    (n) => n.metadata.labels?.[MANAGED_LABEL] === 'true' && n.metadata.labels[PROFILED_LABEL] === undefined,
-  );
-  const chainRelated = sync.SchedulingChainSyncRequestSchema.shape.related.parse({
-    [sync.NODE_PROFILE_KEY]: byName(nodeProfiles),
-    [sync.NODE_KEY]: byName(unprofiled),
-  });
-  const chainOutcome = sync.syncSchedulingChain(
-    { parent: chain, children: {}, related: chainRelated, finalizing: false },
-    context,
-  );
+  const chainOutcome = syncChainWithShards(chain, nodeProfiles, profiled, context);
   if (!chainOutcome.ok) return chainOutcome;
   const { children, status } = chainOutcome.response;
   const checks = children

@@ -10,20 +10,25 @@ import {
   NodeDevicesCheckSyncRequestSchema,
   NodeProfileCustomizeRequestSchema,
   NodeProfileSyncRequestSchema,
+  NodeShardCustomizeRequestSchema,
+  NodeShardSyncRequestSchema,
   SchedulingChainCustomizeRequestSchema,
   SchedulingChainSyncRequestSchema,
   customizeInstanceType,
   customizeNodeProfile,
+  customizeNodeShard,
   customizeSchedulingChain,
   syncInstanceType,
   syncNodeDevicesCheck,
   syncNodeProfile,
+  syncNodeShard,
   syncSchedulingChain,
   type SyncContext,
 } from '../sync/index.js';
 
 export type HookKind = 'customize' | 'sync' | 'finalize';
-export type ControllerName = 'node-profile' | 'scheduling-chain' | 'instance-type' | 'node-devices-check';
+export type ControllerName =
+  'node-profile' | 'node-shard' | 'scheduling-chain' | 'instance-type' | 'node-devices-check';
 
 /** A body that passed its hook's schema, ready to run; or the schema's issues. */
 export type PreparedHook =
@@ -79,6 +84,13 @@ export const HOOKS = {
       run: (r) => always(customizeNodeProfile(r)),
     }),
     sync: defineHook({ schema: NodeProfileSyncRequestSchema, run: (r) => syncNodeProfile(r), keepNull: true }),
+  },
+  'node-shard': {
+    customize: defineHook({
+      schema: NodeShardCustomizeRequestSchema,
+      run: (r) => always(customizeNodeShard(r)),
+    }),
+    sync: defineHook({ schema: NodeShardSyncRequestSchema, run: (r) => syncNodeShard(r) }),
   },
   'scheduling-chain': {
     customize: defineHook({

@@ -4,6 +4,7 @@
  */
 export * from './common/index.js';
 export * from './node-profile/index.js';
+export * from './node-shard/index.js';
 export * from './node-devices-check/index.js';
 export * from './scheduling-chain/index.js';
 export * from './instance-type/index.js';

@@ -174,8 +174,9 @@ describe('gpustack-operator serve', () => {
           body: readFileSync(join(REPO, 'examples/hooks/scheduling-chain.sync.json')),
         });
         expect(hook.status).toBe(200);
-        // 11 Kueue and gpustack objects and 22 DeviceClasses (nine manufacturers and two models, whole and shared).
-        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(33);
+        // 11 Kueue and gpustack objects, 22 DeviceClasses (nine manufacturers and two models, whole and
+        // shared) and the 32 NodeShards of the default nodeShards.
+        expect(((await hook.json()) as { children: unknown[] }).children).toHaveLength(65);
         const tooLarge = await fetch(`${base}/hooks/scheduling-chain/sync`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },

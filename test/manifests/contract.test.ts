@@ -48,6 +48,7 @@ const RESOURCE_OF_KIND: Record<string, string> = {
   ChainSettings: 'chainsettings',
   DeviceClass: 'deviceclasses',
   NodeProfile: 'nodeprofiles',
+  NodeShard: 'nodeshards',
 };
 const EMITTED_BY: Record<string, string> = {
   ResourceFlavor: 'gpustack-scheduling-chain',
@@ -58,14 +59,16 @@ const EMITTED_BY: Record<string, string> = {
   ClusterQueue: 'gpustack-instance-type',
   LocalQueue: 'gpustack-instance-type',
   NodeProfile: 'gpustack-node-profile',
+  NodeShard: 'gpustack-scheduling-chain',
 };
 
 describe('controller manifests ↔ server contract', () => {
-  it('declares the four controllers of docs/architecture.md#controllers', () => {
+  it('declares the five controllers of docs/architecture.md#controllers', () => {
     expect([...byName.keys()].sort()).toEqual([
       'gpustack-instance-type',
       'gpustack-node-devices-check',
       'gpustack-node-profile',
+      'gpustack-node-shard',
       'gpustack-scheduling-chain',
     ]);
   });
@@ -88,7 +91,7 @@ describe('controller manifests ↔ server contract', () => {
     const result = renderChain({ nodes, namespaces: ['default', 'team-a'] }, { now: '2026-01-01T00:00:00Z' });
     if (!result.ok) throw new Error(result.error.message);
     const kinds = new Set(result.objects.map((o) => `${o.apiVersion} ${o.kind}`));
-    expect(kinds.size).toBe(8);
+    expect(kinds.size).toBe(9);
     for (const object of result.objects) {
       const controller = byName.get(EMITTED_BY[object.kind] ?? '');
       // A DecoratorController's children are its attachments.

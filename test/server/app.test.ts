@@ -198,8 +198,9 @@ describe('hook server', () => {
             controller: 'scheduling-chain',
             hook: 'sync',
             parent: 'default',
-            // 6 flavors, 3 instance types, the check, the settings and 22 DeviceClasses (9 makers + 2 models, × 2).
-            children: 33,
+            // 6 flavors, 3 instance types, the check, the settings, 22 DeviceClasses (9 makers + 2 models, × 2)
+            // and the 32 NodeShards of the default nodeShards.
+            children: 65,
             status: 200,
             durationMs: expect.any(Number),
           },

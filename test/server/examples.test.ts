@@ -10,6 +10,8 @@ import type { z } from 'zod';
 import {
   AdmissionCheckSchema,
   ChainSettingsOutputSchema,
+  NodeShardOutputSchema,
+  NodeShardStatusSchema,
   ClusterQueueSchema,
   CompositeSyncResponseSchema,
   CustomizeResponseSchema,
@@ -58,6 +60,7 @@ const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   DeviceClass: DeviceClassSchema,
   InstanceType: InstanceTypeOutputSchema,
   LocalQueue: LocalQueueSchema,
+  NodeShard: NodeShardOutputSchema,
   ResourceFlavor: ResourceFlavorSchema,
 };
 
@@ -198,6 +201,40 @@ describe('examples/hooks', () => {
       });
     });
 
+    it('node-shard customize relates the NodeProfiles of its shard only', async () => {
+      const response = await answerOf(
+        '/hooks/node-shard/customize',
+        'node-shard.customize.json',
+        CustomizeResponseSchema,
+      );
+
+      expect(response).toEqual({
+        relatedResources: [
+          {
+            apiVersion: 'worker.gpustack.ai/v1alpha1',
+            resource: 'nodeprofiles',
+            labelSelector: {
+              matchLabels: { 'app.kubernetes.io/part-of': 'gpustack-operator', 'gpustack.ai/node-shard': '31' },
+            },
+          },
+        ],
+      });
+    });
+
+    it('node-shard sync summarises the shard as groups with counts, and has no children', async () => {
+      const response = await answerOf('/hooks/node-shard/sync', 'node-shard.sync.json', CompositeSyncResponseSchema);
+
+      expect(response.children).toEqual([]);
+      const status = NodeShardStatusSchema.parse(response.status);
+      expect(status.profiles).toBe(1);
+      expect(status.groups).toHaveLength(1);
+      expect(status.groups[0]).toMatchObject({
+        nodes: 1,
+        first: 'node-a10g',
+        labels: { 'acceleratable.feature.gpustack.ai/nvidia-a10g.count': '1', 'gpustack.ai/managed': 'true' },
+      });
+    });
+
     it('node-profile sync labels node-t4-b generic and removes the stale CPU-model labels with null', async () => {
       const response: DecoratorSyncResponse = await answerOf(
         '/hooks/node-profile/sync',
@@ -222,7 +259,7 @@ describe('examples/hooks', () => {
       });
     });
 
-    it('scheduling-chain customize relates the NodeProfiles and the managed Nodes without one', async () => {
+    it('scheduling-chain customize relates the NodeProfiles in no shard and the managed Nodes without one', async () => {
       const response = await answerOf(
         '/hooks/scheduling-chain/customize',
         'scheduling-chain.customize.json',
@@ -234,7 +271,10 @@ describe('examples/hooks', () => {
           {
             apiVersion: 'worker.gpustack.ai/v1alpha1',
             resource: 'nodeprofiles',
-            labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'gpustack-operator' } },
+            labelSelector: {
+              matchLabels: { 'app.kubernetes.io/part-of': 'gpustack-operator' },
+              matchExpressions: [{ key: 'gpustack.ai/node-shard', operator: 'DoesNotExist' }],
+            },
           },
           {
             apiVersion: 'v1',

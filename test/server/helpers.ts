@@ -11,6 +11,8 @@ export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/hooks/', impor
 export const EXAMPLE_ROUTES = [
   { route: '/hooks/node-profile/customize', file: 'node-profile.customize.json', kind: 'customize' },
   { route: '/hooks/node-profile/sync', file: 'node-profile.sync.json', kind: 'decorator' },
+  { route: '/hooks/node-shard/customize', file: 'node-shard.customize.json', kind: 'customize' },
+  { route: '/hooks/node-shard/sync', file: 'node-shard.sync.json', kind: 'composite' },
   { route: '/hooks/scheduling-chain/customize', file: 'scheduling-chain.customize.json', kind: 'customize' },
   { route: '/hooks/scheduling-chain/sync', file: 'scheduling-chain.sync.json', kind: 'composite' },
   { route: '/hooks/instance-type/customize', file: 'instance-type.customize.json', kind: 'customize' },

@@ -54,6 +54,8 @@ describe('the hook table', () => {
     expect(hookRoutes()).toEqual([
       '/hooks/node-profile/customize',
       '/hooks/node-profile/sync',
+      '/hooks/node-shard/customize',
+      '/hooks/node-shard/sync',
       '/hooks/scheduling-chain/customize',
       '/hooks/scheduling-chain/sync',
       '/hooks/instance-type/customize',

@@ -15,6 +15,8 @@ import {
   InstanceTypeStatusSchema,
   LocalQueueSchema,
   NodeProfileOutputSchema,
+  NodeShardOutputSchema,
+  NodeShardStatusSchema,
   ResourceFlavorSchema,
   SchedulingChainStatusSchema,
   canonicalize,
@@ -43,6 +45,8 @@ const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   DeviceClass: DeviceClassSchema,
   InstanceType: InstanceTypeOutputSchema,
   LocalQueue: LocalQueueSchema,
+  // render returns each NodeShard with the status its controller writes; the chain never sends one.
+  NodeShard: NodeShardOutputSchema.extend({ status: NodeShardStatusSchema.optional() }),
   NodeProfile: NodeProfileOutputSchema,
   ResourceFlavor: ResourceFlavorSchema,
 };

@@ -14,6 +14,7 @@ export const NODE_KEY = objectMapKey('Node', 'v1');
 export const NAMESPACE_KEY = objectMapKey('Namespace', 'v1');
 export const SCHEDULING_CHAIN_KEY = objectMapKey('SchedulingChain', GPUSTACK_API_VERSION);
 export const NODE_PROFILE_KEY = objectMapKey('NodeProfile', GPUSTACK_API_VERSION);
+export const NODE_SHARD_KEY = objectMapKey('NodeShard', GPUSTACK_API_VERSION);
 export const CHAIN_SETTINGS_KEY = objectMapKey('ChainSettings', GPUSTACK_API_VERSION);
 export const INSTANCE_TYPE_KEY = objectMapKey('InstanceType', GPUSTACK_API_VERSION);
 export const RESOURCE_FLAVOR_KEY = objectMapKey('ResourceFlavor', KUEUE_API_VERSION);

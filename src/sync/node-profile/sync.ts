@@ -14,11 +14,14 @@ import {
 } from '../../k8s/index.js';
 import {
   MANAGED_LABEL,
+  NODE_SHARD_LABEL,
   PART_OF_LABEL,
   PART_OF_VALUE,
   PROFILED_LABEL,
   constructProfile,
   extractChainViewAfter,
+  nodeShardOf,
+  parseNodeShard,
   type LabelChanges,
 } from '../../nodefeature/index.js';
 import { NODE_PROFILE_KEY, refuse, settingsForNodes } from '../common/index.js';
@@ -38,11 +41,13 @@ export function customizeNodeProfile(_request: NodeProfileCustomizeRequest): Cus
 
 /**
  * The NodeProfile of a Node as Metacontroller leaves it after a sync answering `changes` (none:
- * the Node as it is): what the chain reads of it (see `extractChainView`).
+ * the Node as it is): what the chain reads of it (see `extractChainView`), in `shard` when given
+ * (none: the chain relates the profile itself).
  */
 export function buildNodeProfile(
   node: Node,
   changes: { readonly labels?: LabelChanges; readonly annotations?: LabelChanges } = {},
+  shard?: number,
 ): NodeProfileOutput {
   const cpu = node.status?.capacity?.['cpu'];
   const view = extractChainViewAfter(
@@ -57,7 +62,10 @@ export function buildNodeProfile(
   return {
     apiVersion: GPUSTACK_API_VERSION,
     kind: 'NodeProfile',
-    metadata: { name: node.metadata.name, labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
+    metadata: {
+      name: node.metadata.name,
+      labels: { [PART_OF_LABEL]: PART_OF_VALUE, ...(shard !== undefined ? { [NODE_SHARD_LABEL]: String(shard) } : {}) },
+    },
     spec: {
       labels: { ...view.labels },
       ...(view.annotations !== undefined ? { annotations: { ...view.annotations } } : {}),
@@ -104,14 +112,23 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
     const unmark = marked ? { [PROFILED_LABEL]: null } : {};
     return { ok: true, response: { labels: { ...profile.labels, ...unmark }, ...annotations, attachments: [] } };
   }
-  const attachment = buildNodeProfile(node, { labels: profile.labels, annotations: profile.annotations });
   // The mark takes the Node out of what the chain reads whole. A Node the chain may be reading
   // whole right now (managed, unmarked: an upgrade, or an admin's label) keeps it off until its
   // profile exists — Metacontroller writes a decorator's labels before its attachments, so both in
   // one sync would drop the Node from its pools in between. Any other Node is marked at once.
-  const exists = request.children[NODE_PROFILE_KEY]?.[node.metadata.name] !== undefined;
+  const observed = request.children[NODE_PROFILE_KEY]?.[node.metadata.name];
   const readWhole = node.metadata.labels?.[MANAGED_LABEL] === 'true' && !marked;
-  const mark = exists || !readWhole ? { [PROFILED_LABEL]: 'true' } : {};
+  const marks = observed !== undefined || !readWhole;
+  const mark = marks ? { [PROFILED_LABEL]: 'true' } : {};
+  // The profile joins a shard with the mark, not before: while the chain reads the Node whole it
+  // also reads the profile itself and counts the Node once (a shard's summary carries no names to
+  // match). Once set, the shard is kept, so a Node never moves between shards (counted twice or
+  // lost while two summaries catch up) — not even when the settings' nodeShards changes.
+  const shard = marks
+    ? (parseNodeShard(observed?.metadata.labels?.[NODE_SHARD_LABEL]) ??
+      nodeShardOf(node.metadata.name, settings.nodeShards))
+    : undefined;
+  const attachment = buildNodeProfile(node, { labels: profile.labels, annotations: profile.annotations }, shard);
   return {
     ok: true,
     response: { labels: { ...profile.labels, ...mark }, ...annotations, attachments: [attachment] },

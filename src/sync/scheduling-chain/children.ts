@@ -14,6 +14,7 @@ import {
   type InstanceTypeOutput,
   type InstanceTypeSpec,
   type Labels,
+  type NodeShardOutput,
   type ResourceFlavor,
   type Settings,
 } from '../../k8s/index.js';
@@ -38,6 +39,7 @@ import {
   RESOURCE_TYPE_LABEL,
   RESOURCE_TYPE_NODES,
   localQueueName,
+  nodeShardName,
   unitResourcesFor,
 } from '../../nodefeature/index.js';
 import { flavorTolerations } from '../../contracts/index.js';
@@ -87,7 +89,7 @@ export function buildResourceFlavor(flavor: FlavorPlan, settings: Settings): Res
         [flavor.keyLabel]: 'true',
         [`${flavor.keyLabel}.count`]: count,
         // "<keyLabel>.capacity" = nodes × per-node count
-        [`${flavor.keyLabel}.capacity`]: String(flavor.nodes.length * flavor.count),
+        [`${flavor.keyLabel}.capacity`]: String(flavor.nodes * flavor.count),
       },
       annotations: flavorNotes(flavor),
     },
@@ -207,5 +209,15 @@ export function buildChainSettings(settings: Settings): ChainSettingsOutput {
     kind: 'ChainSettings',
     metadata: { name: SCHEDULING_CHAIN_NAME, labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
     spec: settings,
+  };
+}
+
+/** The NodeShard of shard `index`: the node-shard controller writes its summary into its status. */
+export function buildNodeShard(index: number): NodeShardOutput {
+  return {
+    apiVersion: GPUSTACK_API_VERSION,
+    kind: 'NodeShard',
+    metadata: { name: nodeShardName(index), labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
+    spec: { index },
   };
 }

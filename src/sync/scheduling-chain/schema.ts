@@ -7,9 +7,10 @@ import {
   InstanceTypeSchema,
   KubeObjectSchema,
   NodeProfileSchema,
+  NodeShardSchema,
   SchedulingChainSchema,
 } from '../../k8s/index.js';
-import { INSTANCE_TYPE_KEY, NODE_PROFILE_KEY } from '../common/index.js';
+import { INSTANCE_TYPE_KEY, NODE_PROFILE_KEY, NODE_SHARD_KEY } from '../common/index.js';
 
 /** An observed child: its spec is sent back unchanged while the settings are invalid. */
 export const ChildObjectSchema = KubeObjectSchema.extend({ spec: EchoedValueSchema.optional() });
@@ -17,15 +18,16 @@ export type ChildObject = z.infer<typeof ChildObjectSchema>;
 
 export const SchedulingChainSyncRequestSchema = SyncRequestSchema.extend({
   parent: SchedulingChainSchema,
-  // Observed InstanceTypes are read (sticky pools, admin-edited fields); other kinds pass through.
+  // Observed InstanceTypes are read (sticky pools, admin-edited fields) and NodeShards (their
+  // summaries: the managed Nodes); other kinds pass through.
   children: z
     .looseObject({
       [INSTANCE_TYPE_KEY]: z.record(z.string(), InstanceTypeSchema).optional(),
+      [NODE_SHARD_KEY]: z.record(z.string(), NodeShardSchema).optional(),
     })
     .catchall(z.record(z.string(), ChildObjectSchema))
     .default({}),
-  // NodeProfiles (what the chain reads of each managed Node) and the managed Nodes that have none
-  // yet. Of a Node the chain reads its metadata and status.capacity.cpu, so only the metadata is
+  // NodeProfiles not in a shard yet (an upgrade) and the managed Nodes that have none yet. Of a Node the chain reads its metadata and status.capacity.cpu, so only the metadata is
   // checked; its status (capacity, conditions, images…) passes as received.
   related: z
     .looseObject({

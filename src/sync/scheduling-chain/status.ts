@@ -20,14 +20,13 @@ export function computeChainStatus(
     ...plan.pools.map((pool) => ({
       name: pool.name,
       acceleratable: pool.acceleratable,
-      nodes: new Set(pool.flavors.flatMap((f) => f.nodes)).size,
+      nodes: pool.nodes,
       flavors: pool.flavors.map((f) => f.name),
     })),
     ...observedTypes
       .filter((t) => !live.has(t.metadata.name))
       .map((t) => ({ name: t.metadata.name, acceleratable: t.spec.acceleratable, nodes: 0, flavors: [] })),
   ].sort((a, b) => (a.name < b.name ? -1 : 1));
-  const skippedNames = new Set(plan.skipped.map((s) => s.name));
   const conditions = [
     buildCondition(
       {
@@ -40,13 +39,13 @@ export function computeChainStatus(
       now,
     ),
     buildCondition(
-      plan.skipped.length === 0
+      plan.skippedNodes === 0
         ? { type: 'NodesSkipped', status: 'False', reason: 'AllNodesPooled', message: 'every managed node is pooled' }
         : {
             type: 'NodesSkipped',
             status: 'True',
             reason: 'InvalidNodeLabels',
-            message: `${skippedNames.size} nodes are left out of some pools; see status.skippedNodes`,
+            message: `${plan.skippedNodes} nodes are left out of some pools; see status.skippedNodes`,
           },
       previous,
       now,

@@ -9,15 +9,23 @@ import {
   type CompositeSyncResponse,
   type CustomizeResponse,
   type InstanceType,
+  type NodeShard,
   type SyncOutcome,
 } from '../../k8s/index.js';
 import { deviceResourceOf, enabledManufacturers, resolveSettings } from '../../contracts/index.js';
 import { buildDeviceClasses } from '../../dra/index.js';
-import { MANAGED_LABEL, PART_OF_LABEL, PART_OF_VALUE, PROFILED_LABEL } from '../../nodefeature/index.js';
+import {
+  MANAGED_LABEL,
+  NODE_SHARD_LABEL,
+  PART_OF_LABEL,
+  PART_OF_VALUE,
+  PROFILED_LABEL,
+} from '../../nodefeature/index.js';
 import {
   INSTANCE_TYPE_KEY,
   NODE_KEY,
   NODE_PROFILE_KEY,
+  NODE_SHARD_KEY,
   RETRY_AFTER_SECONDS,
   keepObservedChildren,
   refuse,
@@ -27,18 +35,19 @@ import {
   buildAdmissionCheck,
   buildChainSettings,
   buildDerivedInstanceType,
+  buildNodeShard,
   buildResourceFlavor,
   buildStickyInstanceType,
 } from './children.js';
-import { extractNodeViews, planChain } from './pools.js';
+import { extractNodeViews, extractShardMembers, planChain } from './pools.js';
 import type { SchedulingChainCustomizeRequest, SchedulingChainSyncRequest } from './schema.js';
 import { computeChainStatus, computeRefusedStatus } from './status.js';
 
 /**
- * Relates every NodeProfile (node-profile writes one per managed Node, holding what the chain
- * reads of it) and the managed Nodes that have none yet, read whole. Relating all managed Nodes
- * instead would make every chain sync carry every whole Node, images and conditions the chain
- * does not read. The profiles'
+ * Relates the NodeProfiles in no shard yet (profiles of a release before shards, until node-profile
+ * labels them) and the managed Nodes that have no profile yet, read whole. Every other managed
+ * Node reaches the chain through the summaries of its NodeShards, the chain's children, so no
+ * chain request holds every Node (docs/architecture.md#node-shards). The profiles'
  * label selector matches no Node: Metacontroller before v4 matches a changed related object
  * against every rule's selector whatever its kind, and a rule without one would re-sync the chain
  * on every Node write (heartbeats included).
@@ -49,7 +58,10 @@ export function customizeSchedulingChain(_request: SchedulingChainCustomizeReque
       {
         apiVersion: GPUSTACK_API_VERSION,
         resource: 'nodeprofiles',
-        labelSelector: { matchLabels: { [PART_OF_LABEL]: PART_OF_VALUE } },
+        labelSelector: {
+          matchLabels: { [PART_OF_LABEL]: PART_OF_VALUE },
+          matchExpressions: [{ key: NODE_SHARD_LABEL, operator: 'DoesNotExist' }],
+        },
       },
       {
         apiVersion: 'v1',
@@ -90,14 +102,15 @@ export function syncSchedulingChain(
     const keys = missing.length === 1 ? `${missing.join('')} is` : `${missing.join(' and ')} are`;
     return refuse('MissingRelated', `related ${keys} missing: the customize hook has not been applied yet`);
   }
-  // Unsorted: planChain visits nodes by name itself, and the count below needs no order.
-  const nodes = extractNodeViews(
-    Object.values(related[NODE_PROFILE_KEY] ?? {}),
-    Object.values(related[NODE_KEY] ?? {}),
-  );
+  // Unsorted: planChain visits members by name itself, and the count below needs no order.
+  const observedShards = Object.values(children[NODE_SHARD_KEY] ?? {});
+  const members = [
+    ...extractShardMembers(observedShards),
+    ...extractNodeViews(Object.values(related[NODE_PROFILE_KEY] ?? {}), Object.values(related[NODE_KEY] ?? {})),
+  ];
   const resolution = resolveSettings(parent.spec);
   if (!resolution.ok) {
-    const managed = nodes.filter((n) => n.labels?.[MANAGED_LABEL] === 'true').length;
+    const managed = members.reduce((sum, m) => sum + (m.view.labels?.[MANAGED_LABEL] === 'true' ? m.nodes : 0), 0);
     const status = computeRefusedStatus('InvalidSettings', resolution.message, managed, previous, context.now);
     return {
       ok: true,
@@ -105,7 +118,7 @@ export function syncSchedulingChain(
     };
   }
   const { settings } = resolution;
-  const plan = planChain(nodes, settings, enabledManufacturers(settings));
+  const plan = planChain(members, settings, enabledManufacturers(settings));
   const observedTypes = sortObjects<InstanceType>(Object.values(children[INSTANCE_TYPE_KEY] ?? {}));
   const observedByName = new Map(observedTypes.map((t) => [t.metadata.name, t]));
   const livePools = new Set(plan.pools.map((p) => p.name));
@@ -125,7 +138,19 @@ export function syncSchedulingChain(
     ...(settings.admissionCheck === 'Enabled' ? [buildAdmissionCheck()] : []),
     buildChainSettings(settings),
     ...buildDeviceClasses(manufacturers, productKeys, (mfr) => deviceResourceOf(settings, mfr)),
+    ...shardIndexes(settings.nodeShards, observedShards).map(buildNodeShard),
   ];
   const status = computeChainStatus(plan, observedTypes, previous, context.now);
   return { ok: true, response: { status, children: sortObjects(desired) } };
+}
+
+/**
+ * The shards to keep: 0 … `count` − 1, and every observed one beyond that still summarising
+ * profiles (or not summarised yet): a Node keeps its shard when the count shrinks, so its shard
+ * stays until its last Node leaves.
+ */
+function shardIndexes(count: number, observed: readonly NodeShard[]): number[] {
+  const indexes = new Set<number>(Array.from({ length: count }, (_, i) => i));
+  for (const shard of observed) if (shard.status?.profiles !== 0) indexes.add(shard.spec.index);
+  return [...indexes].sort((a, b) => a - b);
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 
 import { parse } from 'yaml';
 
-import { NodeSchema, type Node } from '../../../src/k8s/index.js';
+import { NodeSchema, type Node, type SchedulingChain } from '../../../src/k8s/index.js';
 import { renderChain, type RenderedObject } from '../../../src/render/index.js';
 import { parseManifests, type KubeClient, type KubeObject } from './apply.js';
 import { REPO_ROOT } from './components.js';
@@ -151,6 +151,7 @@ const OWNED: Record<string, { apiVersion: string; labelSelector?: string; filter
   InstanceType: { apiVersion: GPUSTACK },
   ChainSettings: { apiVersion: GPUSTACK },
   NodeProfile: { apiVersion: GPUSTACK },
+  NodeShard: { apiVersion: GPUSTACK },
   DeviceClass: { apiVersion: 'resource.k8s.io/v1', labelSelector: 'resource.gpustack.ai/type=deviceclasses' },
 };
 
@@ -184,6 +185,8 @@ export function diffObjects(expected: readonly RenderedObject[], live: ReadonlyM
       out,
     );
     subsetDiff(want['spec'], have['spec'], `${id} spec`, out);
+    // A NodeShard's status is the summary the chain reads: render computes it as its controller does.
+    if (want.kind === 'NodeShard') subsetDiff(want['status'], have['status'], `${id} status`, out);
   }
   return out;
 }
@@ -227,8 +230,13 @@ export function subsetDiff(want: unknown, have: unknown, at: string, out: string
  * owned objects, each carrying our labels, annotations and spec; every node carrying the
  * labels and annotations node-profile sets and none it removes. Empty = converged.
  */
-export function diffAgainstRender(live: LiveChain, nodes: readonly Node[], namespaces: readonly string[]): string[] {
-  const result = renderChain({ nodes, namespaces }, { now: '2026-01-01T00:00:00Z' });
+export function diffAgainstRender(
+  live: LiveChain,
+  nodes: readonly Node[],
+  namespaces: readonly string[],
+  chain?: SchedulingChain,
+): string[] {
+  const result = renderChain({ nodes, namespaces, ...(chain ? { chain } : {}) }, { now: '2026-01-01T00:00:00Z' });
   if (!result.ok) return [`render refused: ${result.error.message}`];
   const out = diffObjects(result.objects, live.objects);
   for (const node of result.nodes) {

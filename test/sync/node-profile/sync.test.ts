@@ -285,7 +285,10 @@ describe('syncNodeProfile writes the NodeProfile the chain reads', () => {
     expect(first.labels ?? {}).not.toHaveProperty([PROFILED]);
     const second = responseOf(nodeProfileRequest(readWhole, undefined, profileOf(first)));
     expect(second.labels?.[PROFILED]).toBe('true');
-    expect(profileOf(second)).toEqual(profileOf(first));
+    expect(profileOf(second).spec).toEqual(profileOf(first).spec);
+    // The profile joins its shard with the mark: before, the chain reads it itself (and the Node whole, once).
+    expect(profileOf(first).metadata.labels).not.toHaveProperty(['gpustack.ai/node-shard']);
+    expect(profileOf(second).metadata.labels?.['gpustack.ai/node-shard']).toMatch(/^([0-9]|[12][0-9]|3[01])$/);
   });
 
   it('keeps the profile and the mark the same on later syncs, and the mark does not enter the profile', () => {

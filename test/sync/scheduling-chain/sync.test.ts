@@ -462,6 +462,7 @@ describe('syncSchedulingChain with builders', () => {
           admissionCheck: 'Enabled',
           systemNamespace: 'gpustack-system',
           deviceLabelSources: ['Agent', 'NVIDIAGFD', 'AMDNodeLabeller', 'AscendDevicePlugin'],
+          nodeShards: 32,
         },
       },
     ]);
@@ -659,13 +660,16 @@ describe('syncSchedulingChain with builders', () => {
     expect(device?.spec.tolerations).toBeUndefined();
   });
 
-  it('relates every NodeProfile, and the managed Nodes without one (read whole), through customize', () => {
+  it('relates the NodeProfiles in no shard, and the managed Nodes without one (read whole), through customize', () => {
     expect(customizeSchedulingChain({ parent: chain.obj() })).toEqual({
       relatedResources: [
         {
           apiVersion: 'worker.gpustack.ai/v1alpha1',
           resource: 'nodeprofiles',
-          labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'gpustack-operator' } },
+          labelSelector: {
+            matchLabels: { 'app.kubernetes.io/part-of': 'gpustack-operator' },
+            matchExpressions: [{ key: 'gpustack.ai/node-shard', operator: 'DoesNotExist' }],
+          },
         },
         {
           apiVersion: 'v1',

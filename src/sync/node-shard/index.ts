@@ -1,0 +1,3 @@
+export { customizeNodeShard, syncNodeShard } from './sync.js';
+export { summarizeShard } from './summary.js';
+export * from './schema.js';
