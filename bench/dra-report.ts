@@ -229,7 +229,7 @@ function versionLines(version: string, runs: readonly DraRun[]): string[] {
     lines.push(
       `**What ${version} changed** (k8s.io/dynamic-resource-allocation v0.37.0 and later, kubernetes/kubernetes#138917;` +
         ' the 1.36 branch does not have it up to v0.36.6): `GatherPools` keeps a slice with `sharedCounters` only when the slice' +
-        " targets the Node being filtered (its `nodeName`, `allNodes` or `nodeSelector`). A device whose counter set is in a slice" +
+        ' targets the Node being filtered (its `nodeName`, `allNodes` or `nodeSelector`). A device whose counter set is in a slice' +
         ' left out makes its pool incomplete, and only then does `checkSlicesInPool` fetch the rest of that pool. Both of our' +
         " slices carry the Node's `nodeName`, so a Filter call now reads that Node's two slices instead of every Node's counter slice.",
       '',
