@@ -304,7 +304,8 @@ function svg(model: Model, before: RunFile, after: RunFile): string {
 function main(): void {
   const beforePath = argument('before');
   const afterPath = argument('after');
-  if (!beforePath || !afterPath) throw new Error('usage: tsx bench/shards-report.ts --before A.json --after B.json');
+  if (!beforePath || !afterPath)
+    throw new Error('usage: tsx bench/shards-report.ts --before A.json --after B.json [--remark TEXT]');
   const before = JSON.parse(readFileSync(beforePath, 'utf8')) as RunFile;
   const after = JSON.parse(readFileSync(afterPath, 'utf8')) as RunFile;
   const last = (file: RunFile): ClusterRun => [...file.runs].sort((x, y) => y.nodes - x.nodes)[0] as ClusterRun;
@@ -346,6 +347,7 @@ function main(): void {
     `Before = the chain relating every NodeProfile (\`${before.commit}\`); after = NodeShards (\`${after.commit}\`, default \`nodeShards: 32\`). Same command for both,` +
       ` \`npm run bench:cluster -- --metacontroller-workers 20 --nodes ${before.runs.map((r) => r.nodes).join(',')} --changes ${after.changes} --out FILE\`, one after the other on the same machine` +
       ' with nothing else running (the load average at the start of each run is beside it; 2 cores). Everything else as in the bench:cluster section above.' +
+      (argument('remark') ? ` ${argument('remark')}` : '') +
       ' Largest request = the largest body any hook received in a change, as recorded by a pass-through proxy between Metacontroller and our server' +
       " (test/e2e/support/hook-proxy.ts): the median over the changes and the largest of all; bytes per change = Σ over routes of calls × that route's largest request (an upper bound).",
     '',
