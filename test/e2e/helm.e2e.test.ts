@@ -240,7 +240,8 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
         expect(object.metadata.namespace, objectId(object)).toBe('ops');
     }
     const urls = [...text.matchAll(/"url":"([^"]*)"/g)].map((m) => new URL(m[1] as string).host);
-    expect(urls.length).toBe(8);
+    // Five controllers, each with a customize and a sync hook.
+    expect(urls.length).toBe(10);
     expect(new Set(urls)).toEqual(new Set(['gpustack-operator.ops.svc:8080']));
     expect(byId(rendered)[`${GPUSTACK} SchedulingChain default`]?.['spec']).toMatchObject({ systemNamespace: 'ops' });
   });
@@ -471,7 +472,13 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
   it("the chart's controllers run the chain: Metacontroller calls our hook server and the cluster converges to render", async () => {
     upgrade({ 'controllers.hookBaseURL': server.url });
     const controllers = releaseObjects().filter((o) => o.kind.endsWith('Controller'));
-    expect(controllers).toHaveLength(4);
+    expect(controllers.map((c) => c.metadata.name).sort()).toEqual([
+      'gpustack-instance-type',
+      'gpustack-node-devices-check',
+      'gpustack-node-profile',
+      'gpustack-node-shard',
+      'gpustack-scheduling-chain',
+    ]);
     for (const controller of controllers)
       expect(JSON.stringify((await live(controller))?.['spec'])).toContain(`"url":"${server.url}/hooks/`);
     const nodes = exampleNodes('reference-4-node.yaml');
