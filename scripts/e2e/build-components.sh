@@ -18,8 +18,12 @@
 # list what the proxy serves with `go list -m -versions <module>`):
 #   E2E_ETCD_VERSION            go.etcd.io/etcd/server/v3
 #   E2E_KUBERNETES_VERSION      k8s.io/kubernetes (staging modules: v0.<minor>.<patch>)
-#   E2E_METACONTROLLER_VERSION  github.com/metacontroller/metacontroller (replaces the bare
-#                               module path `metacontroller`; a pseudo-version or v1 tag)
+#   E2E_METACONTROLLER_VERSION  v4.x: built from the unchanged source archive
+#                               E2E_METACONTROLLER_SOURCE (default: the shared third_party/
+#                               metacontroller-<version>.tar.gz beside the repository, since the
+#                               module proxy refuses every v4); v1.x: github.com/metacontroller/
+#                               metacontroller from the module proxy. Without the archive the script
+#                               says so in one line and builds v1.5.20 from the proxy instead.
 #   E2E_KUEUE_VERSION           sigs.k8s.io/kueue
 #   E2E_CONTAINERD_VERSION      github.com/containerd/containerd/v2 (containerd, its runc shim, ctr)
 #   E2E_RUNC_VERSION            github.com/opencontainers/runc (cgo: needs gcc, the static glibc,
@@ -62,16 +66,23 @@
 # modules downloaded; a 9 MB static binary. With warm module and build caches: 43 s.
 #
 # Metacontroller: the module proxy in use answers 403 "This module version is not
-# available." for the v4.17.x pseudo-versions tried (and for list/latest) of
-# github.com/metacontroller/metacontroller; it serves v1.5.20 (2021, no hook API v2).
+# available." for every v4 pseudo-version (and for list/latest) of
+# github.com/metacontroller/metacontroller; it serves v1.5.20 (2021, no hook API v2). v4.17.2 is built
+# from the unchanged source archive in the shared third_party/ folder (its README: how it was made).
+#
+# The defaults are the default e2e lane, the stack docs/install.md tells users to run; the
+# compatibility lane (.ci/run) sets E2E_KUBERNETES_VERSION=v1.36.3 E2E_KUEUE_VERSION=v0.17.0.
 set -euo pipefail
 
 ETCD_VERSION=${E2E_ETCD_VERSION:-v3.6.16}
-KUBERNETES_VERSION=${E2E_KUBERNETES_VERSION:-v1.36.3}
-# v1.5.20: the proxy refuses the v4.17.2 tag's pseudo-version of the unsuffixed path
-# (v1.5.21-0.20260813213314-76b818bdc67b, reference §A.6) with 403, see above.
-METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v1.5.20}
-KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.17.0}
+KUBERNETES_VERSION=${E2E_KUBERNETES_VERSION:-v1.37.2}
+METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v4.17.2}
+METACONTROLLER_SOURCE=${E2E_METACONTROLLER_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/third_party/metacontroller-$METACONTROLLER_VERSION.tar.gz}
+if [[ $METACONTROLLER_VERSION == v4.* && ! -e $METACONTROLLER_SOURCE ]]; then
+  echo "[build-components] Metacontroller $METACONTROLLER_VERSION: no source at $METACONTROLLER_SOURCE (the module proxy refuses v4; set E2E_METACONTROLLER_SOURCE to its archive or folder): building v1.5.20 from the module proxy instead" >&2
+  METACONTROLLER_VERSION=v1.5.20
+fi
+KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.19.2}
 HELM_VERSION=${E2E_HELM_VERSION:-v4.3.2}
 # Debian 12's containerd (1.6) cannot inject CDI devices (1.7+ can); the node-side DRA scenario runs this one.
 CONTAINERD_VERSION=${E2E_CONTAINERD_VERSION:-v2.4.2}
@@ -234,7 +245,26 @@ build_kube() { # out cmd
   echo "k8s.io/kubernetes@$KUBERNETES_VERSION"
 }
 
+# v4: the source archive (or folder) of the release, unchanged; its dependencies from the module proxy.
+build_metacontroller_source() {
+  local v=$METACONTROLLER_VERSION d="$WORK/metacontroller-$METACONTROLLER_VERSION-src" what
+  rm -rf "$d"
+  mkdir -p "$d"
+  if [[ -d $METACONTROLLER_SOURCE ]]; then
+    cp -r "$METACONTROLLER_SOURCE"/. "$d/"
+    what="$METACONTROLLER_SOURCE (folder)"
+  else
+    tar xzf "$METACONTROLLER_SOURCE" -C "$d" --strip-components=1
+    what="$(basename "$METACONTROLLER_SOURCE") sha256:$(sha256sum "$METACONTROLLER_SOURCE" | cut -d' ' -f1)"
+  fi
+  chmod -R u+w "$d"
+  (cd "$d" && go build -trimpath -ldflags "-s -w -X main.version=$v" -o "$1" ./pkg/cmd/metacontroller)
+  copy_dir "$d/manifests/production" "$(dir_of metacontroller)/crds" 'metacontroller-crds-v1.yaml'
+  echo "metacontroller@$v from $what"
+}
+
 build_metacontroller() {
+  if [[ $METACONTROLLER_VERSION == v4.* ]]; then build_metacontroller_source "$1"; return; fi
   local v=$METACONTROLLER_VERSION src
   # Fetch through the replacement first so a refusal shows the proxy's own message.
   src=$(mod_dir "github.com/metacontroller/metacontroller@$v") || return 1
