@@ -41,6 +41,7 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
                                (either: anyone else gets 401; needs --metrics-port)
              [--metrics-port N] /healthz, /readyz, /metrics there (plain HTTP, no credentials)
                                and only the hooks on --port
+             --reload-interval 10s  how often the credential files are read for a change
              [--admission] also run the admission checker in this process (its flags as below)
 `,
   render: `  render     Print the labels and Kueue objects the chain derives from a node dump
@@ -152,6 +153,7 @@ async function serveCommand(args: string[]): Promise<void> {
       'client-ca': { type: 'string' },
       'token-file': { type: 'string' },
       'metrics-port': { type: 'string' },
+      'reload-interval': { type: 'string', default: '10s' },
       admission: { type: 'boolean', default: false },
       ...ADMISSION_FLAGS,
     },
@@ -191,6 +193,7 @@ async function serveCommand(args: string[]): Promise<void> {
       logLevel,
       credentials,
       healthPort,
+      credentialsPollMs: parseDuration(values['reload-interval'], '--reload-interval', { minMs: 100 }),
     });
   } finally {
     await admission?.stop();

@@ -434,7 +434,7 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
     logger.error({ err: { message: error.message, stack: error.stack }, path: c.req.path }, 'unexpected error');
     return sendError(c, 'Internal', errorBody('Internal', 'internal error; see the server log'));
   };
-  if (options.callers) app.use('*', callerCheck(options.callers, logger));
+  if (options.callers) app.use('*', callerCheck(options.callers, logger, options.metrics));
   if (options.serviceRoutes ?? true) addServiceRoutes(app, options.metrics);
   const shared: RouteShared = { logger, gate: new BodyGate(options), internalError };
   const time = new RequestTime(options.clock);
@@ -454,7 +454,11 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
  * media type, body): it learns nothing but that it needs them. The connection is closed after the
  * answer, so an unread body is not waited for.
  */
-function callerCheck(callers: () => CallerRequirements, logger: Logger): MiddlewareHandler<AppEnv> {
+function callerCheck(
+  callers: () => CallerRequirements,
+  logger: Logger,
+  metrics: HookMetrics | undefined,
+): MiddlewareHandler<AppEnv> {
   return async function checkCaller(c, next) {
     const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket as
       (IncomingMessage['socket'] & { authorized?: boolean }) | undefined;
@@ -463,6 +467,7 @@ function callerCheck(callers: () => CallerRequirements, logger: Logger): Middlew
       callers(),
     );
     if (why === undefined) return next();
+    metrics?.refused.inc({ reason: why });
     logger.warn({ path: c.req.path, remoteAddress: socket?.remoteAddress, reason: why }, 'caller refused');
     c.header('WWW-Authenticate', 'Bearer');
     c.header('Connection', 'close');

@@ -114,7 +114,8 @@ export function watchCredentials(
 
 /**
  * Puts rotated credentials into service: a new TLS context for the connections that open from now
- * on (those open keep theirs, nothing is dropped), the new token for the requests from now on.
+ * on (a request in flight finishes on its own, nothing is dropped), the new token for the requests
+ * from now on.
  * Throws, keeping the old ones, when the certificate and key do not fit together.
  */
 export function applyCredentials(
@@ -122,7 +123,13 @@ export function applyCredentials(
   next: Credentials,
   hold: { current: Credentials },
 ): void {
-  if (next.tls !== undefined && 'setSecureContext' in server) server.setSecureContext(secureContextOptions(next));
+  if (next.tls !== undefined && 'setSecureContext' in server) {
+    server.setSecureContext(secureContextOptions(next));
+    // Idle keep-alive connections still speak the old handshake: closed, so that the clients'
+    // next calls verify the new certificate (Go retries a request on a connection the server
+    // closed while idle). Requests in flight finish on theirs.
+    server.closeIdleConnections();
+  }
   hold.current = next;
 }
 
@@ -254,11 +261,15 @@ export function runServer(options: ServeOptions): Promise<void> {
   const stopWatching = watchCredentials(files, hold.current, options.credentialsPollMs ?? CREDENTIALS_POLL_MS, {
     changed: (next) => {
       applyCredentials(server, next, hold);
+      metrics.reloads.inc({ result: 'ok' });
       logger.info({ files }, 'credentials reloaded: new connections use them');
     },
-    failed: (error) =>
-      logger.warn({ err: { message: error.message } }, 'credentials not reloaded; the last good ones stay'),
+    failed: (error) => {
+      metrics.reloads.inc({ result: 'failed' });
+      logger.warn({ err: { message: error.message } }, 'credentials not reloaded; the last good ones stay');
+    },
   });
+  server.on('secureConnection', () => metrics.handshakes.inc());
   return new Promise((resolve, reject) => {
     server.on('error', reject);
     health?.on('error', reject);

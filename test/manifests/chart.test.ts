@@ -16,6 +16,7 @@ const CHART_ONLY = [
   '_helpers.tpl',
   'cards-cli-rbac.yaml',
   'grafana-dashboard.yaml',
+  'server/hook-credentials.yaml',
   'servicemonitor.yaml',
 ];
 /** manifests/ files with no template: Helm installs into the release namespace (--create-namespace). */

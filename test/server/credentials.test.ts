@@ -119,6 +119,48 @@ function call(port: number, options: CallOptions = {}): Promise<Answer> {
   });
 }
 
+/** A hook call whose body is sent in two halves: `started` once the first is out, `finish()` sends the rest. */
+function slowCall(port: number, token: string): { started: Promise<void>; finish: () => Promise<Answer> } {
+  let answer!: Promise<Answer>;
+  let req!: ReturnType<typeof request>;
+  const started = new Promise<void>((resolve, reject) => {
+    answer = new Promise((done, fail) => {
+      req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: HOOK,
+          method: 'POST',
+          ca: ca.cert,
+          agent: false,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(BODY),
+            authorization: `Bearer ${token}`,
+          },
+        },
+        (res) => {
+          const peer = (res.socket as TLSSocket).getPeerCertificate();
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => done({ status: res.statusCode ?? 0, body, headers: res.headers, peer }));
+        },
+      );
+      req.on('error', fail);
+    });
+    answer.catch(reject);
+    req.write(BODY.slice(0, 10), () => resolve());
+  });
+  return {
+    started,
+    finish: () => {
+      req.end(BODY.slice(10));
+      return answer;
+    },
+  };
+}
+
 const listen = (server: Server | HttpsServer): Promise<number> =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
@@ -265,14 +307,17 @@ const until = async (check: () => Promise<boolean>, what: string): Promise<void>
 
 describe('rotation: the files change, the server follows without a restart', () => {
   it(
-    'a new certificate serves the next connection; an open keep-alive connection keeps the old one and keeps working',
+    'a new certificate serves the next connection; a request in flight finishes on its own, idle connections are closed so the next call verifies the new one',
     { timeout: 20_000 },
     async () => {
       const files = mount('rotate', { ...server1, token: TOKEN });
       const { port } = await serve(files);
+      const fingerprint1 = new X509Certificate(server1.cert).fingerprint256;
       const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
-      const before = await call(port, { token: TOKEN, agent: keepAlive });
-      expect(before.peer.fingerprint256).toBe(new X509Certificate(server1.cert).fingerprint256);
+      expect((await call(port, { token: TOKEN, agent: keepAlive })).peer.fingerprint256).toBe(fingerprint1);
+      // A request whose body is still on its way when the certificate changes.
+      const inFlight = slowCall(port, TOKEN);
+      await inFlight.started;
 
       const server2 = makeLeaf(dir, 'server2', ca, 'server');
       writeFileSync(files.certFile as string, server2.cert);
@@ -283,10 +328,11 @@ describe('rotation: the files change, the server follows without a restart', () 
         'the new certificate',
       );
 
-      // The connection opened before the rotation is still the old handshake, and still answers.
-      const reused = await call(port, { token: TOKEN, agent: keepAlive });
-      expect(reused.status).toBe(200);
-      expect(reused.peer.fingerprint256).toBe(before.peer.fingerprint256);
+      const finished = await inFlight.finish();
+      expect(finished.status).toBe(200);
+      expect(finished.peer.fingerprint256).toBe(fingerprint1);
+      // The idle keep-alive connection was closed: the agent's next call is a new handshake.
+      expect((await call(port, { token: TOKEN, agent: keepAlive })).peer.fingerprint256).toBe(fingerprint2);
       keepAlive.destroy();
     },
   );
