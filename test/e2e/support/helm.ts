@@ -159,10 +159,11 @@ export function firstContainer(o: KubeObject): { args: string[]; image: string; 
  * Metacontroller's CRDs as the API server should know them for our controllers. The Go module proxy
  * serves Metacontroller 1.5.20 only (see build-components.sh), whose CRDs predate fields of the v4
  * line the chart (like manifests/) sets: `hooks.<hook>.version`, a DecoratorController's
- * `resources[].ignoreStatusChanges` and the webhooks' `caBundle`, `authorization`, `clientTLS`. helm applies server-side with strict field validation, so
- * those CRDs would refuse the chart; this adds those fields to their schema (nothing else, and
- * nothing when a CRD already has them, e.g. v4 CRDs given with E2E_METACONTROLLER_CRDS).
- * Metacontroller 1.5.20 itself ignores both fields: it sends v1 hook bodies, which the server reads.
+ * `resources[].ignoreStatusChanges` and the webhooks' `caBundle`, `authorization`, `clientTLS`.
+ * helm applies server-side with strict field validation, so those CRDs would refuse the chart;
+ * this adds those fields to their schema (nothing else, and nothing when a CRD already has them,
+ * e.g. v4 CRDs given with E2E_METACONTROLLER_CRDS). Metacontroller 1.5.20 itself ignores them: it
+ * sends v1 hook bodies, which the server reads, to the URL as given, with no CA and no token.
  */
 export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObject[]; added: string[] } {
   const added: string[] = [];
