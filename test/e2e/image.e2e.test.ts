@@ -372,6 +372,12 @@ describe.skipIf(skipScenario('image', missing))(
         instanceTypes.some((n) => n.includes('h200')),
         instanceTypes.join(', '),
       ).toBe(true);
+      // The agent published those labels with its Pod-bound token, under the chart's node restriction.
+      for (const kind of ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
+        expect(
+          await client.get('admissionregistration.k8s.io/v1', kind, 'gpustack-agent-node-restriction'),
+          kind,
+        ).toBeDefined();
       // Every hook call went through the Service's endpoints, i.e. to a Pod.
       expect(hooks.connections).toBeGreaterThan(0);
       expect(apiserverVip.connections).toBeGreaterThan(0);
