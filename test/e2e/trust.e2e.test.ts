@@ -15,15 +15,15 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { makeLeaf } from '../support/certs.js';
-import { KubeClient, KubeError, waitFor, type KubeObject } from './support/apply.js';
+import { KubeClient, KubeError, waitFor, type KubeObject } from '../../harness/e2e/apply.js';
 import { NodeSchema } from '../../src/k8s/index.js';
-import { createNode, diffAgainstRender, exampleNodes, readLiveChain } from './support/chain.js';
-import { describeComponents, ensureComponents, ensureCrds } from './support/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { CHART, NAMESPACE, createHelm, type Helm } from './support/helm.js';
-import { CLI } from './support/hook-server.js';
-import { log } from './support/log.js';
-import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
+import { createNode, diffAgainstRender, exampleNodes, readLiveChain } from '../../harness/e2e/chain.js';
+import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { CHART, NAMESPACE, createHelm, type Helm } from '../../harness/e2e/helm.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
+import { log } from '../../harness/e2e/log.js';
+import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 
 const AGENT = 'gpustack-agent';
 const NODE_A = 'trust-node-a';

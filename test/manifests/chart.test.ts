@@ -16,8 +16,8 @@ const CHART_ONLY = [
   '_helpers.tpl',
   'cards-cli-rbac.yaml',
   'grafana-dashboard.yaml',
+  'monitors.yaml',
   'server/hook-credentials.yaml',
-  'servicemonitor.yaml',
 ];
 /** manifests/ files with no template: Helm installs into the release namespace (--create-namespace). */
 const MANIFESTS_ONLY = ['namespace.yaml'];

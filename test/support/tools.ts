@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { ensureComponents } from '../e2e/support/components.js';
+import { ensureComponents } from '../../harness/e2e/components.js';
 
 /** The scanner, pinned: `go install <module>@<version>`. Bump both together, then review the findings table. */
 export const KUBE_SCORE = { module: 'github.com/zegl/kube-score/cmd/kube-score', version: 'v1.20.0' } as const;
