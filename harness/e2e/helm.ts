@@ -157,12 +157,13 @@ export function firstContainer(o: KubeObject): { args: string[]; image: string; 
 
 /**
  * Metacontroller's CRDs as the API server should know them for our controllers. The Go module proxy
- * serves Metacontroller 1.5.20 only (see build-components.sh), whose CRDs predate two fields of
- * the v4 line the chart (like manifests/) sets: `hooks.<hook>.version` and a DecoratorController's
- * `resources[].ignoreStatusChanges`. helm applies server-side with strict field validation, so
- * those CRDs would refuse the chart; this adds the two fields to their schema (nothing else, and
- * nothing when a CRD already has them, e.g. v4 CRDs given with E2E_METACONTROLLER_CRDS).
- * Metacontroller 1.5.20 itself ignores both fields: it sends v1 hook bodies, which the server reads.
+ * serves Metacontroller 1.5.20 only (see build-components.sh), whose CRDs predate fields of the v4
+ * line the chart (like manifests/) sets: `hooks.<hook>.version`, a DecoratorController's
+ * `resources[].ignoreStatusChanges` and the webhooks' `caBundle`, `authorization`, `clientTLS`.
+ * helm applies server-side with strict field validation, so those CRDs would refuse the chart;
+ * this adds those fields to their schema (nothing else, and nothing when a CRD already has them,
+ * e.g. v4 CRDs given with E2E_METACONTROLLER_CRDS). Metacontroller 1.5.20 itself ignores them: it
+ * sends v1 hook bodies, which the server reads, to the URL as given, with no CA and no token.
  */
 export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObject[]; added: string[] } {
   const added: string[] = [];
@@ -176,6 +177,14 @@ export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObj
           hook.properties['version'] = { type: 'string', enum: ['v1', 'v2'] };
           added.push(`${crd.metadata.name} hooks.${hookName}.version`);
         }
+        // The hooks' credentials (v4.16+): 1.x ignores them and calls the URL as given (the e2e
+        // points it at a plain-HTTP server), but helm's strict apply refuses unknown fields.
+        const webhook = hook.properties?.['webhook'];
+        for (const field of ['caBundle', 'authorization', 'clientTLS'])
+          if (webhook?.properties && !webhook.properties[field]) {
+            webhook.properties[field] = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+            added.push(`${crd.metadata.name} hooks.${hookName}.webhook.${field}`);
+          }
       }
       const resource = spec?.properties?.['resources']?.items;
       if (resource?.properties && !resource.properties['ignoreStatusChanges']) {
@@ -191,6 +200,7 @@ export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObj
 interface Schema {
   type?: string;
   enum?: string[];
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
   properties?: Record<string, Schema>;
   items?: Schema;
 }

@@ -49,7 +49,18 @@ const CHECKER = [
   'v1 ServiceAccount gpustack-system/gpustack-admission',
   'rbac.authorization.k8s.io/v1 ClusterRole gpustack-admission',
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding gpustack-admission',
+  'networking.k8s.io/v1 NetworkPolicy gpustack-system/gpustack-admission',
 ];
+/**
+ * What the chart makes that the kustomization leaves to the user (docs/install.md#hook-credentials):
+ * the hooks' CA, serving certificate and token, random per render.
+ */
+const CHART_MADE = [
+  'v1 Secret gpustack-system/gpustack-operator-hooks-ca',
+  'v1 Secret gpustack-system/gpustack-operator-hooks-tls',
+  'v1 Secret gpustack-system/gpustack-operator-hooks-token',
+];
+const isChartMade = (o: KubeObject): boolean => CHART_MADE.includes(objectId(o));
 
 let helm: Helm;
 let failed = false;
@@ -88,6 +99,15 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
       ['--set', 'admission.enabled=false', '--set', 'server.podDisruptionBudget.enabled=false'],
       ['--set', 'serviceMonitor.enabled=true', '--set', 'agent.publish=feature-file', '--set', 'logLevel=debug'],
       ['--set', 'grafanaDashboard.enabled=true', '--set', 'cardsCli.enabled=true'],
+      ['--set', 'hooks.tls.source=cert-manager', '--set', 'hooks.auth.clientCertificate=true'],
+      [
+        '--set',
+        'hooks.tls.enabled=false',
+        '--set',
+        'hooks.auth.bearerToken=false',
+        '--set',
+        'networkPolicy.enabled=false',
+      ],
     ]) {
       const out = helm.run(['lint', '--strict', CHART, ...values]);
       expect(out, values.join(' ')).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -98,8 +118,11 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     const fromKustomize = kustomized();
     expect(fromKustomize.filter(isNamespace).map(objectId)).toEqual([`v1 Namespace ${NAMESPACE}`]);
     const rendered = helm.template();
+    expect(rendered.filter(isChartMade).map(objectId).sort()).toEqual(CHART_MADE);
     // Parsed objects, not text: Helm's standard labels are the only difference allowed.
-    expect(byId(rendered.map(withoutHelmLabels))).toEqual(byId(fromKustomize.filter((o) => !isNamespace(o))));
+    expect(byId(rendered.filter((o) => !isChartMade(o)).map(withoutHelmLabels))).toEqual(
+      byId(fromKustomize.filter((o) => !isNamespace(o))),
+    );
     for (const object of rendered.filter((o) => o.kind !== 'CustomResourceDefinition'))
       expect(Object.keys(object.metadata.labels ?? {}), objectId(object)).toEqual(
         expect.arrayContaining([...HELM_LABELS]),
@@ -129,7 +152,9 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     const edited = kustomized([
       { name: 'gpustack-operator', newName: 'my-registry/gpustack-operator', newTag: '1.2.3' },
     ]);
-    expect(byId(rendered.map(withoutHelmLabels))).toEqual(byId(edited.filter((o) => !isNamespace(o))));
+    expect(byId(rendered.filter((o) => !isChartMade(o)).map(withoutHelmLabels))).toEqual(
+      byId(edited.filter((o) => !isNamespace(o))),
+    );
   });
 
   it('image.digest pins every workload by digest; image.pullPolicy and imagePullSecrets reach every Pod', () => {
@@ -242,7 +267,7 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     const urls = [...text.matchAll(/"url":"([^"]*)"/g)].map((m) => new URL(m[1] as string).host);
     // Five controllers, each with a customize and a sync hook.
     expect(urls.length).toBe(10);
-    expect(new Set(urls)).toEqual(new Set(['gpustack-operator.ops.svc:8080']));
+    expect(new Set(urls)).toEqual(new Set(['gpustack-operator.ops.svc:8443']));
     expect(byId(rendered)[`${GPUSTACK} SchedulingChain default`]?.['spec']).toMatchObject({ systemNamespace: 'ops' });
   });
 
@@ -338,6 +363,8 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     ['image.pullPolicy=Sometimes', /pullPolicy/],
     ['agent.interval=soon', /interval/],
     ['serever.replicas=3', /serever/],
+    ['hooks.tls.source=vault', /source/],
+    ['networkPolicy.monitoringNamespace=Not_A_Namespace', /monitoringNamespace/],
   ])('refuses %s by values.schema.json, naming the value', (value, message) => {
     let error: unknown;
     try {

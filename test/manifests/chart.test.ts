@@ -11,7 +11,14 @@ import { kustomizeBuild, readKustomization } from '../support/kustomize.js';
 
 const CHART = 'charts/gpustack-operator';
 /** Templates with no manifests/ counterpart. */
-const CHART_ONLY = ['NOTES.txt', '_helpers.tpl', 'cards-cli-rbac.yaml', 'grafana-dashboard.yaml', 'monitors.yaml'];
+const CHART_ONLY = [
+  'NOTES.txt',
+  '_helpers.tpl',
+  'cards-cli-rbac.yaml',
+  'grafana-dashboard.yaml',
+  'monitors.yaml',
+  'server/hook-credentials.yaml',
+];
 /** manifests/ files with no template: Helm installs into the release namespace (--create-namespace). */
 const MANIFESTS_ONLY = ['namespace.yaml'];
 
