@@ -206,12 +206,13 @@ interface Schema {
 }
 
 /**
- * The ServiceMonitor CRD of prometheus-operator (monitoring.coreos.com/v1), from its module in the
- * Go module cache (downloaded through the module proxy on first use), or E2E_SERVICEMONITOR_CRD.
+ * The ServiceMonitor and PodMonitor CRDs of prometheus-operator (monitoring.coreos.com/v1), from its
+ * module in the Go module cache (downloaded through the module proxy on first use), or the files
+ * E2E_SERVICEMONITOR_CRD and E2E_PODMONITOR_CRD.
  */
-export function serviceMonitorCrd(): { file: string; source: string } {
-  const given = process.env.E2E_SERVICEMONITOR_CRD;
-  if (given) return { file: path.resolve(given), source: given };
+export function monitorCrds(): { files: string[]; source: string } {
+  const given = [process.env.E2E_SERVICEMONITOR_CRD, process.env.E2E_PODMONITOR_CRD];
+  if (given[0] && given[1]) return { files: given.map((f) => path.resolve(f as string)), source: given.join(', ') };
   const version = process.env.E2E_PROMETHEUS_OPERATOR_VERSION ?? 'v0.85.0';
   const module = `github.com/prometheus-operator/prometheus-operator@${version}`;
   const result = spawnSync('go', ['mod', 'download', '-json', module], {
@@ -222,7 +223,9 @@ export function serviceMonitorCrd(): { file: string; source: string } {
   if (result.error) throw result.error;
   const info = JSON.parse(result.stdout || '{}') as { Dir?: string; Error?: string };
   if (!info.Dir) throw new Error(`go mod download ${module}: ${info.Error ?? result.stderr}`);
-  const file = path.join(info.Dir, 'example', 'prometheus-operator-crd', 'monitoring.coreos.com_servicemonitors.yaml');
-  if (!existsSync(file)) throw new Error(`${module} has no ${file}`);
-  return { file, source: module };
+  const files = ['servicemonitors', 'podmonitors'].map((kind) =>
+    path.join(info.Dir as string, 'example', 'prometheus-operator-crd', `monitoring.coreos.com_${kind}.yaml`),
+  );
+  for (const file of files) if (!existsSync(file)) throw new Error(`${module} has no ${file}`);
+  return { files, source: module };
 }
