@@ -34,8 +34,20 @@ import { nvidiaMachine } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { diffAgainstRender, readLiveChain } from '../../harness/e2e/chain.js';
 import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
-import { DRA_CONTROLLERS, startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
-import { CHART, createHelm, metacontrollerCrdsWithV4Fields, NAMESPACE, RELEASE, type Helm } from '../../harness/e2e/helm.js';
+import {
+  DRA_CONTROLLERS,
+  startControlPlane,
+  startMetacontroller,
+  type ControlPlane,
+} from '../../harness/e2e/control-plane.js';
+import {
+  CHART,
+  createHelm,
+  metacontrollerCrdsWithV4Fields,
+  NAMESPACE,
+  RELEASE,
+  type Helm,
+} from '../../harness/e2e/helm.js';
 import {
   createPodNetwork,
   CNI_BIN_DIR,
