@@ -36,6 +36,8 @@ export interface ClusterOptions {
   scheduler?: boolean;
   /** The resource claim controller (a Pod's claims from its templates); default: with the scheduler. */
   dra?: boolean;
+  /** More kube-controller-manager controllers (e.g. `deployment`, `daemonset` for a chart's workloads). */
+  controllers?: readonly string[];
   /**
    * true: serve DeviceTaintRule (1.37: as is; 1.36: gate + runtime-config); false: serve none (1.37:
    * the resource turned off); default the version's own. `cluster.deviceTaintRules` says where.
@@ -125,7 +127,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ...(options.controllerManager === undefined ? {} : { controllerManager: options.controllerManager }),
     ...(options.logsDir ? { logsDir: options.logsDir } : {}),
     scheduler,
-    extraControllers: (options.dra ?? scheduler) ? DRA_CONTROLLERS : [],
+    extraControllers: [...(options.controllers ?? []), ...((options.dra ?? scheduler) ? DRA_CONTROLLERS : [])],
     featureGates: flags.featureGates,
     apiserverArgs: flags.apiserverArgs,
     ...(options.serviceAccountTokens ? { serviceAccountTokens: true } : {}),

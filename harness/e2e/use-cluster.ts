@@ -11,6 +11,8 @@ export interface UseClusterOptions extends ClusterOptions {
   setup?: (cluster: Cluster) => Promise<void>;
   /** Runs before the cluster stops (write a sampled file, remove a temp folder). */
   teardown?: (cluster: Cluster, failed: boolean) => Promise<void> | void;
+  /** Runs after every process stopped (unmount and remove what a kubelet left). */
+  cleanup?: (failed: boolean) => Promise<void> | void;
 }
 
 /** A handle whose properties are the started cluster's; reading one before beforeAll ran throws. */
@@ -21,7 +23,7 @@ export type ClusterHandle = Cluster & {
 };
 
 export function useCluster(options: UseClusterOptions = {}): ClusterHandle {
-  const { setup, teardown, ...clusterOptions } = options;
+  const { setup, teardown, cleanup, ...clusterOptions } = options;
   let cluster: Cluster | undefined;
   let failed = false;
   const own = {
@@ -51,9 +53,10 @@ export function useCluster(options: UseClusterOptions = {}): ClusterHandle {
     } finally {
       if (failed) {
         log(`component logs kept in ${cluster.logsDir}`);
-        if (cluster.kueue) log(`last lines of Kueue's log:\n${cluster.kueue.process.tail(8)}`);
+        if (cluster.kueue) log(`last lines of Kueue's log:\n${cluster.kueue.process.tail(30)}`);
       }
       await cluster.stop({ failed });
+      await cleanup?.(failed);
     }
   }, 120_000);
   return new Proxy(own as ClusterHandle, {

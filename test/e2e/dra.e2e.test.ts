@@ -1,6 +1,6 @@
 // Device allocation through DRA (docs/architecture.md#dra, issue 10 item 6) on real components: etcd,
 // kube-apiserver, kube-controller-manager (with the resource claim controller), kube-scheduler
-// v1.36.3, Metacontroller, the Kueue manager (v0.17.0, webhooks registered) and, from this
+// (the lane's versions, printed at start), Metacontroller, the Kueue manager (webhooks registered) and, from this
 // repository, the hook server, the admission checker and one node agent per Node, all on
 // 127.0.0.1. The agents run on the fake vendor libraries (test/native/fakes) and publish labels
 // and ResourceSlices; the chain emits the DeviceClasses; the real scheduler allocates. No kubelet:
