@@ -26,6 +26,7 @@ import {
   pod,
   waitBound,
   type ResourceClaim,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import { log } from '../../harness/e2e/log.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
@@ -278,36 +279,6 @@ const cluster = useCluster({
   },
 });
 
-function template(
-  name: string,
-  namespace: string,
-  deviceClassName: string,
-  options: { count?: number; memory?: string },
-) {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: 'cards',
-              exactly: {
-                deviceClassName,
-                allocationMode: 'ExactCount',
-                count: options.count ?? 1,
-                ...(options.memory ? { capacity: { requests: { memory: options.memory } } } : {}),
-              },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
 /** Where the checker's metrics stand against the expected cards; empty when they agree. */
 async function metricsDiff(expected: readonly ExpectedCard[]): Promise<string[]> {
   const { cards: byCard } = await scrape();
@@ -344,10 +315,12 @@ describe('gpustack-operator cards on a live cluster', () => {
   });
 
   it('with whole and shared claims allocated by the scheduler: the CLI and the metrics match the live claims exactly', async () => {
-    await client.applyObject(template('whole-h100', 'default', `gpustack-${h100()}`, {}));
-    await client.applyObject(template('two-h200', 'default', `gpustack-${h200()}`, { count: 2 }));
-    await client.applyObject(template('share', 'default', `gpustack-${h100()}-shared`, { memory: '20Gi' }));
-    await client.applyObject(template('share', TEAM_B, `gpustack-${h100()}-shared`, { memory: '30Gi' }));
+    await client.applyObject(claimTemplate('whole-h100', `gpustack-${h100()}`));
+    await client.applyObject(claimTemplate('two-h200', `gpustack-${h200()}`, { count: 2 }));
+    await client.applyObject(claimTemplate('share', `gpustack-${h100()}-shared`, { capacity: { memory: '20Gi' } }));
+    await client.applyObject(
+      claimTemplate('share', `gpustack-${h100()}-shared`, { namespace: TEAM_B, capacity: { memory: '30Gi' } }),
+    );
     const pods: [string, string, string][] = [
       ['train-a', 'default', 'whole-h100'],
       ['infer-a', 'default', 'share'],

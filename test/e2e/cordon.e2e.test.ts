@@ -28,6 +28,8 @@ import {
   pod,
   waitBound,
   waitUnschedulable,
+  claimJob,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import { describeWorkload, waitWorkload } from '../../harness/e2e/workloads.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
@@ -56,54 +58,6 @@ const MACHINE: FakeMachine = {
 
 let client: KubeClient;
 let productKey = '';
-
-function template(name: string, deviceClassName: string, count: number, capacity?: Record<string, string>): KubeObject {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: 'cards',
-              exactly: {
-                deviceClassName,
-                allocationMode: 'ExactCount',
-                count,
-                ...(capacity ? { capacity: { requests: capacity } } : {}),
-              },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
-/** A suspended Job through a LocalQueue whose one Pod uses a claim from `template` and asks nothing else. */
-function claimJob(name: string, queue: string, claimTemplate: string): KubeObject {
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name, namespace: NAMESPACE, labels: { 'kueue.x-k8s.io/queue-name': queue } },
-    spec: {
-      suspend: true,
-      parallelism: 1,
-      completions: 1,
-      template: {
-        spec: {
-          restartPolicy: 'Never',
-          resourceClaims: [{ name: 'cards', resourceClaimTemplateName: claimTemplate }],
-          containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'cards' }] } },
-          ],
-        },
-      },
-    },
-  };
-}
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -167,10 +121,10 @@ const cluster = useCluster({
       return names.includes('gpustack-nvidia-shared') && (await cardQuota()) === 4;
     });
     for (const t of [
-      template('one-card', 'gpustack-nvidia', 1),
-      template('two-cards', 'gpustack-nvidia', 2),
-      template('one-share', 'gpustack-nvidia-shared', 1, { memory: '10Gi' }),
-      template('two-shares', 'gpustack-nvidia-shared', 2, { memory: '10Gi' }),
+      claimTemplate('one-card', 'gpustack-nvidia'),
+      claimTemplate('two-cards', 'gpustack-nvidia', { count: 2 }),
+      claimTemplate('one-share', 'gpustack-nvidia-shared', { capacity: { memory: '10Gi' } }),
+      claimTemplate('two-shares', 'gpustack-nvidia-shared', { count: 2, capacity: { memory: '10Gi' } }),
     ])
       await client.applyObject(t);
   },

@@ -21,6 +21,7 @@ import {
   pod,
   waitBound,
   waitUnschedulable,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
 
@@ -59,24 +60,6 @@ const ownerTainted = (devices: readonly SliceDevice[]): boolean =>
   devices.length > 0 &&
   devices.every((d) => ((d as { taints?: { key: string }[] }).taints ?? []).some((t) => t.key === OWNER_TAINT_KEY));
 
-/** A ResourceClaimTemplate asking `count` whole cards of the manufacturer's class. */
-function wholeCards(name: string, count = 1): KubeObject {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            { name: 'cards', exactly: { deviceClassName: 'gpustack-nvidia', allocationMode: 'ExactCount', count } },
-          ],
-        },
-      },
-    },
-  } as KubeObject;
-}
-
 useCluster({
   scheduler: true,
   setup: async (c) => {
@@ -87,7 +70,7 @@ useCluster({
       await createReadyNode(client, { name: node, capacity: NODE_CAPACITY });
       agents.set(node, await c.startAgent(node, nvidiaMachine('NVIDIA H100 80GB HBM3', 2)));
     }
-    await client.applyObject(wholeCards('one-card'));
+    await client.applyObject(claimTemplate('one-card', 'gpustack-nvidia'));
     for (const node of [PLUGIN_NODE, DRA_NODE])
       await waitPool(client, agentOf(node), NVIDIA, (p) => p.devices.length === 4, 'both cards published');
   },

@@ -30,6 +30,8 @@ import {
   waitUnschedulable,
   type Pod,
   type ResourceClaim,
+  claimJob,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import {
   conditionOf,
@@ -113,37 +115,6 @@ function mebibytes(quantity: string): number {
   return Number(match[1]) * scale;
 }
 
-/** A ResourceClaimTemplate with one request. */
-function claimTemplate(
-  name: string,
-  deviceClassName: string,
-  options: { count?: number; cel?: string[]; capacity?: Record<string, string> } = {},
-): KubeObject {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: 'cards',
-              exactly: {
-                deviceClassName,
-                allocationMode: 'ExactCount',
-                count: options.count ?? 1,
-                ...(options.cel ? { selectors: options.cel.map((expression) => ({ cel: { expression } })) } : {}),
-                ...(options.capacity ? { capacity: { requests: options.capacity } } : {}),
-              },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
 /**
  * Whole nvidia cards through the manufacturer's class, the one `kueue-config` maps for Kueue 0.17
  * without a node dump (`gpustack-<aKey>` is mapped only with `--nodes`). No CEL selector: Kueue
@@ -152,34 +123,6 @@ function claimTemplate(
  */
 function nvidiaTemplate(name: string, count: number): KubeObject {
   return claimTemplate(name, 'gpustack-nvidia', { count });
-}
-
-/** A suspended Job through a LocalQueue whose one Pod uses a claim from `template` and requests nothing else. */
-function claimJob(name: string, queue: string, template: string): KubeObject {
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name, namespace: NAMESPACE, labels: { 'kueue.x-k8s.io/queue-name': queue } },
-    spec: {
-      suspend: true,
-      parallelism: 1,
-      completions: 1,
-      template: {
-        spec: {
-          restartPolicy: 'Never',
-          resourceClaims: [{ name: 'cards', resourceClaimTemplateName: template }],
-          containers: [
-            {
-              name: 'main',
-              image: 'registry.k8s.io/pause:3.10',
-              // Nothing else: a device ClusterQueue covers only its credits (cpu would be unavailable).
-              resources: { claims: [{ name: 'cards' }] },
-            },
-          ],
-        },
-      },
-    },
-  };
 }
 
 /** The claim of a bound Pod and the one device allocated to it, with the slice's view of that device. */
