@@ -94,6 +94,8 @@ export interface Cluster {
   startAgent(node: string, machine?: FakeMachine): Promise<FakeAgent>;
   /** Runs `fn` when the cluster stops, before its processes. */
   onStop(name: string, fn: () => Promise<void>): void;
+  /** Adds a process a scenario started (kubelet, containerd…): listed by processes(), stopped with the cluster. */
+  manage(proc: ManagedProcess, stop?: () => Promise<void>): ManagedProcess;
   /** Stops everything; `failed` keeps and prints the logs. Idempotent. */
   stop(options?: { failed?: boolean }): Promise<void>;
 }
@@ -165,6 +167,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       return agent;
     },
     onStop: (name, fn) => plane.adopt({ name, stop: fn }),
+    manage: (proc, stop) => {
+      extra.push(proc);
+      plane.adopt({ name: proc.name, stop: stop ?? (() => proc.stop()) });
+      return proc;
+    },
     stop: (stopOptions) => plane.stop(stopOptions),
   };
   try {
@@ -209,7 +216,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       );
       log(`applied ${installed.applied.join(', ')}; server-side dry-run ${installed.dryRun.join(', ')}`);
     }
-    if (checkerOptions) cluster.checker = await startChecker(plane, checkerOptions);
+    if (checkerOptions) {
+      cluster.checker = await startChecker(plane, checkerOptions);
+      extra.push(cluster.checker.process);
+    }
     const served = await servedDeviceTaintRules(plane.client);
     if (options.deviceTaintRules && !served)
       throw new Error(
@@ -220,7 +230,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         `the control plane serves DeviceTaintRule at ${served.path} although the scenario asked for none`,
       );
     if (served) cluster.deviceTaintRules = served;
-    extra.push(...(cluster.checker ? [cluster.checker.process] : []));
   } catch (error) {
     await plane.stop({ failed: true });
     throw error;

@@ -181,7 +181,7 @@ describe.skipIf(skipScenario('image', missing))(
           cni: { confDir: network.confDir, binDir: CNI_BIN_DIR },
           snapshotter: 'overlayfs',
         });
-        c.onStop('containerd', async () => {
+        c.manage(containerd.process, async () => {
           containerd.killTasks();
           await containerd.process.stop(20_000);
         });
@@ -198,7 +198,7 @@ describe.skipIf(skipScenario('image', missing))(
           containerdSocket: containerd.socket,
           mountNamespaceOf: host.pid,
         });
-        c.onStop('kubelet', () => kubelet.process.stop(20_000));
+        c.manage(kubelet.process, () => kubelet.process.stop(20_000));
 
         // kube-proxy's part. The `kubernetes` Service's ClusterIP → the API server.
         const kubernetes = await waitFor(

@@ -134,12 +134,9 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
       dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
       cdiDir = path.join(dir, 'cdi');
       containerd = await startContainerd(dir, plane.logsDir, cdiDir);
-      plane.adopt({
-        name: 'containerd',
-        stop: async () => {
-          containerd.killTasks();
-          await containerd.process.stop(20_000);
-        },
+      c.manage(containerd.process, async () => {
+        containerd.killTasks();
+        await containerd.process.stop(20_000);
       });
       const image = buildPauseImage(dir, c.versions.kubernetes);
       containerd.ctr(['images', 'import', '--all-platforms', image]);
@@ -150,7 +147,7 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
         nodeName: NODE,
         containerdSocket: containerd.socket,
       });
-      plane.adopt({ name: 'kubelet', stop: () => kubelet.process.stop(20_000) });
+      c.manage(kubelet.process, () => kubelet.process.stop(20_000));
       await waitFor(
         async () => (await plane.client.get('v1', 'Node', NODE)) !== undefined,
         120_000,
