@@ -15,9 +15,8 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
-import { parseQuantity } from '../../src/k8s/index.js';
 import { attributeOf, nvidiaMachine, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
-import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { waitFor, type KubeClient } from '../../harness/e2e/apply.js';
 import { CLI } from '../../harness/e2e/hook-server.js';
 import {
   RESOURCE_API,
@@ -25,11 +24,11 @@ import {
   deletePodNow,
   pod,
   waitBound,
-  type ResourceClaim,
   claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import { log } from '../../harness/e2e/log.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
+import { liveCards, type ExpectedCard } from '../../harness/e2e/cards.js';
 
 const NVIDIA = 'nvidia.gpustack.ai';
 const TEAM_B = 'team-b';
@@ -44,21 +43,6 @@ const productKeys = new Map<string, string>();
 const samples: Sample[] = [];
 let sampler: NodeJS.Timeout | undefined;
 const startedAt = Date.now();
-
-/** One card as this test computes it from the live objects. */
-interface ExpectedCard {
-  node: string;
-  card: string;
-  model: string;
-  pool: string | null;
-  memoryBytes: number;
-  units: number;
-  state: 'free' | 'whole' | 'shared';
-  claims: string[];
-  holders: string[];
-  promisedMemory: number;
-  promisedUnits: number;
-}
 
 /** What the CLI prints per card (`-o json`), the fields compared. */
 interface CliCard {
@@ -81,75 +65,9 @@ interface Sample {
   cards: Record<string, Record<string, number>>;
 }
 
-function quantity(text: string | number | undefined): number {
-  const value = typeof text === 'number' ? text : text === undefined ? undefined : parseQuantity(text);
-  if (value === undefined) throw new Error(`not a quantity: ${String(text)}`);
-  return value;
-}
-
-type Slice = KubeObject & {
-  spec: {
-    driver: string;
-    nodeName?: string;
-    devices?: (SliceDevice & { capacity?: Record<string, { value: string }> })[];
-  };
-};
-
-/** Every card of our slices and what the live claims hold of it, computed here from the objects alone. */
+/** The cards of our slices and what the live claims hold, from the objects alone (harness/e2e/cards.ts). */
 async function expectedCards(): Promise<ExpectedCard[]> {
-  const slices = (await client.list<Slice>(RESOURCE_API, 'ResourceSlice')).filter((s) => s.spec.driver === NVIDIA);
-  const claims = await client.list<ResourceClaim>(RESOURCE_API, 'ResourceClaim');
-  const types = await client.list<KubeObject & { spec: { acceleratorGroup?: string } }>(
-    'worker.gpustack.ai/v1alpha1',
-    'InstanceType',
-  );
-  const cards = new Map<string, ExpectedCard>();
-  for (const slice of slices) {
-    for (const device of slice.spec.devices ?? []) {
-      if (!device.name.endsWith('-shared')) continue;
-      const model = attributeOf(device, NVIDIA, 'productKey')?.string ?? '';
-      const node = slice.spec.nodeName ?? '';
-      const card = device.name.replace(/-shared$/, '');
-      cards.set(`${node}/${card}`, {
-        node,
-        card,
-        model,
-        pool: types.find((t) => t.spec.acceleratorGroup === model)?.metadata.name ?? null,
-        memoryBytes: quantity(device.capacity?.['memory']?.value),
-        units: quantity(device.capacity?.['units']?.value),
-        state: 'free',
-        claims: [],
-        holders: [],
-        promisedMemory: 0,
-        promisedUnits: 0,
-      });
-    }
-  }
-  for (const claim of claims) {
-    const id = `${claim.metadata.namespace}/${claim.metadata.name}`;
-    for (const result of claim.status?.allocation?.devices?.results ?? []) {
-      if (result.driver !== NVIDIA) continue;
-      const card = cards.get(`${result.pool}/${result.device.replace(/-shared$/, '')}`);
-      if (card === undefined) throw new Error(`claim ${id} holds ${result.pool}/${result.device}, in no slice`);
-      if (!card.claims.includes(id)) card.claims.push(id);
-      for (const r of claim.status?.reservedFor ?? []) {
-        const holder = `${claim.metadata.namespace}/${r.name}`;
-        if (!card.holders.includes(holder)) card.holders.push(holder);
-      }
-      if (result.device.endsWith('-shared')) {
-        card.state = 'shared';
-        card.promisedMemory += quantity(result.consumedCapacity?.['memory']);
-        card.promisedUnits += quantity(result.consumedCapacity?.['units']);
-      } else {
-        card.state = 'whole';
-        card.promisedMemory = card.memoryBytes;
-        card.promisedUnits = card.units;
-      }
-    }
-  }
-  return [...cards.values()]
-    .map((c) => ({ ...c, claims: c.claims.sort(), holders: c.holders.sort() }))
-    .sort((a, b) => `${a.node}/${a.card}`.localeCompare(`${b.node}/${b.card}`, 'en', { numeric: true }));
+  return (await liveCards(client, NVIDIA)).cards;
 }
 
 /** The CLI's rows in the shape of `ExpectedCard`. */
