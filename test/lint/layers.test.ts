@@ -9,7 +9,7 @@ import { LAYERS, REPO_ROOT, allowedRooms, importedRoom, roomOf } from '../../esl
 
 const ROOMS = Object.keys(LAYERS);
 const TOP_ROOMS = ['native', 'eslint', 'scripts', 'harness', 'bench', 'test'];
-// Named by bench/ (bench/server.mjs runs the built server) but not linted: the compiler's output.
+// Named by bench/ (bench/shared/server.mjs runs the built server) but not linted: the compiler's output.
 const BUILD_OUTPUT = 'dist';
 
 function sourceFiles(dir: string): string[] {
