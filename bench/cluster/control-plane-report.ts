@@ -192,13 +192,14 @@ export function clusterMarkdown(result: ClusterResult): string {
     '',
     `Nodes are \`generateNodes\` (bench/shared/cluster-nodes.ts): NFD, our agent's and GPU feature discovery's labels, kubelet-like status (images, conditions,` +
       ' nodeInfo), created 16 at a time (object, then status) without node-profile\'s labels. "Converged" = no Node lacks' +
-      ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings, NodeProfile, DeviceClass where render emits them) equals' +
+      ' `gpustack.ai/managed`, every owned object (ResourceFlavor, ClusterQueue, InstanceType, LocalQueue, AdmissionCheck, ChainSettings, NodeProfile, NodeShard, DeviceClass where render emits them) equals' +
       ` \`render\` of the same Nodes, and so does every Node's label set (polled every 0.5 s). A change = one accelerated Node loses a card` +
       ` (our agent's \`.count\` label and GFD's \`nvidia.com/gpu.count\`); reaction = patch sent → that Node's labels and every ResourceFlavor,` +
       ` ClusterQueue and InstanceType equal render's (polled every 0.1 s); ${result.changes} changes, one at a time, each after the hooks were quiet` +
       " for 2 s (below). Hook calls per change are our server's own per-route counter from before the change until the hooks were quiet for 3 s: no answer, nothing in flight, Metacontroller under 0.1 CPU s per s" +
-      ' (median and max over the changes: a periodic resync can land in a window). Chain request = JSON of the NodeProfiles and the unmarked managed Nodes as the API server' +
-      ' serves them (what Metacontroller puts in `related`).',
+      ' (median and max over the changes: a periodic resync can land in a window). Chain request = JSON of what the chain reads of the Nodes as the API server' +
+      ' serves it: the NodeShards (its children, with their summaries), the NodeProfiles in no shard and the unmarked managed Nodes (`related`);' +
+      ' before node shards, every NodeProfile (bench/cluster/chain-request.ts; runs recorded before it counted every NodeProfile). Bytes per Node = every NodeProfile / N.',
     '',
     ...judge(result),
     '',

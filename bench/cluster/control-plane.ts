@@ -4,7 +4,8 @@
  * dist), applies the shipped CRDs and controllers, creates N realistic Nodes (`generateNodes`: NFD,
  * agent and GFD labels, kubelet-like status with images and conditions) and measures initial
  * convergence, the reaction to one Node's card change (20 changes), hook calls per route per change,
- * the chain request's bytes per Node, CPU seconds and peak RSS of each process and connection resets.
+ * the chain request's bytes (what it reads of the Nodes: bench/cluster/chain-request.ts) and a NodeProfile's
+ * bytes per Node, CPU seconds and peak RSS of each process and connection resets.
  * Results: `bench/results/cluster-<date>.json`, `bench/results/cluster-scale.svg`, a section of
  * `bench/RESULTS.md` and `bench/README-cluster-section.md`.
  * Options: `--nodes 500,2000,5000`, `--changes 20`, `--slim-at 5000` (the request-size experiment),
@@ -29,6 +30,7 @@ import { startHookProxy } from '../../harness/e2e/hook-proxy.js';
 import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from '../shared/child.js';
 import { cardLabelPatch, generateNodes } from '../shared/cluster-nodes.js';
+import { chainRequestSizes } from './chain-request.js';
 import {
   BEFORE,
   WHOLE_NODES,
@@ -356,202 +358,277 @@ function slim(node: Node): Node {
   return { ...node, status: { capacity: status.capacity, allocatable: status.allocatable } } as Node;
 }
 
-async function runOnce(size: number, changes: number, slimNodes = false, statusReports = false): Promise<ClusterRun> {
+/** The running bench: a control plane with Kueue's CRDs, our server behind the size proxy, Metacontroller and our manifests. */
+interface Bench {
+  readonly plane: ControlPlane;
+  readonly client: KubeClient;
+  readonly serverUrl: string;
+  readonly proxy: Awaited<ReturnType<typeof startHookProxy>>;
+  readonly metacontroller: Awaited<ReturnType<typeof startMetacontroller>>;
+  readonly pids: Pids;
+}
+
+async function startBench(plane: ControlPlane): Promise<Bench> {
+  const { client } = plane;
+  const kueue = ensureCrds('kueue');
+  await client.installCrds(
+    execFileSync('ls', [kueue.dir], { encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
+      .map((f) => path.join(kueue.dir, f)),
+  );
+  for (let i = 0; i < TEAM_NAMESPACES; i++)
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `team-${i}` } });
+  const server = await startServer(plane.logsDir);
+  plane.adopt({ name: 'hook-server', stop: () => server.proc.stop() });
+  // Metacontroller calls the hooks through the proxy, which records each request's size per route.
+  const proxy = await startHookProxy(server.url);
+  plane.adopt({ name: 'hook-proxy', stop: () => proxy.close() });
+  // Metacontroller's own manifest's discovery interval (20 s), not the e2e's 1 s: no CRD appears mid-run.
+  const metacontroller = await startMetacontroller({
+    kubeconfig: plane.kubeconfig,
+    logsDir: plane.logsDir,
+    plane,
+    discoveryInterval: '20s',
+    ...(WORKERS !== undefined ? { args: [`--workers=${WORKERS}`] } : {}),
+  });
+  await installManifests(client, proxy.url, metacontroller.component.version);
+  await waitFor(
+    async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
+    120_000,
+    'the chain wrote no ChainSettings',
+    500,
+  );
+  const pids: Pids = {
+    'our server': server.proc.pid,
+    metacontroller: metacontroller.process.pid,
+    'kube-apiserver': plane.processes.find((p) => p.name === 'kube-apiserver')?.pid ?? -1,
+    etcd: plane.processes.find((p) => p.name === 'etcd')?.pid ?? -1,
+    'bench driver': process.pid,
+  };
+  return { plane, client, serverUrl: server.url, proxy, metacontroller, pids };
+}
+
+/** Creates every Node, 16 at a time (a fleet joining); performance.now() of the first and last creation. */
+async function createNodes(client: KubeClient, nodes: readonly Node[]): Promise<{ first: number; last: number }> {
+  let next = 0;
+  let first = 0;
+  const worker = async (): Promise<void> => {
+    while (next < nodes.length) {
+      const node = nodes[next++] as Node;
+      await createNode(client, node);
+      if (first === 0) first = performance.now();
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  return { first, last: performance.now() };
+}
+
+/**
+ * Polls cheaply (owned objects, "any Node without managed?") until the live chain equals render's,
+ * confirmed with every Node's labels; performance.now() of the poll that saw it.
+ */
+async function waitForConvergence(
+  client: KubeClient,
+  size: number,
+  expected: ReturnType<typeof render>,
+  kinds: readonly string[],
+): Promise<number> {
+  let lastDiff: string[] = [];
+  const deadline = Date.now() + 15 * 60_000;
+  for (;;) {
+    if (Date.now() > deadline)
+      throw new Error(`N = ${size}: no convergence in 15 min: ${lastDiff.slice(0, 5).join('; ')}`);
+    const at = performance.now();
+    const unmanaged = await client.request<{ items: unknown[] }>(
+      'GET',
+      `/api/v1/nodes?labelSelector=!${MANAGED}&limit=1`,
+    );
+    lastDiff =
+      unmanaged.items.length > 0
+        ? ['Nodes without managed']
+        : diffKinds(expected.objects, await listOwned(client, kinds), kinds);
+    if (lastDiff.length === 0) {
+      const live = new Map((await client.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+      lastDiff = expected.nodes.flatMap((n) =>
+        nodeLabelDiff(n.labels, live.get(n.name) ?? {}).map((d) => `${n.name} ${d}`),
+      );
+      if (lastDiff.length === 0) return at;
+    }
+    await sleep(500);
+  }
+}
+
+/** The chain request's bytes of the Nodes as it is now (see chain-request.ts), and every NodeProfile's. */
+async function measureChainRequest(client: KubeClient, withShards: boolean) {
+  const items = async (url: string): Promise<KubeObject[]> =>
+    (await client.request<{ items: KubeObject[] }>('GET', url)).items;
+  return chainRequestSizes({
+    profiles: await items(`/apis/${GPUSTACK}/nodeprofiles`),
+    shards: withShards ? await items(`/apis/${GPUSTACK}/nodeshards`) : [],
+    nodes: await items(`/api/v1/nodes?labelSelector=${MANAGED}%3Dtrue,!gpustack.ai%2Fprofiled`),
+  });
+}
+
+/** The card count label of a Node's accelerator. */
+function cardCount(node: Node): number | undefined {
+  const entry = Object.entries(node.metadata.labels ?? {}).find(
+    ([k]) => k.endsWith('.count') && k.startsWith('acceleratable'),
+  );
+  return entry === undefined ? undefined : Number(entry[1]);
+}
+
+/** One Node loses a card; the time until the live chain equals render's, and what it cost. */
+async function followChange(
+  bench: Bench,
+  label: string,
+  target: Node,
+  want: ReturnType<typeof render>,
+  patch: Record<string, string | null>,
+): Promise<Reaction> {
+  const { client, serverUrl, proxy, pids } = bench;
+  const metacontrollerPid = bench.metacontroller.process.pid;
+  const wantLabels = want.nodes.find((n) => n.name === target.metadata.name)?.labels ?? {};
+  const before = await quiet(serverUrl, metacontrollerPid, 2000, 60_000);
+  const cpuBefore = cpuSnapshot(pids);
+  proxy.takeMax();
+  const started = performance.now();
+  await client.mergePatch('v1', 'Node', target.metadata.name, { metadata: { labels: patch } });
+  let done = 0;
+  let diff: string[] = [];
+  while (done === 0) {
+    if (performance.now() - started > 300_000)
+      throw new Error(`${label} not followed in 5 min: ${diff.slice(0, 5).join('; ')}`);
+    const at = performance.now();
+    const live = await client.get('v1', 'Node', target.metadata.name);
+    diff = nodeLabelDiff(wantLabels, live?.metadata.labels ?? {});
+    if (diff.length === 0) diff = diffKinds(want.objects, await listOwned(client, REACTION_KINDS), REACTION_KINDS);
+    if (diff.length === 0) done = at;
+    else await sleep(100);
+  }
+  const after = await quiet(serverUrl, metacontrollerPid, 3000, 60_000);
+  return {
+    node: target.metadata.name,
+    seconds: (done - started) / 1000,
+    calls: countsBetween(before, after),
+    cpu: cpuBetween(cpuBefore, cpuSnapshot(pids)),
+    largestRequestBytes: proxy.takeMax(),
+  };
+}
+
+/** `changes` card changes on Nodes spread over the fleet, one at a time; the Nodes as they end. */
+async function runReactions(
+  bench: Bench,
+  size: number,
+  changes: number,
+  start: readonly Node[],
+  namespaces: readonly string[],
+): Promise<{ reactions: Reaction[]; nodes: Node[] }> {
+  let nodes = [...start];
+  const candidates = nodes.filter((n) => cardLabelPatch(n, 1) !== undefined && (cardCount(n) ?? 0) >= 2);
+  const reactions: Reaction[] = [];
+  for (let i = 0; i < changes && i < candidates.length; i++) {
+    const target = candidates[Math.floor((i * candidates.length) / changes)] as Node;
+    const count = cardCount(target) as number;
+    const patch = cardLabelPatch(target, count - 1) as Record<string, string | null>;
+    nodes = nodes.map((n) => (n.metadata.name === target.metadata.name ? applyLabelPatch(n, patch) : n));
+    const reaction = await followChange(bench, `N = ${size}: change ${i}`, target, render(nodes, namespaces), patch);
+    reactions.push(reaction);
+    log(
+      `N = ${size}: change ${i + 1} (${target.metadata.name} ${count} → ${count - 1} cards) followed in ${reaction.seconds.toFixed(2)} s`,
+    );
+  }
+  return { reactions, nodes };
+}
+
+/** CPU seconds of each process in convergence and in the reactions, and its peak RSS. */
+function processUses(
+  pids: Pids,
+  [start, converged, reactStart, end]: readonly CpuSnapshot[],
+): Record<string, ProcessUse> {
+  const processes: Record<string, ProcessUse> = {};
+  for (const [name, pid] of Object.entries(pids)) {
+    const use =
+      name === 'bench driver'
+        ? { cpuSeconds: 0, peakRssMB: process.resourceUsage().maxRSS / 1024, rssMB: 0 }
+        : processUse(pid);
+    processes[name] = {
+      cpuSecondsConvergence: cpuBetween(start ?? {}, converged ?? {})[name] ?? 0,
+      cpuSecondsReactions: cpuBetween(reactStart ?? {}, end ?? {})[name] ?? 0,
+      peakRssMB: Math.round(use.peakRssMB),
+    };
+  }
+  return processes;
+}
+
+async function statusReports(bench: Bench, nodes: readonly Node[]): Promise<StatusReport[]> {
+  if (bench.metacontroller.component.version.startsWith('v1.'))
+    throw new Error(
+      '--status-reports: Metacontroller 1.x has no ignoreStatusChanges; give v4 as E2E_METACONTROLLER_BIN',
+    );
+  const reports: StatusReport[] = [];
+  for (const ignore of [false, true])
+    reports.push(await statusReport(bench.client, nodes, bench.serverUrl, bench.pids, ignore));
+  return reports;
+}
+
+async function runOnce(
+  size: number,
+  changes: number,
+  slimNodes = false,
+  withStatusReports = false,
+): Promise<ClusterRun> {
   const loadStart = os.loadavg();
   log(`N = ${size}: generating and rendering`);
-  let nodes = slimNodes ? generateNodes(size).map(slim) : generateNodes(size);
+  const nodes = slimNodes ? generateNodes(size).map(slim) : generateNodes(size);
   const plane = await startControlPlane({ controllerManager: false });
   try {
-    const { client } = plane;
-    const kueue = ensureCrds('kueue');
-    await client.installCrds(
-      execFileSync('ls', [kueue.dir], { encoding: 'utf8' })
-        .split('\n')
-        .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-        .map((f) => path.join(kueue.dir, f)),
-    );
-    for (let i = 0; i < TEAM_NAMESPACES; i++)
-      await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `team-${i}` } });
-    const server = await startServer(plane.logsDir);
-    plane.adopt({ name: 'hook-server', stop: () => server.proc.stop() });
-    // Metacontroller calls the hooks through the proxy, which records each request's size per route.
-    const proxy = await startHookProxy(server.url);
-    plane.adopt({ name: 'hook-proxy', stop: () => proxy.close() });
-    // Metacontroller's own manifest's discovery interval (20 s), not the e2e's 1 s: no CRD appears mid-run.
-    const metacontroller = await startMetacontroller({
-      kubeconfig: plane.kubeconfig,
-      logsDir: plane.logsDir,
-      plane,
-      discoveryInterval: '20s',
-      ...(WORKERS !== undefined ? { args: [`--workers=${WORKERS}`] } : {}),
-    });
-    await installManifests(client, proxy.url, metacontroller.component.version);
-    await waitFor(
-      async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
-      120_000,
-      'the chain wrote no ChainSettings',
-      500,
-    );
+    const bench = await startBench(plane);
+    const { client, serverUrl, proxy, pids } = bench;
     const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
     const expected = render(nodes, namespaces);
     // NodeShards only where render emits them (a release before them has no such kind).
-    const allKinds = Object.keys(OWNED).filter((k) => k !== 'NodeShard' || expected.objects.some((o) => o.kind === k));
+    const withShards = expected.objects.some((o) => o.kind === 'NodeShard');
+    const allKinds = Object.keys(OWNED).filter((k) => k !== 'NodeShard' || withShards);
 
-    const pids: Pids = {
-      'our server': server.proc.pid,
-      metacontroller: metacontroller.process.pid,
-      'kube-apiserver': plane.processes.find((p) => p.name === 'kube-apiserver')?.pid ?? -1,
-      etcd: plane.processes.find((p) => p.name === 'etcd')?.pid ?? -1,
-      'bench driver': process.pid,
-    };
-
-    // Initial convergence: create every Node (16 at a time, as a fleet joining), then poll cheaply
-    // (owned objects + "any Node without managed?") and confirm with every Node's labels.
     log(`N = ${size}: creating Nodes`);
     const cpuStart = cpuSnapshot(pids);
-    const callsStart = await hookCounts(server.url);
+    const callsStart = await hookCounts(serverUrl);
     proxy.takeMax();
-    let next = 0;
-    let firstCreated = 0;
-    const worker = async (): Promise<void> => {
-      while (next < nodes.length) {
-        const node = nodes[next++] as Node;
-        await createNode(client, node);
-        if (firstCreated === 0) firstCreated = performance.now();
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, worker));
-    const lastCreated = performance.now();
-    log(`N = ${size}: created in ${((lastCreated - firstCreated) / 1000).toFixed(1)} s; waiting for convergence`);
-    let converged = 0;
-    let lastDiff: string[] = [];
-    const deadline = Date.now() + 15 * 60_000;
-    while (converged === 0) {
-      if (Date.now() > deadline)
-        throw new Error(`N = ${size}: no convergence in 15 min: ${lastDiff.slice(0, 5).join('; ')}`);
-      const at = performance.now();
-      const unmanaged = await client.request<{ items: unknown[] }>(
-        'GET',
-        `/api/v1/nodes?labelSelector=!${MANAGED}&limit=1`,
-      );
-      lastDiff =
-        unmanaged.items.length > 0
-          ? ['Nodes without managed']
-          : diffKinds(expected.objects, await listOwned(client, allKinds), allKinds);
-      if (lastDiff.length === 0) {
-        const live = new Map((await client.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
-        lastDiff = expected.nodes.flatMap((n) =>
-          nodeLabelDiff(n.labels, live.get(n.name) ?? {}).map((d) => `${n.name} ${d}`),
-        );
-        if (lastDiff.length === 0) converged = at;
-      }
-      if (converged === 0) await sleep(500);
-    }
+    const created = await createNodes(client, nodes);
+    log(`N = ${size}: created in ${((created.last - created.first) / 1000).toFixed(1)} s; waiting for convergence`);
+    const converged = await waitForConvergence(client, size, expected, allKinds);
     const cpuConverged = cpuSnapshot(pids);
-    const callsConverged = await hookCounts(server.url);
+    const callsConverged = await hookCounts(serverUrl);
     const largestConvergence = proxy.takeMax();
-    // What Metacontroller relates to the chain: every NodeProfile, and the managed Nodes without one.
-    const profiles = await client.request<{ items: unknown[] }>('GET', `/apis/${GPUSTACK}/nodeprofiles`);
-    const unprofiled = await client.request<{ items: unknown[] }>(
-      'GET',
-      `/api/v1/nodes?labelSelector=${MANAGED}%3Dtrue,!gpustack.ai%2Fprofiled`,
-    );
-    const chainBytes = Buffer.byteLength(JSON.stringify([...profiles.items, ...unprofiled.items]));
-    log(`N = ${size}: converged ${((converged - lastCreated) / 1000).toFixed(1)} s after the last Node`);
+    const { chainRequestBytes, profileBytes } = await measureChainRequest(client, withShards);
+    log(`N = ${size}: converged ${((converged - created.last) / 1000).toFixed(1)} s after the last Node`);
 
-    // Reactions: one Node at a time loses a card; time until the live chain equals render's.
-    await quiet(server.url, metacontroller.process.pid, 3000, 120_000);
-    const candidates = nodes.filter((n) => {
-      const patch = cardLabelPatch(n, 1);
-      const count = Object.entries(n.metadata.labels ?? {}).find(
-        ([k]) => k.endsWith('.count') && k.startsWith('acceleratable'),
-      );
-      return patch !== undefined && count !== undefined && Number(count[1]) >= 2;
-    });
-    const reactions: Reaction[] = [];
+    await quiet(serverUrl, bench.metacontroller.process.pid, 3000, 120_000);
     const cpuReactStart = cpuSnapshot(pids);
-    for (let i = 0; i < changes && i < candidates.length; i++) {
-      const target = candidates[Math.floor((i * candidates.length) / changes)] as Node;
-      const count = Number(
-        Object.entries(target.metadata.labels ?? {}).find(
-          ([k]) => k.endsWith('.count') && k.startsWith('acceleratable'),
-        )?.[1],
-      );
-      const patch = cardLabelPatch(target, count - 1) as Record<string, string | null>;
-      nodes = nodes.map((n) => (n.metadata.name === target.metadata.name ? applyLabelPatch(n, patch) : n));
-      const want = render(nodes, namespaces);
-      const wantLabels = want.nodes.find((n) => n.name === target.metadata.name)?.labels ?? {};
-      const before = await quiet(server.url, metacontroller.process.pid, 2000, 60_000);
-      const cpuBefore = cpuSnapshot(pids);
-      proxy.takeMax();
-      const started = performance.now();
-      await client.mergePatch('v1', 'Node', target.metadata.name, { metadata: { labels: patch } });
-      let done = 0;
-      let diff: string[] = [];
-      while (done === 0) {
-        if (performance.now() - started > 300_000)
-          throw new Error(`N = ${size}: change ${i} not followed in 5 min: ${diff.slice(0, 5).join('; ')}`);
-        const at = performance.now();
-        const live = await client.get('v1', 'Node', target.metadata.name);
-        diff = nodeLabelDiff(wantLabels, live?.metadata.labels ?? {});
-        if (diff.length === 0) diff = diffKinds(want.objects, await listOwned(client, REACTION_KINDS), REACTION_KINDS);
-        if (diff.length === 0) done = at;
-        else await sleep(100);
-      }
-      const seconds = (done - started) / 1000;
-      const after = await quiet(server.url, metacontroller.process.pid, 3000, 60_000);
-      reactions.push({
-        node: target.metadata.name,
-        seconds,
-        calls: countsBetween(before, after),
-        cpu: cpuBetween(cpuBefore, cpuSnapshot(pids)),
-        largestRequestBytes: proxy.takeMax(),
-      });
-      log(
-        `N = ${size}: change ${i + 1} (${target.metadata.name} ${count} → ${count - 1} cards) followed in ${seconds.toFixed(2)} s`,
-      );
-    }
-    const cpuEnd = cpuSnapshot(pids);
-    const processes: Record<string, ProcessUse> = {};
-    for (const [name, pid] of Object.entries(pids)) {
-      const use =
-        name === 'bench driver'
-          ? { cpuSeconds: 0, peakRssMB: process.resourceUsage().maxRSS / 1024, rssMB: 0 }
-          : processUse(pid);
-      processes[name] = {
-        cpuSecondsConvergence: cpuBetween(cpuStart, cpuConverged)[name] ?? 0,
-        cpuSecondsReactions: cpuBetween(cpuReactStart, cpuEnd)[name] ?? 0,
-        peakRssMB: Math.round(use.peakRssMB),
-      };
-    }
-    const reports: StatusReport[] = [];
-    if (statusReports) {
-      if (metacontroller.component.version.startsWith('v1.'))
-        throw new Error(
-          '--status-reports: Metacontroller 1.x has no ignoreStatusChanges; give v4 as E2E_METACONTROLLER_BIN',
-        );
-      for (const ignore of [false, true]) reports.push(await statusReport(client, nodes, server.url, pids, ignore));
-    }
-    const seconds = reactions.map((r) => r.seconds);
+    const after = await runReactions(bench, size, changes, nodes, namespaces);
+    const processes = processUses(pids, [cpuStart, cpuConverged, cpuReactStart, cpuSnapshot(pids)]);
+    const reports = withStatusReports ? await statusReports(bench, after.nodes) : [];
+    const seconds = after.reactions.map((r) => r.seconds);
     return {
       nodes: size,
       namespaces: namespaces.length,
       loadAverageStart: loadStart,
       loadAverageEnd: os.loadavg(),
-      createSeconds: (lastCreated - firstCreated) / 1000,
-      convergedAfterFirstSeconds: (converged - firstCreated) / 1000,
-      convergedAfterLastSeconds: (converged - lastCreated) / 1000,
+      createSeconds: (created.last - created.first) / 1000,
+      convergedAfterFirstSeconds: (converged - created.first) / 1000,
+      convergedAfterLastSeconds: (converged - created.last) / 1000,
       convergenceCalls: countsBetween(callsStart, callsConverged),
       reaction: { p50: quantile(seconds, 0.5), p90: quantile(seconds, 0.9), max: Math.max(...seconds) },
-      reactions,
-      chainRequestBytes: chainBytes,
+      reactions: after.reactions,
+      chainRequestBytes,
       largestRequestBytesConvergence: largestConvergence,
       requestSizes: proxy.sizes(),
-      bytesPerNode: chainBytes / size,
+      bytesPerNode: profileBytes / size,
       flavors: expected.objects.filter((o) => o.kind === 'ResourceFlavor').length,
       processes,
       connectionResets: resets(plane),
-      metacontroller: metacontroller.component.version,
+      metacontroller: bench.metacontroller.component.version,
       slim: slimNodes,
       ...(reports.length > 0 ? { statusReports: reports } : {}),
     };
