@@ -30,7 +30,7 @@ import { ensureComponents } from '../../harness/e2e/components.js';
 import { DRA_CONTROLLERS, startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import { assertRunning, freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 import { BENCH_DIR } from '../shared/child.js';
-import { bindStats, cpuAt, parseBinds, type Bind, type CpuSample } from './binds.js';
+import { bindStats, cpuAt, parseBinds, type CpuSample } from './binds.js';
 import {
   DRA_SECTION_END,
   DRA_SECTION_START,
@@ -53,6 +53,7 @@ import {
   podObject,
   runPlan,
   workloadsOf,
+  type ClaimKind,
   type Layout,
   type Workload,
 } from './workloads.js';
@@ -301,20 +302,15 @@ async function clear(client: KubeClient, namespace: string): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-async function runWorkload(
-  plane: ControlPlane,
-  size: number,
+/** Creates one claim and one Pod per kind in `namespace`; the seconds it took. */
+async function createWorkload(
+  client: KubeClient,
+  namespace: string,
+  kinds: readonly ClaimKind[],
   layout: Layout,
-  workload: Workload,
-  options: Options,
-): Promise<DraRun> {
-  const { client } = plane;
-  const namespace = `bench-${workload}`;
-  await post(client, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  const { kinds, fill } = runPlan(workload, size, options.window);
+): Promise<number> {
   const names = kinds.map((_, i) => String(i).padStart(6, '0'));
-  log(`${size} Nodes, ${layout}, ${workload}: creating ${kinds.length} claims and Pods (${fill ? 'fill' : 'window'})`);
-  const createStarted = performance.now();
+  const started = performance.now();
   await pool(
     names.map((n, i) => [n, kinds[i]] as const),
     ([n, kind]) =>
@@ -327,20 +323,79 @@ async function runWorkload(
   await pool(names, (n) =>
     post(client, `/api/v1/namespaces/${namespace}/pods`, podObject(`p-${n}`, namespace, `c-${n}`)),
   );
-  const createSeconds = (performance.now() - createStarted) / 1000;
+  return (performance.now() - started) / 1000;
+}
 
+/** CPU seconds of the scheduler, the other control-plane processes and this driver, now. */
+function cpuSnapshotter(plane: ControlPlane): (schedulerPid: number) => Record<string, number> {
   const pid = (name: string): number => plane.processes.find((p) => p.name === name)?.pid ?? -1;
   const others = {
     'kube-apiserver': pid('kube-apiserver'),
     etcd: pid('etcd'),
     'kube-controller-manager': pid('kube-controller-manager'),
   };
-  const snapshot = (schedulerPid: number): Record<string, number> => ({
+  return (schedulerPid) => ({
     'kube-scheduler': processUse(schedulerPid).cpuSeconds,
     ...Object.fromEntries(Object.entries(others).map(([n, p]) => [n, processUse(p).cpuSeconds])),
     'bench driver': (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
   });
+}
 
+/**
+ * Samples CPU every 0.2 s until every Pod is bound, binds stall, or the run passes `maxSeconds`
+ * (capped); starts a CPU profile of the scheduler at the first bind when asked.
+ */
+async function watchBinds(
+  current: Scheduler,
+  expected: number,
+  spawned: number,
+  options: Options,
+  sample: () => void,
+  profilePath: string,
+): Promise<{ capped: boolean; profile: string }> {
+  const year = new Date().getFullYear();
+  let profiling: Promise<string> | undefined;
+  let bound = 0;
+  while (bound < expected) {
+    assertRunning(current.proc);
+    sample();
+    const binds = parseBinds(readFileSync(current.proc.logFile, 'utf8'), year);
+    bound = binds.length;
+    const firstAt = binds[0]?.at;
+    const lastAt = binds.at(-1)?.at ?? spawned;
+    if (Date.now() - lastAt > (binds.length === 0 ? options.firstBindSeconds * 1000 : STALL_MS)) break;
+    if (firstAt !== undefined && Date.now() - firstAt > options.maxSeconds * 1000)
+      return { capped: true, profile: (await profiling) ?? '' };
+    if (options.profileSeconds > 0 && profiling === undefined && binds.length > 0)
+      profiling = profileTop(current.port, options.profileSeconds, profilePath);
+    await sleep(200);
+  }
+  return { capped: false, profile: (await profiling) ?? '' };
+}
+
+function logRun(run: DraRun, loadStart: readonly number[]): void {
+  log(
+    `${run.kubeScheduler}, ${run.nodes} Nodes, ${run.layout}, ${run.workload}: ${run.bound}/${run.created} bound in ${run.spanSeconds} s = ` +
+      `${run.podsPerSecond.toFixed(1)} Pods/s; scheduler ${run.schedulerCpuSeconds} CPU s ` +
+      `(${((run.schedulerCpuSeconds / Math.max(1, run.bound)) * 1000).toFixed(1)} ms/Pod), RSS ${run.schedulerRssMB} MB, ` +
+      `${run.meanEvaluatedNodes} Nodes evaluated per Pod; load ${loadStart.map((l) => l.toFixed(1)).join(' ')}`,
+  );
+}
+
+async function runWorkload(
+  plane: ControlPlane,
+  size: number,
+  layout: Layout,
+  workload: Workload,
+  options: Options,
+): Promise<DraRun> {
+  const { client } = plane;
+  const namespace = `bench-${workload}`;
+  await post(client, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const { kinds, fill } = runPlan(workload, size, options.window);
+  log(`${size} Nodes, ${layout}, ${workload}: creating ${kinds.length} claims and Pods (${fill ? 'fill' : 'window'})`);
+  const createSeconds = await createWorkload(client, namespace, kinds, layout);
+  const snapshot = cpuSnapshotter(plane);
   const loadStart = os.loadavg();
   const availableStart = availableMB();
   const samples: CpuSample[] = [];
@@ -349,35 +404,14 @@ async function runWorkload(
     const spawned = Date.now();
     scheduler = await startScheduler(plane, `kube-scheduler-${layout}-${workload}`);
     const current = scheduler;
-    const year = new Date().getFullYear();
-    let binds: Bind[] = [];
-    let profiling: Promise<string> | undefined;
-    let capped = false;
-    while (binds.length < kinds.length) {
-      assertRunning(current.proc);
-      samples.push({ at: Date.now(), cpu: snapshot(current.proc.pid) });
-      binds = parseBinds(readFileSync(current.proc.logFile, 'utf8'), year);
-      const firstAt = binds[0]?.at;
-      const lastAt = binds.at(-1)?.at ?? spawned;
-      if (Date.now() - lastAt > (binds.length === 0 ? options.firstBindSeconds * 1000 : STALL_MS)) break;
-      if (firstAt !== undefined && Date.now() - firstAt > options.maxSeconds * 1000) {
-        capped = true;
-        break;
-      }
-      if (options.profileSeconds > 0 && profiling === undefined && binds.length > 0)
-        profiling = profileTop(
-          current.port,
-          options.profileSeconds,
-          path.join(plane.dir, `profile-${size}-${layout}-${workload}.pb.gz`),
-        );
-      await sleep(200);
-    }
-    samples.push({ at: Date.now(), cpu: snapshot(current.proc.pid) });
-    const profile = (await profiling) ?? '';
+    const sample = (): void => void samples.push({ at: Date.now(), cpu: snapshot(current.proc.pid) });
+    const profilePath = path.join(plane.dir, `profile-${size}-${layout}-${workload}.pb.gz`);
+    const { capped, profile } = await watchBinds(current, kinds.length, spawned, options, sample, profilePath);
+    sample();
     const metrics = await schedulerMetrics(current.port);
     const use = processUse(current.proc.pid);
     await current.proc.stop();
-    binds = parseBinds(readFileSync(current.proc.logFile, 'utf8'), year);
+    const binds = parseBinds(readFileSync(current.proc.logFile, 'utf8'), new Date().getFullYear());
     const stats = bindStats(binds);
     const firstAt = binds[0]?.at ?? spawned;
     const lastAt = binds.at(-1)?.at ?? spawned;
@@ -414,12 +448,7 @@ async function runWorkload(
       availableMBEnd: availableMB(),
       ...(profile ? { profileTop: profile.split('\n').slice(0, 40).join('\n') } : {}),
     };
-    log(
-      `${current.version}, ${size} Nodes, ${layout}, ${workload}: ${run.bound}/${run.created} bound in ${run.spanSeconds} s = ` +
-        `${run.podsPerSecond.toFixed(1)} Pods/s; scheduler ${run.schedulerCpuSeconds} CPU s ` +
-        `(${((run.schedulerCpuSeconds / Math.max(1, run.bound)) * 1000).toFixed(1)} ms/Pod), RSS ${run.schedulerRssMB} MB, ` +
-        `${run.meanEvaluatedNodes} Nodes evaluated per Pod; load ${loadStart.map((l) => l.toFixed(1)).join(' ')}`,
-    );
+    logRun(run, loadStart);
     const cleared = await clear(client, namespace);
     log(`${size} Nodes, ${layout}, ${workload}: cleared in ${cleared.toFixed(1)} s`);
     return run;
