@@ -165,6 +165,130 @@ function managedFields(
   ];
 }
 
+/** The well-known labels of a cloud Node (the tenant drawn from `random`). */
+function cloudLabels(kind: Kind, name: string, zone: string, random: Random): Record<string, string> {
+  return {
+    'beta.kubernetes.io/arch': kind.arch,
+    'beta.kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': kind.arch,
+    'kubernetes.io/hostname': name,
+    'kubernetes.io/os': 'linux',
+    'node.kubernetes.io/instance-type': kind.instanceType,
+    'topology.kubernetes.io/region': 'us-east-1',
+    'topology.kubernetes.io/zone': `us-east-1${zone}`,
+    'node-role.kubernetes.io/worker': '',
+    'gpustack.ai/tenant': random.pick(['research', 'prod', 'batch']),
+  };
+}
+
+/** What NFD, the CSI driver, kubeadm and Calico annotate a Node with. */
+function nodeAnnotations(
+  kind: Kind,
+  nfd: Record<string, string>,
+  internalIp: string,
+  random: Random,
+): Record<string, string> {
+  return {
+    'csi.volume.kubernetes.io/nodeid': JSON.stringify({ 'ebs.csi.aws.com': `i-0${random.hex(16)}` }),
+    'feature.gpustack.ai/cpu-name': kind.cpu.name,
+    'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd/containerd.sock',
+    'nfd.node.kubernetes.io/feature-labels': Object.keys(nfd)
+      .map((k) => k.slice(NFD.length))
+      .join(','),
+    'nfd.node.kubernetes.io/master.version': 'v0.17.0',
+    'nfd.node.kubernetes.io/worker.version': 'v0.17.0',
+    'node.alpha.kubernetes.io/ttl': '0',
+    'projectcalico.org/IPv4Address': `${internalIp}/16`,
+    'projectcalico.org/IPv4VXLANTunnelAddr': `192.168.${random.int(0, 255)}.${random.int(1, 254)}`,
+    'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+  };
+}
+
+/** A kubelet's capacity and allocatable for `cores` and `cards`. */
+function nodeResources(
+  kind: Kind,
+  cores: number,
+  cards: number,
+): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const capacity: Record<string, string> = {
+    cpu: String(cores),
+    'ephemeral-storage': '3750157848Ki',
+    'hugepages-1Gi': '0',
+    'hugepages-2Mi': '0',
+    memory: `${kind.memoryKi}Ki`,
+    pods: '110',
+    ...(kind.card ? { [kind.card.resource]: String(cards) } : {}),
+  };
+  const allocatable: Record<string, string> = {
+    ...capacity,
+    cpu: `${cores * 1000 - 500}m`,
+    memory: `${kind.memoryKi - 4_300_000}Ki`,
+    'ephemeral-storage': '3456145472716',
+  };
+  return { capacity, allocatable };
+}
+
+/** A kubelet's status: addresses, resources, conditions, images and nodeInfo (ids drawn from `random`). */
+function nodeStatus(
+  kind: Kind,
+  internalIp: string,
+  resources: ReturnType<typeof nodeResources>,
+  images: readonly ImageEntry[],
+  random: Random,
+): Record<string, unknown> {
+  return {
+    addresses: [
+      { address: internalIp, type: 'InternalIP' },
+      { address: `ip-${internalIp.replace(/\./g, '-')}.ec2.internal`, type: 'InternalDNS' },
+      { address: `ip-${internalIp.replace(/\./g, '-')}.ec2.internal`, type: 'Hostname' },
+    ],
+    allocatable: resources.allocatable,
+    capacity: resources.capacity,
+    conditions: CONDITIONS.map(([type, status, reason, message]) => ({
+      type,
+      status,
+      reason,
+      message,
+      lastHeartbeatTime: '2026-02-01T07:59:31Z',
+      lastTransitionTime: '2025-04-02T03:27:51Z',
+    })),
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    images,
+    nodeInfo: {
+      architecture: kind.arch,
+      bootID: random.uuid(),
+      containerRuntimeVersion: 'containerd://1.7.24',
+      kernelVersion: '5.15.0-131-generic',
+      kubeProxyVersion: 'v1.31.4',
+      kubeletVersion: 'v1.31.4',
+      machineID: random.hex(32),
+      operatingSystem: 'linux',
+      osImage: 'Ubuntu 22.04.5 LTS',
+      systemUUID: random.uuid().toUpperCase(),
+    },
+  };
+}
+
+/** node-profile's labels of a Node with these labels and annotations. */
+function profileLabelsOf(
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+  cpu: string,
+): ReturnType<typeof constructProfileLabels> {
+  return constructProfileLabels(
+    { labels, annotations, cpuCapacity: cpu },
+    {
+      nodeManagement: 'Automatic',
+      generalKey: 'Generic',
+      mixedOnNode: true,
+      manufacturers: new Set(MANUFACTURER_NAMES),
+      deviceLabelSources: DEVICE_LABEL_SOURCES,
+    },
+  );
+}
+
+// The draws from `random` keep their order (the Nodes of a seed stay the same): metadata, then spec,
+// then status.
 export function buildNode(
   index: number,
   kind: Kind,
@@ -182,58 +306,10 @@ export function buildNode(
   const agent = constructDeviceLabels(
     kind.card ? Array.from({ length: cards }, () => cardFacts(kind.card as Card)) : [],
   );
-  const base: Record<string, string> = {
-    'beta.kubernetes.io/arch': kind.arch,
-    'beta.kubernetes.io/os': 'linux',
-    'kubernetes.io/arch': kind.arch,
-    'kubernetes.io/hostname': name,
-    'kubernetes.io/os': 'linux',
-    'node.kubernetes.io/instance-type': kind.instanceType,
-    'topology.kubernetes.io/region': 'us-east-1',
-    'topology.kubernetes.io/zone': `us-east-1${zone}`,
-    'node-role.kubernetes.io/worker': '',
-    'gpustack.ai/tenant': random.pick(['research', 'prod', 'batch']),
-  };
-  const labels: Record<string, string> = { ...base, ...nfd, ...gfd, ...agent };
-  const annotations: Record<string, string> = {
-    'csi.volume.kubernetes.io/nodeid': JSON.stringify({ 'ebs.csi.aws.com': `i-0${random.hex(16)}` }),
-    'feature.gpustack.ai/cpu-name': kind.cpu.name,
-    'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd/containerd.sock',
-    'nfd.node.kubernetes.io/feature-labels': Object.keys(nfd)
-      .map((k) => k.slice(NFD.length))
-      .join(','),
-    'nfd.node.kubernetes.io/master.version': 'v0.17.0',
-    'nfd.node.kubernetes.io/worker.version': 'v0.17.0',
-    'node.alpha.kubernetes.io/ttl': '0',
-    'projectcalico.org/IPv4Address': `${internalIp}/16`,
-    'projectcalico.org/IPv4VXLANTunnelAddr': `192.168.${random.int(0, 255)}.${random.int(1, 254)}`,
-    'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
-  };
-  const capacity: Record<string, string> = {
-    cpu: String(cores),
-    'ephemeral-storage': '3750157848Ki',
-    'hugepages-1Gi': '0',
-    'hugepages-2Mi': '0',
-    memory: `${kind.memoryKi}Ki`,
-    pods: '110',
-    ...(kind.card ? { [kind.card.resource]: String(cards) } : {}),
-  };
-  const allocatable: Record<string, string> = {
-    ...capacity,
-    cpu: `${cores * 1000 - 500}m`,
-    memory: `${kind.memoryKi - 4_300_000}Ki`,
-    'ephemeral-storage': '3456145472716',
-  };
-  const profile = constructProfileLabels(
-    { labels, annotations, cpuCapacity: capacity.cpu as string },
-    {
-      nodeManagement: 'Automatic',
-      generalKey: 'Generic',
-      mixedOnNode: true,
-      manufacturers: new Set(MANUFACTURER_NAMES),
-      deviceLabelSources: DEVICE_LABEL_SOURCES,
-    },
-  );
+  const labels: Record<string, string> = { ...cloudLabels(kind, name, zone, random), ...nfd, ...gfd, ...agent };
+  const annotations = nodeAnnotations(kind, nfd, internalIp, random);
+  const resources = nodeResources(kind, cores, cards);
+  const profile = profileLabelsOf(labels, annotations, resources.capacity.cpu as string);
   // A Node fresh from its kubelet has no profile labels yet: node-profile adds them on a live cluster.
   if (profiled) for (const [key, value] of Object.entries(profile)) if (value !== null) labels[key] = value;
   // A few nodes carry a label the chain cannot read, so skippedNodes is exercised as in real fleets.
@@ -241,63 +317,31 @@ export function buildNode(
     labels[Object.keys(agent).find((k) => k.endsWith('.count')) as string] = 'eight';
   const imageCount = random.int(10, 26);
   const start = random.int(0, images.length - 1);
+  const nodeImages = Array.from({ length: imageCount }, (_, i) => images[(start + i) % images.length] as ImageEntry);
   const conditionTypes = CONDITIONS.map(([type]) => type);
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name,
-      uid: random.uuid(),
-      resourceVersion: String(random.int(1_000_000, 99_999_999)),
-      creationTimestamp: '2025-04-02T03:27:51Z',
-      labels,
-      annotations,
-      managedFields: managedFields(
-        Object.keys(nfd),
-        Object.keys(agent),
-        Object.keys(profile),
-        conditionTypes,
-        Object.keys(capacity),
-      ),
-    },
-    spec: {
-      podCIDR: `10.244.${index % 256}.0/24`,
-      podCIDRs: [`10.244.${index % 256}.0/24`],
-      providerID: `aws:///us-east-1${zone}/i-0${random.hex(16)}`,
-      ...(kind.card ? { taints: [{ key: kind.card.resource, value: 'present', effect: 'NoSchedule' }] } : {}),
-    },
-    status: {
-      addresses: [
-        { address: internalIp, type: 'InternalIP' },
-        { address: `ip-${internalIp.replace(/\./g, '-')}.ec2.internal`, type: 'InternalDNS' },
-        { address: `ip-${internalIp.replace(/\./g, '-')}.ec2.internal`, type: 'Hostname' },
-      ],
-      allocatable,
-      capacity,
-      conditions: CONDITIONS.map(([type, status, reason, message]) => ({
-        type,
-        status,
-        reason,
-        message,
-        lastHeartbeatTime: '2026-02-01T07:59:31Z',
-        lastTransitionTime: '2025-04-02T03:27:51Z',
-      })),
-      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
-      images: Array.from({ length: imageCount }, (_, i) => images[(start + i) % images.length]),
-      nodeInfo: {
-        architecture: kind.arch,
-        bootID: random.uuid(),
-        containerRuntimeVersion: 'containerd://1.7.24',
-        kernelVersion: '5.15.0-131-generic',
-        kubeProxyVersion: 'v1.31.4',
-        kubeletVersion: 'v1.31.4',
-        machineID: random.hex(32),
-        operatingSystem: 'linux',
-        osImage: 'Ubuntu 22.04.5 LTS',
-        systemUUID: random.uuid().toUpperCase(),
-      },
-    },
-  } as Node;
+  const metadata = {
+    name,
+    uid: random.uuid(),
+    resourceVersion: String(random.int(1_000_000, 99_999_999)),
+    creationTimestamp: '2025-04-02T03:27:51Z',
+    labels,
+    annotations,
+    managedFields: managedFields(
+      Object.keys(nfd),
+      Object.keys(agent),
+      Object.keys(profile),
+      conditionTypes,
+      Object.keys(resources.capacity),
+    ),
+  };
+  const spec = {
+    podCIDR: `10.244.${index % 256}.0/24`,
+    podCIDRs: [`10.244.${index % 256}.0/24`],
+    providerID: `aws:///us-east-1${zone}/i-0${random.hex(16)}`,
+    ...(kind.card ? { taints: [{ key: kind.card.resource, value: 'present', effect: 'NoSchedule' }] } : {}),
+  };
+  const status = nodeStatus(kind, internalIp, resources, nodeImages, random);
+  return { apiVersion: 'v1', kind: 'Node', metadata, spec, status } as Node;
 }
 
 /**
