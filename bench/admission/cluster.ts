@@ -303,119 +303,128 @@ export function podsOfNode(random: Random, node: string, index: number): Json[] 
   return [...daemons, ...trainers];
 }
 
+/** The conditions of a Workload with quota reserved on `flavor`, and admitted unless `awaiting`. */
+function workloadConditions(flavor: string, awaiting: boolean): Json[] {
+  const condition = (type: string, message: string): Json => ({
+    type,
+    status: 'True',
+    reason: type,
+    message,
+    lastTransitionTime: NOW,
+    observedGeneration: 1,
+  });
+  return [
+    condition('QuotaReserved', `Quota reserved in ClusterQueue ${flavor}`),
+    ...(awaiting ? [] : [condition('Admitted', 'The workload is admitted')]),
+  ];
+}
+
+function workloadMetadata(random: Random, index: number, name: string): Json {
+  return {
+    name,
+    namespace: `team-${String(index % 40).padStart(4, '0')}`,
+    uid: random.uuid(),
+    generation: 1,
+    resourceVersion: String(random.int(1_000_000, 99_999_999)),
+    creationTimestamp: NOW,
+    labels: { 'kueue.x-k8s.io/job-uid': random.uuid() },
+    finalizers: ['kueue.x-k8s.io/resource-in-use'],
+    ownerReferences: [
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: `train-${index}`,
+        uid: random.uuid(),
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
+    managedFields: managedFields('kueue', {
+      'f:metadata': { 'f:labels': {}, 'f:ownerReferences': {} },
+      'f:spec': { 'f:podSets': {}, 'f:queueName': {} },
+    }),
+  };
+}
+
+function workloadSpec(random: Random, index: number, cards: number, count: number): Json {
+  return {
+    active: true,
+    queueName: 'gpustack-nvidia-h100',
+    priority: 0,
+    priorityClassSource: '',
+    podSets: [
+      {
+        name: 'main',
+        count,
+        minCount: count,
+        template: {
+          metadata: { labels: { 'batch.kubernetes.io/job-name': `train-${index}` } },
+          spec: {
+            ...podSpec(random, undefined, [
+              container(
+                random,
+                'trainer',
+                'nvcr.io/nvidia/pytorch:24.12-py3',
+                { requests: { cpu: '16', memory: '128Gi', [GPU]: String(cards) }, limits: { [GPU]: String(cards) } },
+                24,
+              ),
+            ]),
+            restartPolicy: 'Never',
+            nodeSelector: { 'kubernetes.io/arch': 'amd64' },
+          },
+        },
+      },
+    ],
+  };
+}
+
+function workloadStatus(flavor: string, cards: number, count: number, awaiting: boolean): Json {
+  return {
+    conditions: workloadConditions(flavor, awaiting),
+    admission: {
+      clusterQueue: 'gpustack-nvidia-h100',
+      podSetAssignments: [
+        {
+          name: 'main',
+          count,
+          flavors: { [CREDITS]: flavor, cpu: flavor, memory: flavor },
+          resourceUsage: {
+            [CREDITS]: String(cards * count * 100),
+            cpu: String(16 * count),
+            memory: `${128 * count}Gi`,
+          },
+        },
+      ],
+    },
+    admissionChecks: [
+      {
+        name: CHECK_NAME,
+        state: awaiting ? 'Pending' : 'Ready',
+        message: awaiting ? '' : 'the assigned flavor pool has enough free cards to place every pod',
+        lastTransitionTime: NOW,
+      },
+    ],
+    resourceRequests: [{ name: 'main', resources: { cpu: '16', memory: '128Gi', [GPU]: String(cards) } }],
+  };
+}
+
 /**
  * One Workload. `awaiting`: quota reserved on `flavor`, our check Pending (the checker decides it);
- * otherwise already admitted with our check Ready (the checker leaves it alone).
+ * otherwise already admitted with our check Ready (the checker leaves it alone). The draws from
+ * `random` keep their order: name, sizes, metadata, spec.
  */
 export function workload(random: Random, index: number, flavor: string, awaiting: boolean): Json {
   const name = `job-train-${index}-${random.hex(5)}`;
   const cards = random.pick([1, 2, 4, 8]);
   const count = random.pick([1, 1, 1, 2]);
-  const conditions = [
-    {
-      type: 'QuotaReserved',
-      status: 'True',
-      reason: 'QuotaReserved',
-      message: `Quota reserved in ClusterQueue ${flavor}`,
-      lastTransitionTime: NOW,
-      observedGeneration: 1,
-    },
-    ...(awaiting
-      ? []
-      : [
-          {
-            type: 'Admitted',
-            status: 'True',
-            reason: 'Admitted',
-            message: 'The workload is admitted',
-            lastTransitionTime: NOW,
-            observedGeneration: 1,
-          },
-        ]),
-  ];
+  const metadata = workloadMetadata(random, index, name);
+  const spec = workloadSpec(random, index, cards, count);
   return {
     apiVersion: 'kueue.x-k8s.io/v1beta2',
     kind: 'Workload',
-    metadata: {
-      name,
-      namespace: `team-${String(index % 40).padStart(4, '0')}`,
-      uid: random.uuid(),
-      generation: 1,
-      resourceVersion: String(random.int(1_000_000, 99_999_999)),
-      creationTimestamp: NOW,
-      labels: { 'kueue.x-k8s.io/job-uid': random.uuid() },
-      finalizers: ['kueue.x-k8s.io/resource-in-use'],
-      ownerReferences: [
-        {
-          apiVersion: 'batch/v1',
-          kind: 'Job',
-          name: `train-${index}`,
-          uid: random.uuid(),
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-      managedFields: managedFields('kueue', {
-        'f:metadata': { 'f:labels': {}, 'f:ownerReferences': {} },
-        'f:spec': { 'f:podSets': {}, 'f:queueName': {} },
-      }),
-    },
-    spec: {
-      active: true,
-      queueName: 'gpustack-nvidia-h100',
-      priority: 0,
-      priorityClassSource: '',
-      podSets: [
-        {
-          name: 'main',
-          count,
-          minCount: count,
-          template: {
-            metadata: { labels: { 'batch.kubernetes.io/job-name': `train-${index}` } },
-            spec: {
-              ...podSpec(random, undefined, [
-                container(
-                  random,
-                  'trainer',
-                  'nvcr.io/nvidia/pytorch:24.12-py3',
-                  { requests: { cpu: '16', memory: '128Gi', [GPU]: String(cards) }, limits: { [GPU]: String(cards) } },
-                  24,
-                ),
-              ]),
-              restartPolicy: 'Never',
-              nodeSelector: { 'kubernetes.io/arch': 'amd64' },
-            },
-          },
-        },
-      ],
-    },
-    status: {
-      conditions,
-      admission: {
-        clusterQueue: 'gpustack-nvidia-h100',
-        podSetAssignments: [
-          {
-            name: 'main',
-            count,
-            flavors: { [CREDITS]: flavor, cpu: flavor, memory: flavor },
-            resourceUsage: {
-              [CREDITS]: String(cards * count * 100),
-              cpu: String(16 * count),
-              memory: `${128 * count}Gi`,
-            },
-          },
-        ],
-      },
-      admissionChecks: [
-        {
-          name: CHECK_NAME,
-          state: awaiting ? 'Pending' : 'Ready',
-          message: awaiting ? '' : 'the assigned flavor pool has enough free cards to place every pod',
-          lastTransitionTime: NOW,
-        },
-      ],
-      resourceRequests: [{ name: 'main', resources: { cpu: '16', memory: '128Gi', [GPU]: String(cards) } }],
-    },
+    metadata,
+    spec,
+    status: workloadStatus(flavor, cards, count, awaiting),
   };
 }
 
