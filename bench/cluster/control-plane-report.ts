@@ -31,8 +31,13 @@ export interface ClusterRun {
   readonly convergenceCalls: Readonly<Record<string, number>>;
   readonly reaction: { readonly p50: number; readonly p90: number; readonly max: number };
   readonly reactions: readonly Reaction[];
-  /** JSON of the managed Nodes as the API server serves them: what the chain's request carries. */
+  /**
+   * JSON of what the chain's request carries of the Nodes as the API server serves it: the NodeShards,
+   * the profiles in no shard and the unmarked managed Nodes (bench/cluster/chain-request.ts); runs
+   * recorded before that counted every NodeProfile.
+   */
   readonly chainRequestBytes: number;
+  /** JSON of every NodeProfile over the Nodes: what one Node costs in a request that holds it. */
   readonly bytesPerNode: number;
   /** The largest request body per route from the first Node to convergence; absent in older results. */
   readonly largestRequestBytesConvergence?: Readonly<Record<string, number>>;

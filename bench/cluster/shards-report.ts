@@ -7,11 +7,12 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { BENCH_DIR } from '../shared/child.js';
 import type { ClusterRun } from './control-plane-report.js';
 
-interface RunFile {
+export interface RunFile {
   readonly commit: string;
   readonly changes: number;
   readonly runs: readonly ClusterRun[];
@@ -197,7 +198,7 @@ function targets(before: RunFile, after: RunFile): string[] {
   });
 }
 
-interface Model {
+export interface Model {
   readonly bytesPerProfile: number;
   readonly mcPerByte: { a: number; b: number };
   readonly serverPerByte: { a: number; b: number };
@@ -230,7 +231,7 @@ function predict(model: Model, n: number, shards: number | undefined) {
   };
 }
 
-function svg(model: Model, before: RunFile, after: RunFile): string {
+export function svg(model: Model, before: RunFile, after: RunFile): string {
   const width = 760;
   const height = 440;
   const left = 80;
@@ -301,13 +302,8 @@ function svg(model: Model, before: RunFile, after: RunFile): string {
   return out.join('\n');
 }
 
-function main(): void {
-  const beforePath = argument('before');
-  const afterPath = argument('after');
-  if (!beforePath || !afterPath)
-    throw new Error('usage: tsx bench/cluster/shards-report.ts --before A.json --after B.json [--remark TEXT]');
-  const before = JSON.parse(readFileSync(beforePath, 'utf8')) as RunFile;
-  const after = JSON.parse(readFileSync(afterPath, 'utf8')) as RunFile;
+/** The 100,000-Node model, fitted on both runs. */
+export function shardsModel(before: RunFile, after: RunFile): Model {
   const last = (file: RunFile): ClusterRun => [...file.runs].sort((x, y) => y.nodes - x.nodes)[0] as ClusterRun;
   const [beforeRun, afterRun] = [last(before), last(after)];
   const both = [...before.runs, ...after.runs];
@@ -330,6 +326,11 @@ function main(): void {
     shardCallsAfter: calls(afterRun, 'node-shard/sync'),
     chainCallsBefore: calls(beforeRun, 'scheduling-chain/sync'),
   };
+  return model;
+}
+
+/** The model's section: what it was fitted on, its predictions at 100,000 Nodes, and what follows. */
+function modelLines(model: Model, points: number): string[] {
   const at = (shards: number | undefined) => predict(model, MODEL_NODES, shards);
   const row = (label: string, shards: number | undefined): string => {
     const p = at(shards);
@@ -340,6 +341,42 @@ function main(): void {
   );
   const mcRss = model.mcRssPerNode.a + model.mcRssPerNode.b * MODEL_NODES;
   const apiRss = model.apiRssPerNode.a + model.apiRssPerNode.b * MODEL_NODES;
+  return [
+    '### A model for 100,000 Nodes',
+    '',
+    `Fitted on the runs above (before and after, ${points} points): the call counts and chain request of the largest after run,` +
+      ` a NodeProfile costs **${(model.bytesPerProfile / 1024).toFixed(1)} KB** in a request (as Metacontroller serialises it: with its last-applied annotation and managed fields);` +
+      ` Metacontroller spends **${(model.mcPerByte.b * 1e6).toFixed(3)} CPU s per MB** of hook requests (+ ${s2(model.mcPerByte.a)} s per change; least squares of CPU per change against request bytes per change) and our server **${(model.serverPerByte.b * 1e6).toFixed(3)} CPU s per MB**` +
+      ` (+ ${s2(model.serverPerByte.a)} s); before, a change costs ${model.chainCallsBefore} chain syncs; after shards ${model.shardCallsAfter} node-shard and ${model.chainCallsAfter} chain syncs (medians), the chain request with 32 shards is ${mb(model.chainBytesAfter)}` +
+      ' (its summaries grow with the shards and the kinds of Node, not with the Nodes), a shard request is N / nodeShards profiles.',
+    '',
+    `| at ${thousands(MODEL_NODES)} Nodes | largest request | request bytes per change | Metacontroller CPU s per change | our server CPU s per change | request bytes over a bootstrap (upper bound: one change per Node) |`,
+    '|---|---:|---:|---:|---:|---:|',
+    row('before (every NodeProfile in the chain)', undefined),
+    row('shards, nodeShards 32 (default)', 32),
+    row(`shards, nodeShards ${balanced} (balanced: √(N × profile bytes / summary bytes per shard))`, balanced),
+    row('shards, nodeShards 1024 (the maximum)', 1024),
+    '',
+    `- **Before**, the chain's request passes the server's 256 MiB body limit at ${thousands(Math.round(SERVER_BODY_LIMIT / model.bytesPerProfile))} Nodes; long before that every change costs seconds of Metacontroller CPU.` +
+      ' With shards the shard request grows as N / nodeShards and the chain request as nodeShards (its summaries): the two balance at nodeShards ≈ √(N × profile bytes / summary bytes per shard),' +
+      ` ${balanced} at ${thousands(MODEL_NODES)} Nodes, where both are ≈ ${mb((MODEL_NODES * model.bytesPerProfile) / balanced)}: the largest request then grows as √N, not N.`,
+    `- **The next ceiling is memory, in Metacontroller and kube-apiserver**: both cache every Node whole (node-profile's decorator watches Nodes), and neither is changed by shards. Peak RSS (both runs) grows` +
+      ` ${model.mcRssPerNode.b.toFixed(2)} MB per Node in Metacontroller and ${model.apiRssPerNode.b.toFixed(2)} MB per Node in kube-apiserver: at ${thousands(MODEL_NODES)} Nodes ≈ **${(mcRss / 1024).toFixed(0)} GB** and ≈ **${(apiRss / 1024).toFixed(0)} GB**.` +
+      ' Metacontroller hits it first in practice (one process, one informer per watched kind, no paging); the remedy is a metadata-only watch of Nodes (Metacontroller does not offer one) or node-profile outside Metacontroller.',
+    '',
+  ];
+}
+
+/** Where the runs came from: the files the section was made of, and a remark. */
+export interface Sources {
+  readonly before: string;
+  readonly after: string;
+  readonly remark?: string | undefined;
+}
+
+/** The `<!-- bench:shards -->` section of RESULTS.md from the two runs. */
+export function shardsSection(before: RunFile, after: RunFile, sources: Sources): string {
+  const model = shardsModel(before, after);
   const lines = [
     START,
     '## Node shards: no request that grows with the whole cluster (issue 27)',
@@ -347,7 +384,7 @@ function main(): void {
     `Before = the chain relating every NodeProfile (\`${before.commit}\`); after = NodeShards (\`${after.commit}\`, default \`nodeShards: 32\`). Same command for both,` +
       ` \`npm run bench:cluster -- --metacontroller-workers 20 --nodes ${before.runs.map((r) => r.nodes).join(',')} --changes ${after.changes} --out FILE\`, one after the other on the same machine` +
       ' with nothing else running (the load average at the start of each run is beside it; 2 cores). Everything else as in the bench:cluster section above.' +
-      (argument('remark') ? ` ${argument('remark')}` : '') +
+      (sources.remark ? ` ${sources.remark}` : '') +
       ' Largest request = the largest body any hook received in a change, as recorded by a pass-through proxy between Metacontroller and our server' +
       " (harness/e2e/hook-proxy.ts): the median over the changes and the largest of all; bytes per change = Σ over routes of calls × that route's largest request (an upper bound).",
     '',
@@ -368,49 +405,45 @@ function main(): void {
     ...processTable(pairs(before, after)),
     '',
     ...bootstrapNote(before, after),
-    '### A model for 100,000 Nodes',
-    '',
-    `Fitted on the runs above (before and after, ${both.length} points): the call counts and chain request of the largest after run,` +
-      ` a NodeProfile costs **${(model.bytesPerProfile / 1024).toFixed(1)} KB** in a request (as Metacontroller serialises it: with its last-applied annotation and managed fields);` +
-      ` Metacontroller spends **${(model.mcPerByte.b * 1e6).toFixed(3)} CPU s per MB** of hook requests (+ ${s2(model.mcPerByte.a)} s per change; least squares of CPU per change against request bytes per change) and our server **${(model.serverPerByte.b * 1e6).toFixed(3)} CPU s per MB**` +
-      ` (+ ${s2(model.serverPerByte.a)} s); before, a change costs ${model.chainCallsBefore} chain syncs; after shards ${model.shardCallsAfter} node-shard and ${model.chainCallsAfter} chain syncs (medians), the chain request with 32 shards is ${mb(model.chainBytesAfter)}` +
-      ' (its summaries grow with the shards and the kinds of Node, not with the Nodes), a shard request is N / nodeShards profiles.',
-    '',
-    `| at ${thousands(MODEL_NODES)} Nodes | largest request | request bytes per change | Metacontroller CPU s per change | our server CPU s per change | request bytes over a bootstrap (upper bound: one change per Node) |`,
-    '|---|---:|---:|---:|---:|---:|',
-    row('before (every NodeProfile in the chain)', undefined),
-    row('shards, nodeShards 32 (default)', 32),
-    row(`shards, nodeShards ${balanced} (balanced: √(N × profile bytes / summary bytes per shard))`, balanced),
-    row('shards, nodeShards 1024 (the maximum)', 1024),
-    '',
-    `- **Before**, the chain's request passes the server's 256 MiB body limit at ${thousands(Math.round(SERVER_BODY_LIMIT / model.bytesPerProfile))} Nodes; long before that every change costs seconds of Metacontroller CPU.` +
-      ' With shards the shard request grows as N / nodeShards and the chain request as nodeShards (its summaries): the two balance at nodeShards ≈ √(N × profile bytes / summary bytes per shard),' +
-      ` ${balanced} at ${thousands(MODEL_NODES)} Nodes, where both are ≈ ${mb((MODEL_NODES * model.bytesPerProfile) / balanced)}: the largest request then grows as √N, not N.`,
-    `- **The next ceiling is memory, in Metacontroller and kube-apiserver**: both cache every Node whole (node-profile's decorator watches Nodes), and neither is changed by shards. Peak RSS (both runs) grows` +
-      ` ${model.mcRssPerNode.b.toFixed(2)} MB per Node in Metacontroller and ${model.apiRssPerNode.b.toFixed(2)} MB per Node in kube-apiserver: at ${thousands(MODEL_NODES)} Nodes ≈ **${(mcRss / 1024).toFixed(0)} GB** and ≈ **${(apiRss / 1024).toFixed(0)} GB**.` +
-      ' Metacontroller hits it first in practice (one process, one informer per watched kind, no paging); the remedy is a metadata-only watch of Nodes (Metacontroller does not offer one) or node-profile outside Metacontroller.',
-    '',
+    ...modelLines(model, before.runs.length + after.runs.length),
     '![largest hook request per change against Nodes, measured and modelled](results/shards-scale.svg)',
     '',
     `Reproduce: \`npm run bench:cluster -- --metacontroller-workers 20 --nodes 500,2000,5000,10000 --out before.json\` on a checkout before shards (with this` +
       ' bench/cluster/control-plane.ts and harness/e2e/hook-proxy.ts), the same with `--out after.json` on this one, then' +
       ' `npx tsx bench/cluster/shards-report.ts --before before.json --after after.json` (writes this section and `bench/results/shards-scale.svg`).' +
-      ` This section: \`npx tsx bench/cluster/shards-report.ts --before ${path.relative(path.dirname(BENCH_DIR), beforePath)} --after ${path.relative(path.dirname(BENCH_DIR), afterPath)}\`.`,
+      ` This section: \`npx tsx bench/cluster/shards-report.ts --before ${sources.before} --after ${sources.after}\`.`,
     END,
   ];
-  const section = lines.join('\n');
-  process.stdout.write(`${section}\n`);
-  writeFileSync(path.join(BENCH_DIR, 'results', 'shards-scale.svg'), svg(model, before, after));
-  const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
-  const results = readFileSync(resultsFile, 'utf8');
-  const start = results.indexOf(START);
-  const end = results.indexOf(END);
-  writeFileSync(
-    resultsFile,
-    start >= 0 && end > start
-      ? `${results.slice(0, start)}${section}${results.slice(end + END.length)}`
-      : `${results.trimEnd()}\n\n${section}\n`,
-  );
+  return lines.join('\n');
 }
 
-main();
+/** RESULTS.md with `section` in place of the old one, or appended when there is none. */
+export function spliceShardsSection(results: string, section: string): string {
+  const start = results.indexOf(START);
+  const end = results.indexOf(END);
+  return start >= 0 && end > start
+    ? `${results.slice(0, start)}${section}${results.slice(end + END.length)}`
+    : `${results.trimEnd()}\n\n${section}\n`;
+}
+
+function main(): void {
+  const beforePath = argument('before');
+  const afterPath = argument('after');
+  if (!beforePath || !afterPath)
+    throw new Error('usage: tsx bench/cluster/shards-report.ts --before A.json --after B.json [--remark TEXT]');
+  const before = JSON.parse(readFileSync(beforePath, 'utf8')) as RunFile;
+  const after = JSON.parse(readFileSync(afterPath, 'utf8')) as RunFile;
+  const repo = path.dirname(BENCH_DIR);
+  const section = shardsSection(before, after, {
+    before: path.relative(repo, beforePath),
+    after: path.relative(repo, afterPath),
+    remark: argument('remark'),
+  });
+  process.stdout.write(`${section}\n`);
+  writeFileSync(path.join(BENCH_DIR, 'results', 'shards-scale.svg'), svg(shardsModel(before, after), before, after));
+  const resultsFile = path.join(BENCH_DIR, 'RESULTS.md');
+  writeFileSync(resultsFile, spliceShardsSection(readFileSync(resultsFile, 'utf8'), section));
+}
+
+// Run as a script, not when a test imports the pure functions above.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) main();
