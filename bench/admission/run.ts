@@ -14,10 +14,10 @@ import os from 'node:os';
 import path from 'node:path';
 
 import type { StoreMemory } from './memory.js';
+import { admissionTables } from './report.js';
 import type { PassTiming } from './pass.js';
 import { BENCH_DIR, finished, spawnScript } from '../shared/child.js';
 import { resultsHeader } from '../shared/results-header.js';
-import { round } from '../shared/stats.js';
 
 /** Samples per size: a pass at 5,000 nodes takes longer. */
 const SAMPLES: Readonly<Record<number, number>> = { 1000: 9, 5000: 5 };
@@ -34,27 +34,6 @@ function option(name: string, fallback: string): string {
 
 function log(message: string): void {
   process.stderr.write(`[bench:admission ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-const MB = (bytes: number) => round(bytes / 1048576);
-
-function table(passes: readonly PassTiming[], memory: readonly StoreMemory[]): string {
-  const lines = [
-    '| nodes | pods | slices / claims | Workloads awaiting (with claims) / all | pass ms (median) | CPU ms | ms per awaiting Workload | CV | samples |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...passes.map(
-      (p) =>
-        `| ${p.nodes.toLocaleString('en-US')} | ${p.pods.toLocaleString('en-US')} | ${p.dra.slices.toLocaleString('en-US')} / ${p.dra.claims.toLocaleString('en-US')} | ${p.awaiting} (${p.dra.awaitingWithClaims}) / ${p.workloads} | ${round(p.passMs.median)} | ${round(p.cpuMs.median)} | ${round(p.msPerAwaiting)} | ${Math.round(p.passMs.cv * 100)} % | ${p.passMs.n} |`,
-    ),
-    '',
-    '| stores | nodes | pods | received JSON MB (nodes + pods) | store heap MB | ledger stores: slices / claims, JSON MB, heap MB | RSS MB after GC (baseline) | peak RSS MB |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...memory.map(
-      (m) =>
-        `| ${m.mode} | ${m.nodes.toLocaleString('en-US')} | ${m.pods.toLocaleString('en-US')} | ${MB(m.receivedBytes.nodes)} + ${MB(m.receivedBytes.pods)} | ${MB(m.storeHeapBytes)} | ${m.ledger.slices.toLocaleString('en-US')} / ${m.ledger.claims.toLocaleString('en-US')}, ${MB(m.ledger.receivedBytes)}, ${MB(m.ledger.heapBytes)} | ${MB(m.rssBytes)} (${MB(m.rssBaselineBytes)}) | ${MB(m.peakRssBytes)} |`,
-    ),
-  ];
-  return lines.join('\n');
 }
 
 async function main(): Promise<void> {
@@ -101,7 +80,7 @@ async function main(): Promise<void> {
     rmSync(directory, { recursive: true, force: true });
   }
   const results = { ...resultsHeader(started, loadAverageStart, ['src']), passes, memory };
-  process.stdout.write(`${table(passes, memory)}\n`);
+  process.stdout.write(`${admissionTables(passes, memory)}\n`);
   if (write) {
     const resultsDir = path.join(BENCH_DIR, 'results');
     mkdirSync(resultsDir, { recursive: true });

@@ -3,7 +3,14 @@
 // hold every size.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { costPerNodeSvg, judge, tables, TARGET_NODES, type BenchResults } from '../../bench/hooks/report.js';
+import {
+  costPerNodeSvg,
+  judge,
+  tables,
+  TARGET_NODES,
+  type BenchResults,
+  type Target,
+} from '../../bench/hooks/report.js';
 
 const recorded = JSON.parse(
   readFileSync(new URL('../../bench/results/2026-12-03.json', import.meta.url), 'utf8'),
@@ -25,7 +32,7 @@ describe('bench/hooks/report.ts', () => {
     const target = judge(sizes, recorded.load).find((t) => t.name === name);
     expect(target).toEqual({ name, limit: '≤ 1.5', measured: '2.00', met: false });
     // Every other target stays as recorded, but those that read the same median (the per-node spread).
-    const others = (targets: ReturnType<typeof judge>) =>
+    const others = (targets: readonly Target[]) =>
       targets.filter((t) => t.name !== name && !t.name.includes('per node'));
     expect(others(judge(sizes, recorded.load))).toEqual(others(recorded.targets));
   });
