@@ -25,25 +25,14 @@ import {
 import { clusterQueueName, MANAGED_LABEL } from '../../src/nodefeature/index.js';
 import { generateDra } from './dra.js';
 import { BENCH_DIR } from '../shared/child.js';
+import { logger, option } from '../shared/process.js';
 import { resultsHeader } from '../shared/results-header.js';
 import { round, summarize } from '../shared/stats.js';
 
 const AKEY = 'nvidia-h100-80gb-hbm3';
 const SAMPLES = 7;
 
-function option(name: string, fallback: string): string {
-  const prefix = `--${name}=`;
-  return (
-    process.argv
-      .slice(2)
-      .find((a) => a.startsWith(prefix))
-      ?.slice(prefix.length) ?? fallback
-  );
-}
-
-function log(message: string): void {
-  process.stderr.write(`[bench:card-metrics ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = logger('card-metrics');
 
 const START = '<!-- bench:card-metrics start -->';
 const END = '<!-- bench:card-metrics end -->';

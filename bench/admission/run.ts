@@ -17,24 +17,13 @@ import type { StoreMemory } from './memory.js';
 import { admissionTables } from './report.js';
 import type { PassTiming } from './pass.js';
 import { BENCH_DIR, finished, spawnScript } from '../shared/child.js';
+import { logger, option } from '../shared/process.js';
 import { resultsHeader } from '../shared/results-header.js';
 
 /** Samples per size: a pass at 5,000 nodes takes longer. */
 const SAMPLES: Readonly<Record<number, number>> = { 1000: 9, 5000: 5 };
 
-function option(name: string, fallback: string): string {
-  const prefix = `--${name}=`;
-  return (
-    process.argv
-      .slice(2)
-      .find((a) => a.startsWith(prefix))
-      ?.slice(prefix.length) ?? fallback
-  );
-}
-
-function log(message: string): void {
-  process.stderr.write(`[bench:admission ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = logger('admission');
 
 async function main(): Promise<void> {
   const started = performance.now();

@@ -29,6 +29,7 @@ import { startControlPlane, startMetacontroller, type ControlPlane } from '../..
 import { startHookProxy } from '../../harness/e2e/hook-proxy.js';
 import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from '../shared/child.js';
+import { argument, logger, processUse } from '../shared/process.js';
 import { cardLabelPatch, generateNodes } from '../shared/cluster-nodes.js';
 import { chainRequestSizes } from './chain-request.js';
 import {
@@ -86,28 +87,7 @@ const HOOK_ROUTES = [
   'node-devices-check/sync',
 ] as const;
 
-function argument(name: string): string | undefined {
-  const args = process.argv.slice(2);
-  const at = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (at < 0) return undefined;
-  const arg = args[at] as string;
-  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[at + 1];
-}
-
-function log(message: string): void {
-  process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-/** CPU seconds (user + system, all threads) and peak RSS of a live process, from /proc. */
-function processUse(pid: number): { cpuSeconds: number; peakRssMB: number; rssMB: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of proc(5) (utime, stime), counted from the state field (3).
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-  return { cpuSeconds: ticks / 100, peakRssMB: kb('VmHWM') / 1024, rssMB: kb('VmRSS') / 1024 };
-}
+const log = logger('cluster');
 
 type Pids = Record<string, number>;
 type CpuSnapshot = Record<string, number>;

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { BENCH_DIR } from '../shared/child.js';
+import { argument } from '../shared/process.js';
 import type { ClusterRun } from './control-plane-report.js';
 
 export interface RunFile {
@@ -22,12 +23,6 @@ const SERVER_BODY_LIMIT = 256 * 1024 * 1024;
 const MODEL_NODES = 100_000;
 const START = '<!-- bench:shards start -->';
 const END = '<!-- bench:shards end -->';
-
-function argument(name: string): string | undefined {
-  const args = process.argv.slice(2);
-  const at = args.indexOf(`--${name}`);
-  return at < 0 ? undefined : args[at + 1];
-}
 
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -30,6 +30,7 @@ import { ensureComponents } from '../../harness/e2e/components.js';
 import { DRA_CONTROLLERS, startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import { assertRunning, freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 import { BENCH_DIR } from '../shared/child.js';
+import { argument, logger, processUse, type ProcessUse } from '../shared/process.js';
 import { bindStats, cpuAt, parseBinds, type CpuSample } from './binds.js';
 import {
   DRA_SECTION_END,
@@ -75,14 +76,6 @@ interface Options {
 /** No bind for this long ends a run: what is left is unschedulable (the cards are full). */
 const STALL_MS = 30_000;
 
-function argument(name: string): string | undefined {
-  const args = process.argv.slice(2);
-  const at = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (at < 0) return undefined;
-  const arg = args[at] as string;
-  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[at + 1];
-}
-
 function list<T extends string>(name: string, all: readonly T[], fallback: readonly T[]): T[] {
   const value = argument(name);
   if (value === undefined) return [...fallback];
@@ -100,19 +93,12 @@ function positive(name: string, fallback: number): number {
   return n;
 }
 
-function log(message: string): void {
-  process.stderr.write(`[bench:dra ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = logger('dra');
 
-/** CPU seconds (user + system, all threads), RSS and peak RSS of a live process, from /proc. */
-function processUse(pid: number): { cpuSeconds: number; rssMB: number; peakRssMB: number } {
+/** What /proc says of a process, zeros once it is gone (a control-plane process this run has not). */
+function processUseOrZero(pid: number): ProcessUse {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-    return { cpuSeconds: ticks / 100, rssMB: kb('VmRSS') / 1024, peakRssMB: kb('VmHWM') / 1024 };
+    return processUse(pid);
   } catch {
     return { cpuSeconds: 0, rssMB: 0, peakRssMB: 0 };
   }
@@ -335,8 +321,8 @@ function cpuSnapshotter(plane: ControlPlane): (schedulerPid: number) => Record<s
     'kube-controller-manager': pid('kube-controller-manager'),
   };
   return (schedulerPid) => ({
-    'kube-scheduler': processUse(schedulerPid).cpuSeconds,
-    ...Object.fromEntries(Object.entries(others).map(([n, p]) => [n, processUse(p).cpuSeconds])),
+    'kube-scheduler': processUseOrZero(schedulerPid).cpuSeconds,
+    ...Object.fromEntries(Object.entries(others).map(([n, p]) => [n, processUseOrZero(p).cpuSeconds])),
     'bench driver': (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
   });
 }
@@ -409,7 +395,7 @@ async function runWorkload(
     const { capped, profile } = await watchBinds(current, kinds.length, spawned, options, sample, profilePath);
     sample();
     const metrics = await schedulerMetrics(current.port);
-    const use = processUse(current.proc.pid);
+    const use = processUseOrZero(current.proc.pid);
     await current.proc.stop();
     const binds = parseBinds(readFileSync(current.proc.logFile, 'utf8'), new Date().getFullYear());
     const stats = bindStats(binds);

@@ -5,14 +5,12 @@
  * flight; then how long a SIGTERM takes with a 100,000-level request in flight. Prints a table;
  * writes nothing. `npm run build` first, then `npx tsx bench/hooks/deep-requests.ts [--cli dist/src/cli/main.js]`.
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 
 import { EXAMPLE_ROUTES, REQUEST_PARTS, deepRequest } from '../../test/server/helpers.js';
+import { startServeChild } from '../shared/child.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DEPTHS = [2_000, 20_000, 100_000];
 const cliAt = process.argv.indexOf('--cli');
 const cli = cliAt === -1 ? 'dist/src/cli/main.js' : (process.argv[cliAt + 1] ?? '');
@@ -67,32 +65,13 @@ async function measure(port: number, route: string, text: string): Promise<{ ans
   return { answer, healthz };
 }
 
-function startServer(): Promise<{ port: number; child: ReturnType<typeof spawn> }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening:\n${seen}`)));
-    child.stdout.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /hook server on http:\/\/127\.0\.0\.1:(\d+)\n/.exec(seen);
-      if (match?.[1]) {
-        child.stdout.resume();
-        resolve({ port: Number(match[1]), child });
-      }
-    });
-  });
-}
-
 const load = () =>
   os
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(' / ');
 const loadBefore = load();
-const { port, child } = await startServer();
+const { port, child } = await startServeChild(cli);
 const rows: string[] = [];
 let slowest = { ms: 0, what: '' };
 let slowestHealthz = { ms: 0, what: '' };
@@ -117,7 +96,7 @@ for (const depth of DEPTHS) {
 const { text } = deepRequest('scheduling-chain.sync.json', 'parent', 100_000);
 const inFlight = send(port, 'POST', '/hooks/scheduling-chain/sync', text);
 await inFlight.sent;
-const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+const exited = new Promise<number | null>((resolve) => child.on('exit', (code: number | null) => resolve(code)));
 const stoppedAt = performance.now();
 child.kill('SIGTERM');
 const code = await exited;

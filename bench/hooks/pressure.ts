@@ -7,14 +7,13 @@
  * Usage: `npm run bench:pressure -- [--nodes 5000] [--concurrency 8] [--cli dist/src/cli/main.js] [-- serve flags…]`
  * (`--cli` runs another build, e.g. an older commit compiled elsewhere, for a before/after.)
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { ROOT } from '../shared/child.js';
+import { ROOT, startServeChild } from '../shared/child.js';
 import { generateCluster } from '../shared/cluster.js';
 import { quantile } from '../shared/stats.js';
 
@@ -113,27 +112,14 @@ async function hook(port: number, body: Buffer, maxAttempts: number): Promise<Ho
   }
 }
 
-function startServer(cli: string, extra: readonly string[]): Promise<{ port: number; pid: number; stop(): void }> {
-  const child = spawn(
-    process.execPath,
-    [cli, 'serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...extra],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening:\n${seen}`)));
-    child.stdout.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /hook server on http:\/\/127\.0\.0\.1:(\d+)\n/.exec(seen);
-      if (match?.[1] && child.pid !== undefined) {
-        child.stdout.resume();
-        resolve({ port: Number(match[1]), pid: child.pid, stop: () => child.kill('SIGKILL') });
-      }
-    });
-  });
+/** The server child as this bench uses it: its port, its pid for /proc, and a hard stop. */
+async function startServer(
+  cli: string,
+  extra: readonly string[],
+): Promise<{ port: number; pid: number; stop(): void }> {
+  const { port, child } = await startServeChild(cli, extra);
+  if (child.pid === undefined) throw new Error('serve has no pid');
+  return { port, pid: child.pid, stop: () => child.kill('SIGKILL') };
 }
 
 async function main(): Promise<void> {

@@ -99,3 +99,30 @@ export function startServerChild(options: { traceGc?: boolean; maxOldSpaceMB?: n
     });
   });
 }
+
+/**
+ * Runs `<cli> serve` on a free port of 127.0.0.1 (warnings only) and resolves once it prints where
+ * it listens; `extra` are more `serve` flags.
+ */
+export function startServeChild(
+  cli: string,
+  extra: readonly string[] = [],
+): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [cli, 'serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...extra],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening:\n${seen}`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /hook server on http:\/\/127\.0\.0\.1:(\d+)\n/.exec(seen);
+      if (match?.[1]) {
+        child.stdout?.resume();
+        resolve({ port: Number(match[1]), child });
+      }
+    });
+  });
+}
