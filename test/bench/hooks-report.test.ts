@@ -1,11 +1,12 @@
 // `npm run bench`'s report (bench/hooks/report.ts) on a recorded run: the targets it judged then are
 // judged the same now, a change of one median moves exactly its target, and the tables and the plot
-// hold every size.
+// hold every size; the README section it wrote is what it writes now.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   costPerNodeSvg,
   judge,
+  readmeSection,
   tables,
   TARGET_NODES,
   type BenchResults,
@@ -35,6 +36,15 @@ describe('bench/hooks/report.ts', () => {
     const others = (targets: readonly Target[]) =>
       targets.filter((t) => t.name !== name && !t.name.includes('per node'));
     expect(others(judge(sizes, recorded.load))).toEqual(others(recorded.targets));
+  });
+
+  it('wrote bench/README-section.md: regenerated from the run it names, it is the same', () => {
+    const section = readFileSync(new URL('../../bench/README-section.md', import.meta.url), 'utf8');
+    const date = /Run of (\d{4}-\d{2}-\d{2})/.exec(section)?.[1];
+    const run = JSON.parse(
+      readFileSync(new URL(`../../bench/results/${date}.json`, import.meta.url), 'utf8'),
+    ) as BenchResults;
+    expect(readmeSection(run)).toBe(section);
   });
 
   it('writes a row per size in the chain table and draws every size', () => {
