@@ -1,20 +1,16 @@
-// Lint enforces the dependency direction of docs/architecture.md#layout:
-// server → sync → nodefeature → contracts → k8s, agent → native, agent → nodefeature, agent → api-client,
-// admission → placement | contracts | api-client (never sync); render → sync; server, agent, admission → runtime
-// (shared plumbing); dra (the DRA model) sits beside nodefeature: agent, sync, kueue, placement and
-// admission import it; placement and render are pure like sync.
-// contracts holds what several processes must agree on (the manufacturer table, settings resolution,
-// the card): every folder but k8s, api-client and runtime may import it, and it imports only k8s.
-// api-client is the shared API-server client and runtime the processes' plumbing: neither imports src/.
-// sync, nodefeature, contracts and k8s are pure: no hono, client-node, native code, Node built-ins, no clock,
-// timers, environment or global state. Everywhere in src/, another folder is imported only through its index.js.
+// Lint enforces the house's rooms and arrows, generated from the one table in eslint/layers.js (drawn
+// in docs/architecture.md#layout): `house/layers` rejects an import that is not an arrow of the
+// table, and a file in a folder without a row; each src/ room and native/ also gets its forbidden
+// packages, and the pure rooms (sync, render, placement, kueue, dra, nodefeature, contracts, k8s)
+// no Node built-ins, frameworks, clock, timers, environment or global state. Everywhere in src/ and
+// native/, another folder is imported only through its index.js.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import { LAYERS, layersRule } from './eslint/layers.js';
 
 // Every Node.js built-in, bare and `node:`-prefixed: pure code imports none of them.
 const BUILTIN_MODULES = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
-const IO_MODULES = BUILTIN_MODULES;
 const FRAMEWORKS = ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node', 'pino', 'prom-client'];
 
 // A folder's index.ts is its public surface: `../labels/index.js` is fine, `../labels/keys.js` is
@@ -24,21 +20,34 @@ const INDEX_ONLY = {
   message: "import another folder through its index.js (the folder's public surface)",
 };
 
-/** Forbid imports of the given src/ folders (relative paths of any depth) and packages. */
-function restrict(folders, packages, message) {
+/** Forbid the given packages (and another folder past its index) in a room. */
+function restrictPackages(room, packages) {
+  const { pure, why } = LAYERS[room];
+  const message = pure
+    ? `${room} is pure (${why}): no Node built-ins, frameworks or I/O`
+    : `${room} does not import this package (eslint/layers.js: ${why})`;
   return {
     'no-restricted-imports': [
       'error',
       {
         paths: packages.filter((p) => !p.includes('*')).map((name) => ({ name, message })),
-        patterns: [
-          INDEX_ONLY,
-          ...folders.map((f) => ({ group: [`**/${f}`, `**/${f}/**`], message })),
-          ...packages.filter((p) => p.includes('*')).map((p) => ({ group: [p], message })),
-        ],
+        patterns: [INDEX_ONLY, ...packages.filter((p) => p.includes('*')).map((p) => ({ group: [p], message }))],
       },
     ],
   };
+}
+
+/** One config block per src/ room and native/: its packages, and purity where the table says so. */
+function roomBlocks() {
+  return Object.entries(LAYERS)
+    .filter(([room]) => room.startsWith('src/') || room === 'native')
+    .map(([room, row]) => ({
+      files: [`${room}/**/*.ts`],
+      rules: {
+        ...restrictPackages(room, row.pure ? [...BUILTIN_MODULES, ...FRAMEWORKS] : row.packages),
+        ...(row.pure ? PURE_GLOBALS_RULE : {}),
+      },
+    }));
 }
 
 const CLOCK = 'pure code reads no clock: take a `now` argument';
@@ -87,228 +96,10 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [INDEX_ONLY] }] },
   },
   {
-    files: ['src/k8s/**/*.ts'],
-    rules: {
-      ...restrict(
-        [
-          'contracts',
-          'nodefeature',
-          'dra',
-          'sync',
-          'placement',
-          'render',
-          'server',
-          'agent',
-          'admission',
-          'api-client',
-          'runtime',
-          'native',
-          'cli',
-        ],
-        [...IO_MODULES, ...FRAMEWORKS],
-        'src/k8s is the leaf: it imports nothing from src/ and does no I/O',
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
+    // Every room's imports are arrows of eslint/layers.js.
+    files: ['{src,native,eslint,scripts,harness,bench,test}/**/*.{ts,mjs,js}'],
+    plugins: { house: { rules: { layers: layersRule } } },
+    rules: { 'house/layers': 'error' },
   },
-  {
-    files: ['src/contracts/**/*.ts'],
-    rules: {
-      ...restrict(
-        [
-          'nodefeature',
-          'dra',
-          'sync',
-          'placement',
-          'render',
-          'kueue',
-          'server',
-          'agent',
-          'admission',
-          'kubelet-plugin',
-          'api-client',
-          'runtime',
-          'native',
-          'cli',
-        ],
-        [...IO_MODULES, ...FRAMEWORKS],
-        'src/contracts (what several processes must agree on) may import only src/k8s and is pure',
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
-  },
-  {
-    files: ['src/nodefeature/**/*.ts'],
-    rules: {
-      ...restrict(
-        [
-          'dra',
-          'sync',
-          'placement',
-          'render',
-          'server',
-          'agent',
-          'admission',
-          'api-client',
-          'runtime',
-          'native',
-          'cli',
-        ],
-        [...IO_MODULES, ...FRAMEWORKS],
-        'src/nodefeature may import only src/contracts and src/k8s and is pure',
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
-  },
-  {
-    files: ['src/sync/**/*.ts'],
-    rules: {
-      ...restrict(
-        ['placement', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
-        [...IO_MODULES, ...FRAMEWORKS],
-        'src/sync may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
-  },
-  {
-    files: ['src/placement/**/*.ts'],
-    rules: {
-      ...restrict(
-        ['sync', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
-        [...IO_MODULES, ...FRAMEWORKS],
-        "src/placement (the checker's per-card decision) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure",
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
-  },
-  {
-    files: ['src/dra/**/*.ts'],
-    rules: {
-      ...restrict(
-        [
-          'sync',
-          'placement',
-          'render',
-          'server',
-          'agent',
-          'admission',
-          'api-client',
-          'kueue',
-          'runtime',
-          'native',
-          'cli',
-        ],
-        [...IO_MODULES, ...FRAMEWORKS],
-        'src/dra (the DRA model: slices, classes, the ledger) may import only src/nodefeature, src/contracts and src/k8s and is pure',
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
-  },
-  {
-    files: ['src/kueue/**/*.ts'],
-    rules: {
-      ...restrict(
-        ['sync', 'placement', 'render', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
-        [...IO_MODULES, ...FRAMEWORKS],
-        'src/kueue (the Kueue configuration) may import only src/dra, src/nodefeature, src/contracts and src/k8s and is pure',
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
-  },
-  {
-    files: ['src/render/**/*.ts'],
-    rules: {
-      ...restrict(
-        ['placement', 'server', 'agent', 'admission', 'api-client', 'runtime', 'native', 'cli'],
-        [...IO_MODULES, ...FRAMEWORKS],
-        'src/render runs the sync functions offline: it imports src/sync (and what sync imports) and is pure',
-      ),
-      ...PURE_GLOBALS_RULE,
-    },
-  },
-  {
-    files: ['src/server/**/*.ts'],
-    rules: restrict(
-      ['placement', 'render', 'agent', 'admission', 'api-client', 'native', 'cli'],
-      ['@kubernetes/client-node'],
-      'src/server imports src/sync and src/k8s, never the agent, the admission checker, the API client or native code',
-    ),
-  },
-  {
-    files: ['src/agent/**/*.ts'],
-    rules: restrict(
-      ['placement', 'render', 'sync', 'server', 'admission', 'cli'],
-      ['hono', 'hono/*', '@hono/*'],
-      'src/agent imports native/, src/api-client, src/dra, src/nodefeature, src/contracts and src/k8s, never sync, server or admission',
-    ),
-  },
-  {
-    // The kubelet DRA plugin: I/O code like the agent, beside it (the CLI wires the two).
-    files: ['src/kubelet-plugin/**/*.ts'],
-    rules: restrict(
-      ['placement', 'render', 'sync', 'server', 'admission', 'agent', 'cli'],
-      ['hono', 'hono/*', '@hono/*'],
-      'src/kubelet-plugin imports src/dra, src/api-client, native/ (types), src/k8s and src/runtime, never the agent, sync or server',
-    ),
-  },
-  {
-    files: ['src/runtime/**/*.ts'],
-    rules: restrict(
-      [
-        'placement',
-        'render',
-        'k8s',
-        'contracts',
-        'nodefeature',
-        'dra',
-        'sync',
-        'server',
-        'agent',
-        'admission',
-        'api-client',
-        'native',
-        'cli',
-      ],
-      ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node'],
-      'src/runtime is shared plumbing of the processes: it imports nothing from src/',
-    ),
-  },
-  {
-    files: ['src/api-client/**/*.ts'],
-    rules: restrict(
-      [
-        'placement',
-        'render',
-        'k8s',
-        'contracts',
-        'nodefeature',
-        'dra',
-        'sync',
-        'server',
-        'agent',
-        'admission',
-        'native',
-        'cli',
-      ],
-      ['hono', 'hono/*', '@hono/*', 'pino', 'prom-client'],
-      'src/api-client is the shared API client: it imports nothing from src/',
-    ),
-  },
-  {
-    files: ['src/admission/**/*.ts'],
-    rules: restrict(
-      ['sync', 'render', 'server', 'agent', 'native', 'cli'],
-      ['hono', 'hono/*', '@hono/*'],
-      'src/admission imports src/placement, src/dra, src/contracts, src/api-client (and src/nodefeature, src/k8s), never sync, server, agent or native code: what it shares with the controllers lives in src/contracts',
-    ),
-  },
-  {
-    files: ['native/**/*.ts'],
-    rules: restrict(
-      ['src'],
-      ['hono', 'hono/*', '@hono/*', '@kubernetes/client-node'],
-      'native/ is a leaf: only the agent imports it',
-    ),
-  },
+  ...roomBlocks(),
 );

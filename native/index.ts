@@ -235,7 +235,7 @@ function childCommand(): string[] {
  * `InvalidLibrary` entry naming the library and the signal or exit code, or `CallFailed` after
  * `timeoutMs` without an answer; the other manufacturers are still detected. Same results as
  * detect() otherwise. Costs a Node start per call (far more CPU and memory than detect() in
- * process: bench/detect.ts measures both), and one more for each manufacturer that kills its
+ * process: bench/detect/detect.ts measures both), and one more for each manufacturer that kills its
  * child. Rejects as detect() does (AddonLoadError, bad options), and when a child fails before
  * loading any vendor library.
  * @example

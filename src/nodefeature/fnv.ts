@@ -1,4 +1,7 @@
-/** @module FNV-1a 64-bit over UTF-8, rendered as 16 lower-case hex digits (reference §4.4). */
+/**
+ * @module FNV-1a 64-bit over UTF-8, rendered as 16 lower-case hex digits: the hash in LocalQueue
+ * names and behind the node-shard index (docs/architecture.md#object-names).
+ */
 
 const encoder = new TextEncoder();
 const TWO_32 = 0x1_0000_0000;

@@ -59,7 +59,7 @@ function groupModels(models: readonly DeviceModel[]): ModelGroup[] {
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
 }
 
-/** `80Gi` → `80g`: the memory suffix that tells apart two groups of one product (reference §3.2). */
+/** `80Gi` → `80g`: the memory suffix that tells apart two groups of one product (docs/architecture.md#labels). */
 function memorySuffix(memory: string): string {
   return memory.replace(/i$/, '').toLowerCase();
 }

@@ -1,6 +1,7 @@
 /**
- * @module Card memory as a label (`80Gi`) and back to MiB (reference §3.5). We write one form;
- * we read any Kubernetes quantity another tool may have written, where its meaning is unambiguous.
+ * @module Card memory as a label (`80Gi`) and back to MiB (docs/architecture.md#foreign-label-forms).
+ * We write one form; we read any Kubernetes quantity another tool may have written, where its
+ * meaning is unambiguous.
  */
 import { parseQuantityExact } from '../k8s/index.js';
 

@@ -1,5 +1,5 @@
 /**
- * @module Name normalisation (upstream `NormalizeName`, reference §3.3) and label-value
+ * @module Name normalisation (upstream `NormalizeName`, docs/architecture.md#keys) and label-value
  * sanitising (§3.4). Both are total: any string in, a valid fragment (possibly empty) out, and
  * both read their input through one Unicode rule, `foldToAscii`.
  */

@@ -1,5 +1,5 @@
 /**
- * @module Unit-resource presets of derived InstanceTypes (reference §9.2): the CPU and RAM that
+ * @module Unit-resource presets of derived InstanceTypes (docs/architecture.md#modelled-system): the CPU and RAM that
  * one unit (one whole card) of an accelerated pool offers, chosen by product. The table is data,
  * kept row for row with the modelled system's preset table (its `unit_resources_preset.yaml` and
  * the reference page that gives each row's anchor configuration); a comment names each row's source.

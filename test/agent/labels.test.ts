@@ -25,7 +25,7 @@ function expectValidLabels(labels: Labels): void {
 }
 
 describe('labelsFromDetection', () => {
-  it('8 × H100 gives the labels of reference §11.1', () => {
+  it('8 × H100 gives the labels the modelled Go project writes', () => {
     const labels = labelsFromDetection(detection(times(8, h100)), undefined);
     expect(labels).toEqual(H100_LABELS);
   });

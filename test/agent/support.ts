@@ -72,7 +72,7 @@ export function detection(
   return { devices, errors: entries };
 }
 
-/** The labels of reference §11.1 (8 × NVIDIA H100 80GB HBM3). */
+/** The labels the modelled Go project writes for 8 × NVIDIA H100 80GB HBM3. */
 export const H100_LABELS: Labels = {
   [ACCELERATABLE]: 'true',
   [`${A}nvidia`]: 'true',

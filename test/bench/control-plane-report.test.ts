@@ -4,14 +4,14 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-import { cardLabelPatch, generateNodes } from '../../bench/cluster-nodes.js';
-import { generateCluster } from '../../bench/cluster.js';
+import { cardLabelPatch, generateNodes } from '../../bench/shared/cluster-nodes.js';
+import { generateCluster } from '../../bench/shared/cluster.js';
 import {
   clusterScaleSvg,
   clusterSectionOf,
   keptSectionsOf,
   spliceClusterSection,
-} from '../../bench/control-plane-report.js';
+} from '../../bench/cluster/control-plane-report.js';
 
 describe('bench:cluster Nodes', () => {
   it('are the Nodes of generateCluster without node-profile labels', () => {

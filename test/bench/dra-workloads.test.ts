@@ -14,8 +14,8 @@ import {
   type DraResult,
   type DraRun,
   versionOf,
-} from '../../bench/dra-report.js';
-import { bindStats, cpuAt, parseBinds } from '../../bench/dra-binds.js';
+} from '../../bench/dra/report.js';
+import { bindStats, cpuAt, parseBinds } from '../../bench/dra/binds.js';
 import {
   CARDS_PER_NODE,
   benchCards,
@@ -30,7 +30,7 @@ import {
   podObject,
   runPlan,
   workloadsOf,
-} from '../../bench/dra-workloads.js';
+} from '../../bench/dra/workloads.js';
 import { desiredSlices, withGeneration, type ResourceSlice } from '../../src/dra/index.js';
 
 type Spec = {

@@ -1,5 +1,6 @@
 // The layering and purity rules of eslint.config.js, proven to fire: each probe is linted as if it
-// were a file at `path`, and must be reported by `rule`. A rule that silently stops matching (a
+// were a file at `path`, and must be reported by `rule` (`house/layers`: the arrows of
+// eslint/layers.js; test/lint/layers.test.ts walks the whole table). A rule that silently stops matching (a
 // config override, a pattern typo) fails here instead of letting impure code into src/sync.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,25 +45,25 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     name: 'the DRA model importing the agent',
     path: 'src/dra/probe.ts',
     code: "import { runCycle } from '../agent/index.js';\nexport const r = runCycle;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: 'nodefeature importing the DRA model',
     path: 'src/nodefeature/probe.ts',
     code: "import { driverName } from '../dra/index.js';\nexport const d = driverName;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: 'contracts importing the label algebra (contracts sits below it)',
     path: 'src/contracts/probe.ts',
     code: "import { GPUSTACK } from '../nodefeature/index.js';\nexport const g = GPUSTACK;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: 'the leaf importing contracts',
     path: 'src/k8s/probe.ts',
     code: "import { MANUFACTURERS } from '../contracts/index.js';\nexport const m = MANUFACTURERS;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: 'process.env in contracts',
@@ -74,7 +75,7 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     name: 'the admission checker importing sync (what they share lives in src/contracts)',
     path: 'src/admission/probe.ts',
     code: "import { settingsForNodes } from '../sync/index.js';\nexport const s = settingsForNodes;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: 'new Date()',
@@ -183,13 +184,13 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     name: 'the kubelet plugin importing the agent',
     path: 'src/kubelet-plugin/probe.ts',
     code: "import { runAgent } from '../agent/index.js';\nexport const r = runAgent;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: "sync importing the processes' plumbing",
     path: 'src/sync/probe.ts',
     code: "import { sleep } from '../runtime/index.js';\nexport const s = sleep;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: 'placement reading the clock',
@@ -207,13 +208,13 @@ const PROBES: { name: string; path: string; code: string; rule: string }[] = [
     name: 'sync importing render (render runs sync, not the reverse)',
     path: 'src/sync/probe.ts',
     code: "import { renderChain } from '../render/index.js';\nexport const r = renderChain;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
   {
     name: 'sync importing the server',
     path: 'src/sync/probe.ts',
     code: "import { x } from '../server/index.js';\nexport const g = x;",
-    rule: 'no-restricted-imports',
+    rule: 'house/layers',
   },
 ];
 

@@ -32,7 +32,7 @@ function expectValidLabels(labels: Record<string, string>): void {
 describe('constructDeviceLabels', () => {
   it.each<{ name: string; input: LabelledCard[]; want: Record<string, string> }>([
     {
-      name: '8 × H100 gives the labels of reference §11.1',
+      name: '8 × H100 gives the labels the modelled Go project writes',
       input: times(8, h100()),
       want: {
         'feature.gpustack.ai/acceleratable': 'true',
@@ -59,7 +59,7 @@ describe('constructDeviceLabels', () => {
       want: { 'feature.gpustack.ai/acceleratable': 'false' },
     },
     {
-      name: '8 × Ascend 910B2 without family/comcap/versions omits them (reference §11.4)',
+      name: '8 × Ascend 910B2 without family/comcap/versions omits them (as the modelled Go project does)',
       input: times(8, { manufacturer: 'ascend', product: 'Ascend910B2', memoryMiB: 65536 }),
       want: {
         'feature.gpustack.ai/acceleratable': 'true',

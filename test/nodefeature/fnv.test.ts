@@ -25,7 +25,7 @@ describe('fnv1a64Hex', () => {
 });
 
 describe('localQueueName', () => {
-  // reference §4.4 (every verified vector) and §11
+  // every vector the modelled Go project verifies (docs/architecture.md#object-names)
   it.each([
     {
       name: 'RTX 4090 queue (upstream test vector)',

@@ -34,7 +34,7 @@ describe('constructAcceleratorKey', () => {
     readonly want: string;
   }
   const cases: Case[] = [
-    // reference §9.1
+    // the modelled Go project's key examples
     {
       name: 'AMD Instinct MI300X',
       input: { mfr: 'amd', product: 'AMD Instinct MI300X OAM' },
@@ -120,7 +120,7 @@ describe('constructAcceleratorKey', () => {
 
 describe('constructGeneralKey', () => {
   const cases: { name: string; input: CpuIdentity; want: string }[] = [
-    // reference §3.1 examples
+    // the modelled Go project's examples
     {
       name: 'AMD EPYC 7763 drops the core count and Processor',
       input: { vendor: 'AMD', cpuName: 'AMD EPYC 7763 64-Core Processor' },

@@ -7,7 +7,7 @@ interface NormalizeCase {
   readonly want: string;
 }
 
-// reference §3.3, every vector of the table plus the derived ones below it.
+// every vector of the modelled Go project's NormalizeName table, plus the derived ones below it.
 const referenceVectors: NormalizeCase[] = [
   {
     name: 'drops the manufacturer word in front of an NVIDIA product',

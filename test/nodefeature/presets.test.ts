@@ -18,7 +18,7 @@ const MEDIUM = { cpu: '8', ram: '64Gi' };
 const SMALL = { cpu: '8', ram: '32Gi' };
 const FALLBACK = { cpu: '4', ram: '16Gi' };
 
-describe('unitResourcesFor (reference §9.2, the modelled system’s preset table)', () => {
+describe('unitResourcesFor (the modelled system’s preset table, docs/architecture.md#modelled-system)', () => {
   it.each<{ name: string; input: [ManufacturerName, string]; want: { cpu: string; ram: string } }>([
     // the modelled system's own lookup vectors
     { name: 'H100 is xlarge (recorded 12/192Gi)', input: ['nvidia', 'NVIDIA H100 80GB HBM3'], want: XLARGE },

@@ -80,7 +80,7 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'CPUModel mode writes the CPU key and its manufacturer (reference §11.1)',
+    name: 'CPUModel mode writes the CPU key and its manufacturer',
     input: {
       node: {
         labels: { ...H100_LABELS, 'feature.node.kubernetes.io/cpu-model.vendor_id': 'Intel' },

@@ -6,7 +6,7 @@ import { sortObjects, type Node, type SchedulingChain } from '../../src/k8s/inde
 import { NODE_SHARD_LABEL } from '../../src/nodefeature/index.js';
 import { renderChain, type RenderedObject } from '../../src/render/index.js';
 import * as sync from '../../src/sync/index.js';
-import { generateNodes } from '../../bench/cluster-nodes.js';
+import { generateNodes } from '../../bench/shared/cluster-nodes.js';
 import { NOW } from '../support/hooks.js';
 import { listClusterFiles, loadClusterNodes } from '../support/nodes.js';
 
