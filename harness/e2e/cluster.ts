@@ -90,8 +90,11 @@ export interface Cluster {
   processes(): Map<string, ManagedProcess>;
   /** One managed process by name; throws naming the ones there are. */
   process(name: string): ManagedProcess;
-  /** Starts a node agent on the fake libraries (stopped with the cluster); `agent.process` restarts. */
-  startAgent(node: string, machine?: FakeMachine): Promise<FakeAgent>;
+  /**
+   * Starts a node agent on the fake libraries (stopped with the cluster); `agent.process` restarts.
+   * `healthPort`: where its /healthz and /metrics listen (a free port by default).
+   */
+  startAgent(node: string, machine?: FakeMachine, options?: { healthPort?: number }): Promise<FakeAgent>;
   /** Runs `fn` when the cluster stops, before its processes. */
   onStop(name: string, fn: () => Promise<void>): void;
   /** Adds a process a scenario started (kubelet, containerd…): listed by processes(), stopped with the cluster. */
@@ -161,8 +164,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         throw new Error(`no process "${name}" in this cluster (${[...cluster.processes().keys()].join(', ')})`);
       return found;
     },
-    startAgent: async (node, machine = nvidiaMachine('NVIDIA H100 80GB HBM3', 2)) => {
-      const agent = await startFakeAgent(plane, node, machine);
+    startAgent: async (node, machine = nvidiaMachine('NVIDIA H100 80GB HBM3', 2), agentOptions = {}) => {
+      const agent = await startFakeAgent(plane, node, machine, agentOptions);
       agents.push(agent);
       return agent;
     },

@@ -20,35 +20,27 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   attributeOf,
   nvidiaMachine,
-  startFakeAgent,
   waitPool,
   type FakeAgent,
+  type NvidiaProduct,
   type SliceDevice,
 } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient } from '../../harness/e2e/apply.js';
 import { liveCards, type ExpectedCard } from '../../harness/e2e/cards.js';
-import { installOurManifests } from '../../harness/e2e/chain.js';
-import { REPO_ROOT, describeComponents, ensureComponents } from '../../harness/e2e/components.js';
-import {
-  DRA_CONTROLLERS,
-  planeComponents,
-  startControlPlane,
-  startMetacontroller,
-  type ControlPlane,
-} from '../../harness/e2e/control-plane.js';
+import { REPO_ROOT, ensureComponents } from '../../harness/e2e/components.js';
 import { createHelm } from '../../harness/e2e/helm.js';
-import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
 import { log } from '../../harness/e2e/log.js';
 import { monitorTargets, type MonitorTarget } from '../../harness/e2e/monitors.js';
 import { startProcess } from '../../harness/e2e/processes.js';
 import { startPrometheus, type Prometheus, type Sample } from '../../harness/e2e/prometheus.js';
 import { RESOURCE_API, createReadyNode, pod, waitBound } from '../../harness/e2e/scheduling.js';
-import type { NvidiaProduct } from '../../harness/e2e/agent.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const run = promisify(execFile);
 const NVIDIA = 'nvidia.gpustack.ai';
@@ -65,12 +57,20 @@ interface Dashboard {
   templating: { list: { name: string; query?: unknown }[] };
 }
 
-let plane: ControlPlane;
 let client: KubeClient;
+let kubeconfig = '';
 let prometheus: Prometheus;
-let targets: MonitorTarget[] = [];
 let checkerMetrics = '';
-let failed = true;
+
+/** The chart's monitors resolved against its workloads (helm is built by the suite's global set-up). */
+const targets: MonitorTarget[] = (() => {
+  const charts = createHelm(ensureComponents(['helm']).helm);
+  try {
+    return monitorTargets(charts.template({ set: { 'serviceMonitor.enabled': 'true' } }));
+  } finally {
+    charts.dispose();
+  }
+})();
 const agents = new Map<string, FakeAgent>();
 const productKeys = new Map<string, string>();
 
@@ -185,7 +185,7 @@ async function askDashboard(
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--kubeconfig', plane.kubeconfig]);
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--kubeconfig', kubeconfig]);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
@@ -193,101 +193,65 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
-beforeAll(async () => {
-  const { helm, 'kube-apiserver': apiserver, kueue } = ensureComponents(['helm', 'kube-apiserver', 'kueue']);
-  // DeviceTaintRule (the cordon) is resource.k8s.io/v1 from 1.37; 1.36 serves it as v1beta2 behind its gate.
-  const v136 = apiserver.version.startsWith('v1.36.');
-  plane = await startControlPlane({
-    scheduler: true,
-    extraControllers: DRA_CONTROLLERS,
-    ...(v136
-      ? {
-          featureGates: { DRADeviceTaintRules: true },
-          apiserverArgs: ['--runtime-config=resource.k8s.io/v1beta2=true'],
-        }
-      : {}),
-  });
-  client = plane.client;
-  const charts = createHelm(helm);
-  targets = monitorTargets(charts.template({ set: { 'serviceMonitor.enabled': 'true' } }));
-  charts.dispose();
-  log(
-    `scrape targets from the chart's monitors:\n${targets.map((t) => `  ${t.job} → ${t.workload} port ${t.portName} (${t.port}) ${t.path}`).join('\n')}`,
-  );
-
-  if (!kueue.crds) throw new Error('the Kueue component has no CRD folder');
-  const { readdirSync } = await import('node:fs');
-  await client.installCrds(
-    readdirSync(kueue.crds)
-      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-      .map((f) => path.join(kueue.crds as string, f)),
-  );
-  const hooks = target('ServiceMonitor/gpustack-operator');
-  const server = await startHookServer(plane.logsDir, { port: hooks.port });
-  plane.adopt(server);
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  await installOurManifests(client, server.url, metacontroller.component.version);
-
-  // The checker exactly as the chart runs it, plus where the API server is.
-  const checkerTarget = target('PodMonitor/gpustack-admission');
-  const checker = startProcess(
-    'admission-checker',
-    process.execPath,
-    [CLI, ...checkerTarget.args, '--kubeconfig', plane.kubeconfig],
-    plane.logsDir,
-  );
-  plane.adopt({ name: 'admission-checker', stop: () => checker.stop() });
-  checkerMetrics = `http://127.0.0.1:${checkerTarget.port}${checkerTarget.path}`;
-
-  const agentTarget = target('PodMonitor/gpustack-agent');
-  let first = true;
-  for (const [node, [product, count]] of Object.entries(NODES)) {
-    await createReadyNode(client, { name: node });
-    const agent = await startFakeAgent(
-      plane,
-      node,
-      nvidiaMachine(product, count),
-      first ? { healthPort: agentTarget.port } : {},
+useCluster({
+  scheduler: true,
+  // The chain emits Kueue objects and the checker watches Workloads: Kueue's CRDs, not its manager.
+  kueue: 'crds',
+  deviceTaintRules: true,
+  // The hook server where the chart's Service sends its monitor's scrapes.
+  hooks: { port: target('ServiceMonitor/gpustack-operator').port },
+  components: ['helm'],
+  setup: async (c) => {
+    client = c.client;
+    kubeconfig = c.kubeconfig;
+    log(
+      `scrape targets from the chart's monitors:\n${targets.map((t) => `  ${t.job} → ${t.workload} port ${t.portName} (${t.port}) ${t.path}`).join('\n')}`,
     );
-    first = false;
-    agents.set(node, agent);
-    const pool = await waitPool(
-      client,
-      agent,
-      NVIDIA,
-      (p) => p.devices.filter((d) => attributeOf(d, NVIDIA, 'mode')?.string === 'whole').length === count,
-      `the agent publishes ${count} whole cards on ${node}`,
+    // The checker exactly as the chart runs it, plus where the API server is.
+    const checker = target('PodMonitor/gpustack-admission');
+    c.manage(
+      startProcess(
+        'admission-checker',
+        process.execPath,
+        [CLI, ...checker.args, '--kubeconfig', kubeconfig],
+        c.logsDir,
+      ),
     );
-    productKeys.set(node, attributeOf(pool.devices[0] as SliceDevice, NVIDIA, 'productKey')?.string ?? '');
-  }
-  await waitFor(
-    async () => (await client.list('worker.gpustack.ai/v1alpha1', 'InstanceType')).length >= productKeys.size,
-    CONVERGE_MS,
-    'the chain emits an InstanceType per pool',
-  );
+    checkerMetrics = `http://127.0.0.1:${checker.port}${checker.path}`;
 
-  prometheus = await startPrometheus({
-    logsDir: plane.logsDir,
-    scrapeIntervalSeconds: SCRAPE_SECONDS,
-    jobs: targets.map((t) => ({ job: t.job.replace('/', '-'), address: `127.0.0.1:${t.port}`, path: t.path })),
-  });
-  plane.adopt({ name: 'prometheus', stop: () => prometheus.stop() });
-  log(
-    describeComponents({
-      ...planeComponents(plane),
-      metacontroller: metacontroller.component,
-      kueue,
-      helm,
-      prometheus: prometheus.component,
-    }),
-  );
-  await prometheus.waitTargetsUp();
-}, 3_600_000);
+    const agentPort = target('PodMonitor/gpustack-agent').port;
+    let first = true;
+    for (const [node, [product, count]] of Object.entries(NODES)) {
+      await createReadyNode(client, { name: node });
+      // One agent on the DaemonSet's port: the others would need Pod IPs of their own.
+      const agent = await c.startAgent(node, nvidiaMachine(product, count), first ? { healthPort: agentPort } : {});
+      first = false;
+      agents.set(node, agent);
+      const pool = await waitPool(
+        client,
+        agent,
+        NVIDIA,
+        (p) => p.devices.filter((d) => attributeOf(d, NVIDIA, 'mode')?.string === 'whole').length === count,
+        `the agent publishes ${count} whole cards on ${node}`,
+      );
+      productKeys.set(node, attributeOf(pool.devices[0] as SliceDevice, NVIDIA, 'productKey')?.string ?? '');
+    }
+    await waitFor(
+      async () => (await client.list('worker.gpustack.ai/v1alpha1', 'InstanceType')).length >= productKeys.size,
+      CONVERGE_MS,
+      'the chain emits an InstanceType per pool',
+    );
 
-afterAll(async () => {
-  if (failed) log(`component logs kept in ${plane?.logsDir}`);
-  await plane?.stop({ failed });
-}, 120_000);
+    prometheus = await startPrometheus({
+      logsDir: c.logsDir,
+      scrapeIntervalSeconds: SCRAPE_SECONDS,
+      jobs: targets.map((t) => ({ job: t.job.replace('/', '-'), address: `127.0.0.1:${t.port}`, path: t.path })),
+    });
+    c.manage(prometheus.process);
+    log(`prometheus ${prometheus.component.version} (${prometheus.component.module})`);
+    await prometheus.waitTargetsUp();
+  },
+});
 
 function claimTemplate(name: string, deviceClassName: string, options: { count?: number; memory?: string }) {
   return {
@@ -457,6 +421,5 @@ describe('the shipped dashboard answered by a real Prometheus', () => {
     );
     agent.setMachine(healthy);
     await dashboardAgrees('dash-h200 healthy again', new Set(), new Set());
-    failed = false;
   });
 });
