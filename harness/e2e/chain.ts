@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 
 import { NodeSchema, type Node, type SchedulingChain } from '../../src/k8s/index.js';
 import { renderChain, type RenderedObject } from '../../src/render/index.js';
-import { parseManifests, type KubeClient, type KubeObject } from './apply.js';
+import { parseManifests, waitFor, type KubeClient, type KubeObject } from './apply.js';
 import { REPO_ROOT } from './components.js';
 
 const MANIFESTS = path.join(REPO_ROOT, 'manifests');
@@ -264,4 +264,39 @@ export function diffAgainstRender(
     }
   }
   return out;
+}
+
+/**
+ * Waits until the live chain is what render prints for the Nodes `nodesNow` returns (undefined: not
+ * there yet) and the cluster's Namespaces, failing with the first 40 differences; returns the
+ * SchedulingChain's `status.managedNodes` then.
+ */
+export async function waitForRender(
+  client: KubeClient,
+  nodesNow: () => Promise<readonly Node[] | undefined>,
+  what: string,
+  timeoutMs: number,
+  intervalMs = 1000,
+): Promise<number | undefined> {
+  let last: string[] = [];
+  await waitFor(
+    async () => {
+      const nodes = await nodesNow();
+      if (!nodes) return false;
+      const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
+      last = diffAgainstRender(await readLiveChain(client), nodes, namespaces);
+      return last.length === 0;
+    },
+    timeoutMs,
+    what,
+    intervalMs,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`, { cause: error });
+  });
+  const chain = await client.get<KubeObject & { status?: { managedNodes?: number } }>(
+    'worker.gpustack.ai/v1alpha1',
+    'SchedulingChain',
+    'default',
+  );
+  return chain?.status?.managedNodes;
 }

@@ -1,6 +1,8 @@
 // What scenarios with the real kube-scheduler share: Nodes a scheduler accepts without a kubelet,
 // Pods waited on until bound or unschedulable, and the scheduler's own words (the PodScheduled
 // condition and the Pod's events) in every failure message.
+import path from 'node:path';
+
 import { waitFor, type KubeClient, type KubeObject } from './apply.js';
 import { createNode } from './chain.js';
 
@@ -313,4 +315,21 @@ export function claimJob(name: string, queue: string, template: string, namespac
       },
     },
   };
+}
+
+/** The CDI spec file our kubelet plugin writes for a claim (`<driver>-card_<claim uid>.json` in `cdiDir`). */
+export async function claimCdiSpecFile(
+  client: KubeClient,
+  cdiDir: string,
+  claim: string,
+  namespace: string,
+): Promise<{ file: string; uid: string | undefined }> {
+  const object = await client.get<KubeObject & { metadata: { uid: string } }>(
+    RESOURCE_API,
+    'ResourceClaim',
+    claim,
+    namespace,
+  );
+  const uid = object?.metadata.uid;
+  return { file: path.join(cdiDir, `nvidia.gpustack.ai-card_${uid}.json`), uid };
 }

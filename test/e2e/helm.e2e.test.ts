@@ -17,7 +17,7 @@ import { parse, stringify } from 'yaml';
 
 import { kustomizeBuild, type KustomizeImage } from '../support/kustomize.js';
 import { parseManifests, waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
-import { createNode, diffAgainstRender, exampleNodes, readLiveChain, subsetDiff } from '../../harness/e2e/chain.js';
+import { createNode, exampleNodes, subsetDiff, waitForRender } from '../../harness/e2e/chain.js';
 import { describeComponents, ensureComponents } from '../../harness/e2e/components.js';
 import type { Metacontroller } from '../../harness/e2e/control-plane.js';
 import {
@@ -506,25 +506,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
       expect(JSON.stringify((await live(controller))?.['spec'])).toContain(`"url":"${server.url}/hooks/`);
     const nodes = exampleNodes('reference-4-node.yaml');
     for (const node of nodes) await createNode(client, node);
-    const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
-    let last: string[] = [];
-    await waitFor(
-      async () => {
-        last = diffAgainstRender(await readLiveChain(client), nodes, namespaces);
-        return last.length === 0;
-      },
-      CONVERGE_MS,
-      'the live chain matches render',
-      1000,
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}`);
-    });
-    const chain = await client.get<KubeObject & { status?: { managedNodes?: number } }>(
-      GPUSTACK,
-      'SchedulingChain',
-      'default',
-    );
-    expect(chain?.status?.managedNodes).toBe(nodes.length);
+    const managed = await waitForRender(client, async () => nodes, 'the live chain matches render', CONVERGE_MS);
+    expect(managed).toBe(nodes.length);
   });
 
   it('helm upgrade --set image.tag: every workload runs the new image, the rest is unchanged', async () => {

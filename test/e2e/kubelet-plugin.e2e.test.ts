@@ -20,6 +20,7 @@ import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { waitFor, type KubeObject } from '../../harness/e2e/apply.js';
 import { ensureComponents } from '../../harness/e2e/components.js';
 import type { ControlPlane } from '../../harness/e2e/control-plane.js';
+import { claimCdiSpecFile } from '../../harness/e2e/scheduling.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { nvidiaMachine } from '../../harness/e2e/agent.js';
 import { CLI } from '../../harness/e2e/hook-server.js';
@@ -222,13 +223,7 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
       } as KubeObject,
       { subresource: 'status' },
     );
-    const claim = await client.get<KubeObject & { metadata: { uid: string } }>(
-      'resource.k8s.io/v1',
-      'ResourceClaim',
-      'one-gpu',
-      NAMESPACE,
-    );
-    const specFile = path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`);
+    const { file: specFile, uid: claimUid } = await claimCdiSpecFile(client, cdiDir, 'one-gpu', NAMESPACE);
     await waitFor(
       async () => {
         const p = await client.get<KubeObject & { status?: { phase?: string } }>('v1', 'Pod', 'uses-gpu', NAMESPACE);
@@ -243,7 +238,7 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
     expect(cdiSpecProblems(spec)).toEqual([]);
     expect(spec.devices[0].containerEdits.env).toContain('NVIDIA_VISIBLE_DEVICES=GPU-e2e-0');
     const kubeletLog = readFileSync(kubelet.process.logFile, 'utf8');
-    expect(kubeletLog).toContain(`nvidia.gpustack.ai/card=${claim?.metadata.uid}-card-0`);
+    expect(kubeletLog).toContain(`nvidia.gpustack.ai/card=${claimUid}-card-0`);
     // The runtime applied the CDI spec: the container (not the sandbox) has the plugin's variables.
     const ids = containerd.ctr(['containers', 'list', '-q']).split('\n').filter(Boolean);
     const withVariables = ids.filter((id) =>
