@@ -38,7 +38,7 @@ export const LAYERS = {
   'src/render':         pure('sync dra nodefeature contracts k8s', 'the whole chain offline: it runs sync, never the reverse'),
   'src/runtime':        io('', "the processes' plumbing: logger, backoff, sleep", [...HONO, ...CLIENT]),
   'src/api-client':     io('', 'the API-server client the agent and the checker share', [...HONO, 'pino', 'prom-client']),
-  native:               io('', 'the N-API device addon and its loader: a leaf', [...HONO, ...CLIENT]),
+  native:               io('contracts k8s', 'the N-API device addon and its loader: the manufacturer names (k8s) and the card (contracts) are its types', [...HONO, ...CLIENT]),
   'src/server':         io('sync k8s runtime', 'the hook server: never the agent, the checker or the API client', CLIENT),
   'src/agent':          io('native api-client dra nodefeature contracts k8s runtime', 'the node agent: detect → labels and slices → publish', HONO),
   'src/kubelet-plugin': io('native api-client dra k8s runtime', "the agent's kubelet DRA plugin, beside it: the CLI wires the two", HONO),

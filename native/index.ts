@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runIsolated } from './isolation.js';
 import {
   DEVICE_ERROR_CODES,
-  MANUFACTURER_NAMES,
+  ADDON_MANUFACTURERS,
   type DetectOptions,
   type DetectResult,
   type DeviceErrorCode,
@@ -137,9 +137,9 @@ function validateManufacturers(value: unknown): ManufacturerName[] {
     if (typeof item !== 'string') {
       throw new TypeError(`options.manufacturers[${i}] must be a string, got ${typeof item}`);
     }
-    if (!(MANUFACTURER_NAMES as readonly string[]).includes(item)) {
+    if (!(ADDON_MANUFACTURERS as readonly string[]).includes(item)) {
       throw new RangeError(
-        `options.manufacturers[${i}] is "${item}", expected one of ${MANUFACTURER_NAMES.join(', ')}`,
+        `options.manufacturers[${i}] is "${item}", expected one of ${ADDON_MANUFACTURERS.join(', ')}`,
       );
     }
     return item as ManufacturerName;
@@ -160,7 +160,7 @@ function validateHostRoot(value: unknown): string {
 }
 
 function validateOptions(options: unknown): RawOptions {
-  if (options === undefined) return { manufacturers: [...MANUFACTURER_NAMES], hostRoot: '' };
+  if (options === undefined) return { manufacturers: [...ADDON_MANUFACTURERS], hostRoot: '' };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError('options must be an object');
   }
@@ -171,7 +171,7 @@ function validateOptions(options: unknown): RawOptions {
   }
   const { manufacturers, hostRoot } = options as { manufacturers?: unknown; hostRoot?: unknown };
   return {
-    manufacturers: manufacturers === undefined ? [...MANUFACTURER_NAMES] : validateManufacturers(manufacturers),
+    manufacturers: manufacturers === undefined ? [...ADDON_MANUFACTURERS] : validateManufacturers(manufacturers),
     hostRoot: validateHostRoot(hostRoot),
   };
 }
@@ -246,7 +246,7 @@ export async function detectIsolated(options?: DetectOptions, isolation: Isolati
   // Loaded here too: a broken addon is an AddonLoadError here as in detect(), and the child loads this same file.
   const { path: addonPath } = loadedAddon();
   return runIsolated({
-    manufacturers: MANUFACTURER_NAMES.filter((name) => raw.manufacturers.includes(name)),
+    manufacturers: ADDON_MANUFACTURERS.filter((name) => raw.manufacturers.includes(name)),
     hostRoot: raw.hostRoot,
     command: childCommand(),
     env: { ...process.env, [ADDON_PATH_VARIABLE]: addonPath },

@@ -1,5 +1,14 @@
-/** Manufacturer keys the addon knows, sorted: detect() results come in this order. */
-export const MANUFACTURER_NAMES = [
+import type { ManufacturerName } from '../src/k8s/index.js';
+
+export type { ManufacturerName };
+
+/**
+ * The manufacturers the addon detects, sorted: detect() results come in this order. The names and
+ * their type are src/k8s's `MANUFACTURER_NAMES`: native/ imports nothing of src/ at run time (the
+ * detect child loads no schema library), so the compiler checks this list against that type both
+ * ways instead: a name missing here or unknown there does not compile.
+ */
+export const ADDON_MANUFACTURERS = [
   'amd',
   'ascend',
   'cambricon',
@@ -9,9 +18,14 @@ export const MANUFACTURER_NAMES = [
   'mthreads',
   'nvidia',
   'thead',
-] as const;
+] as const satisfies readonly ManufacturerName[];
 
-export type ManufacturerName = (typeof MANUFACTURER_NAMES)[number];
+/** `true` only when every manufacturer of src/k8s is in ADDON_MANUFACTURERS. */
+export const ADDON_KNOWS_EVERY_MANUFACTURER: [Exclude<ManufacturerName, (typeof ADDON_MANUFACTURERS)[number]>] extends [
+  never,
+]
+  ? true
+  : never = true;
 
 /**
  * Why a manufacturer (or one of its devices) could not be enumerated.
@@ -85,7 +99,7 @@ export interface DetectResult {
 export interface DetectOptions {
   /**
    * Manufacturers to enumerate.
-   * @default MANUFACTURER_NAMES (all nine)
+   * @default ADDON_MANUFACTURERS (all nine)
    */
   readonly manufacturers?: readonly ManufacturerName[] | undefined;
   /**

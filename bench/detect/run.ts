@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { FAKE_LIBRARIES, MiB, fleet, libraryVariable, machineFile } from '../../test/native/fake-machine.js';
-import { MANUFACTURER_NAMES } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { ROOT, finished, spawnScript } from '../shared/child.js';
 import { quantile, summarize } from '../shared/stats.js';
 

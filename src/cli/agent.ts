@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MANUFACTURER_NAMES, detectIsolated, type DetectResult, type ManufacturerName } from '../../native/index.js';
+import { detectIsolated, type DetectResult } from '../../native/index.js';
 import {
   PUBLISH_MODES,
   createAgentState,
@@ -32,7 +32,7 @@ import { UsageError } from './errors.js';
 import { requireKubeClient } from './kube-client.js';
 import { parseDuration, parseLogLevel, parseNamespace, parseObjectName, parsePort } from './flags.js';
 import { createProcessLogger, type Logger } from '../runtime/index.js';
-import { DEFAULT_SYSTEM_NAMESPACE, canonicalize } from '../k8s/index.js';
+import { DEFAULT_SYSTEM_NAMESPACE, MANUFACTURER_NAMES, canonicalize, type ManufacturerName } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig, type KubeApi } from '../api-client/index.js';
 import { KubeletPlugins, resourceClaimPath } from '../kubelet-plugin/index.js';
 

@@ -8,13 +8,13 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach } from 'vitest';
 import { failure as sendFailure, json, readBody } from '../support/fake-http.js';
 import {
-  MANUFACTURER_NAMES,
   type DetectResult,
   type Device,
   type DeviceErrorCode,
   type DeviceErrorEntry,
   type ManufacturerName,
 } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import type { Labels } from '../../src/agent/index.js';
 import { createKubeApi, type KubeApi } from '../../src/api-client/index.js';
 import type { Logger } from '../../src/runtime/index.js';

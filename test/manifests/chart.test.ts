@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { MANUFACTURER_NAMES } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { PUBLISH_MODES } from '../../src/agent/index.js';
 import { kustomizeBuild, readKustomization } from '../support/kustomize.js';
 

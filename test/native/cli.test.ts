@@ -6,7 +6,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
-import { MANUFACTURER_NAMES, type DetectResult } from '../../native/index.js';
+import { type DetectResult } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { CLI_TIMEOUT_MS, useCli } from './cli-process.js';
 import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from './fake-machine.js';
 

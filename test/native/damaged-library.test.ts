@@ -10,7 +10,8 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { MANUFACTURER_NAMES, type DetectResult } from '../../native/index.js';
+import { type DetectResult } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { ADDON_PATH, CLI_TIMEOUT_MS, useCli } from './cli-process.js';
 import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from './fake-machine.js';
 

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { detect, MANUFACTURER_NAMES, type DetectResult, type ManufacturerName } from '../../native/index.js';
+import { detect, type DetectResult, type ManufacturerName } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKES_BUILD_DIR = path.join(REPO_ROOT, 'build', 'native-fakes');

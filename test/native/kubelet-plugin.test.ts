@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { MANUFACTURER_NAMES } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { KubeletPlugins, pluginPaths } from '../../src/kubelet-plugin/index.js';
 import { DraClient, RegistrationClient } from '../kubelet-plugin/kubelet-client.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';

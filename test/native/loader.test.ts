@@ -10,9 +10,9 @@ import {
   addonCandidates,
   detect,
   DeviceError,
-  MANUFACTURER_NAMES,
   type DetectOptions,
 } from '../../native/index.js';
+import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { detectOn, libraryVariable, REPO_ROOT } from './fake-machine.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-loader-'));
