@@ -1,3 +1,4 @@
+import type { Card, CardPartitioning } from '../src/contracts/index.js';
 import type { ManufacturerName } from '../src/k8s/index.js';
 
 export type { ManufacturerName };
@@ -47,41 +48,15 @@ export const DEVICE_ERROR_CODES = [
 
 export type DeviceErrorCode = (typeof DEVICE_ERROR_CODES)[number];
 
-/**
- * Hardware partitioning of a card. Reported by NVML-shaped libraries only (NVIDIA and
- * T-Head): `mode: 'mig'`, `enabled` is the current MIG mode (a pending change needs a
- * GPU reset and is not reflected). Absent when the card cannot partition.
- */
-export interface Partitioning {
-  readonly mode: 'mig';
-  readonly enabled: boolean;
-}
+/** Hardware partitioning of a card: src/contracts's `CardPartitioning`. */
+export type Partitioning = CardPartitioning;
 
-/** One physical accelerator as its vendor library reports it. */
-export interface Device {
-  readonly manufacturer: ManufacturerName;
-  /** The vendor library's index (Ascend: logic id). */
-  readonly index: number;
-  /** Vendor UUID (`GPU-…`, `MLU-…`); empty when the library cannot tell. */
-  readonly uuid: string;
-  /** Product name as reported, e.g. `NVIDIA H100 80GB HBM3`, `Ascend910B2`. */
-  readonly product: string;
-  /** Total memory per card in MiB, converted from the vendor's unit. */
-  readonly memoryMiB: number;
-  /** Cores as the vendor counts them (SMs, CUs, AI cores); 0 when unknown. */
-  readonly cores: number;
-  /** `9.0` (NVIDIA, Iluvatar, T-Head) or a gfx target (`gfx942`, AMD and Hygon). */
-  readonly computeCapability?: string | undefined;
-  /** `Hopper`, `910B`, `MXC`, … */
-  readonly family?: string | undefined;
-  /** PCI address in sysfs form, `0000:18:00.0`. */
-  readonly pciBusId?: string | undefined;
-  readonly numaNode?: number | undefined;
-  readonly driverVersion?: string | undefined;
-  /** CUDA / ROCm / MACA / HGGC version as major.minor. */
-  readonly runtimeVersion?: string | undefined;
-  readonly partitioning?: Partitioning | undefined;
-}
+/**
+ * One physical accelerator as its vendor library reports it: src/contracts's `Card` (one shape
+ * for the addon, the labels and the ResourceSlices), where the addon always says `uuid` (empty when
+ * the library cannot tell) and `cores` (0 when unknown).
+ */
+export type Device = Card & { readonly uuid: string; readonly cores: number };
 
 /** A failure entry: the manufacturer's detection (or one device) that did not work. */
 export interface DeviceErrorEntry {

@@ -3,9 +3,8 @@
  * into the labels (src/nodefeature) and the ResourceSlices (src/dra). One shape for all of them;
  * each reader takes the fields it needs (`Pick<Card, …>`).
  *
- * native/'s `Device` is the addon's own twin of it: native/ is a leaf and imports nothing from
- * src/, so it keeps its wire type, and a type test (test/contracts/card.test.ts) proves every
- * `Device` is a `Card`, so the agent hands detections on without copying them.
+ * native/'s `Device` is this type (imported as a type: native/ loads nothing of src/ at run time)
+ * with `uuid` and `cores` always present, so the agent hands detections on without copying them.
  */
 import type { ManufacturerName } from '../k8s/index.js';
 
