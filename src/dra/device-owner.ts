@@ -8,7 +8,7 @@
  * owner waits while the side giving the cards up still holds one on the node. Pure.
  */
 import { z } from 'zod';
-import { parseQuantity, type DeviceOwnerSetting, type ManufacturerName } from '../k8s/index.js';
+import { PodSchema, parseQuantity, type DeviceOwnerSetting, type ManufacturerName } from '../k8s/index.js';
 import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
 import type { DeviceTaint } from './device-health.js';
 import { driverName } from './constants.js';
@@ -130,35 +130,13 @@ export function claimsHoldingCards(claims: Iterable<unknown>, mfr: ManufacturerN
   return count;
 }
 
-const ResourceListSchema = z.record(z.string(), z.union([z.string(), z.number()])).nullish();
-const HolderContainerSchema = z.looseObject({
-  resources: z.looseObject({ requests: ResourceListSchema, limits: ResourceListSchema }).nullish(),
-});
-/** Loose: what the agent reads of a listed Pod. */
-const HolderPodSchema = z.looseObject({
-  spec: z
-    .looseObject({
-      containers: z.array(HolderContainerSchema).nullish(),
-      initContainers: z.array(HolderContainerSchema).nullish(),
-    })
-    .nullish(),
-  status: z
-    .looseObject({
-      phase: z.string().optional(),
-      extendedResourceClaimStatus: z
-        .looseObject({ requestMappings: z.array(z.looseObject({ resourceName: z.string() })).nullish() })
-        .nullish(),
-    })
-    .nullish(),
-});
-
 /**
  * Whether a Pod holds cards of `resource` from the device plugin: it is not finished, one of its
  * containers asks for the resource, and the scheduler did not serve that resource through DRA
  * (`status.extendedResourceClaimStatus` maps it: its cards are in a ResourceClaim).
  */
 export function holdsDevicePluginCards(pod: unknown, resource: string): boolean {
-  const parsed = HolderPodSchema.safeParse(pod);
+  const parsed = PodSchema.safeParse(pod);
   if (!parsed.success) return false;
   const { spec, status } = parsed.data;
   if (status?.phase === 'Succeeded' || status?.phase === 'Failed') return false;

@@ -10,6 +10,7 @@
  * (as emitted). "Observed" is Metacontroller's word for a controller's children, not a prefix.
  */
 export * from './objects.js';
+export * from './pod.js';
 export * from './quantity.js';
 export * from './validation.js';
 export * from './selector.js';

@@ -4,32 +4,17 @@
  * loose: only the fields the decision reads are checked, everything else passes through.
  */
 import { z } from 'zod';
-import { ConditionSchema, KubeObjectSchema, ReceivedLabelsSchema, ReceivedTolerationSchema } from '../k8s/index.js';
+import {
+  ConditionSchema,
+  KubeObjectSchema,
+  PodSpecSchema,
+  ReceivedLabelsSchema,
+  ReceivedTolerationSchema,
+} from '../k8s/index.js';
 
-/** A resource list (`requests`/`limits`): quantities arrive as strings, sometimes as JSON numbers. */
-export const ResourceListSchema = z.record(z.string(), z.union([z.string(), z.number()]));
-export type ResourceList = z.infer<typeof ResourceListSchema>;
-
-export const ContainerSchema = z.looseObject({
-  name: z.string().optional(),
-  /** `Always` on an init container makes it a sidecar: it keeps its resources while the app runs. */
-  restartPolicy: z.string().optional(),
-  resources: z
-    .looseObject({
-      requests: ResourceListSchema.optional(),
-      limits: ResourceListSchema.optional(),
-    })
-    .optional(),
-});
-export type Container = z.infer<typeof ContainerSchema>;
-
-/** The part of a PodSpec that decides what a pod asks for, and where it is bound. */
-export const PodSpecSchema = z.looseObject({
-  nodeName: z.string().optional(),
-  containers: z.array(ContainerSchema).default([]),
-  initContainers: z.array(ContainerSchema).optional(),
-});
-export type PodSpec = z.infer<typeof PodSpecSchema>;
+// The Pod and its containers are src/k8s's (the agent reads the same Pods): re-exported for the
+// decision's readers.
+export { PodSchema, PodSpecSchema, type Container, type Pod, type PodSpec, type ResourceList } from '../k8s/index.js';
 
 /** A pod's claim (DRA): by template (one claim per pod) or by name (one claim for all). */
 export const PodResourceClaimSchema = z.looseObject({
@@ -108,24 +93,6 @@ export const ReceivedResourceFlavorSchema = KubeObjectSchema.extend({
     .optional(),
 });
 export type ReceivedResourceFlavor = z.infer<typeof ReceivedResourceFlavorSchema>;
-
-/** A Pod: where it is bound, what its containers ask for, and whether it has terminated. */
-export const PodSchema = KubeObjectSchema.extend({
-  spec: PodSpecSchema,
-  status: z
-    .looseObject({
-      phase: z.string().optional(),
-      /**
-       * The scheduler's claim for extended resources it served through DRA (KEP-5004): the mapped
-       * resources' cards are in that ResourceClaim, so the ledger counts them, not the Pod.
-       */
-      extendedResourceClaimStatus: z
-        .looseObject({ requestMappings: z.array(z.looseObject({ resourceName: z.string() })).nullish() })
-        .nullish(),
-    })
-    .nullish(),
-});
-export type Pod = z.infer<typeof PodSchema>;
 
 /** Seconds Kueue waits before re-evaluating a Workload our check answered `Retry`. */
 export const NODE_DEVICES_REQUEUE_SECONDS = 30;

@@ -104,7 +104,13 @@ describe('apiDeviceOwnerSource', () => {
 
     // The device plugin goes while one of its Pods holds a card: DRA waits for the Pod.
     fake.allocatable = { 'nvidia.com/gpu': '0' };
-    fake.pods = [{ spec: { containers: [{ resources: { limits: { 'nvidia.com/gpu': '1' } } }] }, status: {} }];
+    fake.pods = [
+      {
+        metadata: { name: 'p' },
+        spec: { containers: [{ resources: { limits: { 'nvidia.com/gpu': '1' } } }] },
+        status: {},
+      },
+    ];
     const back = (await source.decide(['nvidia'])).get('nvidia');
     expect(back?.owner).toBe('DevicePlugin');
     expect(back?.pending).toMatch(/^1 Pod holds cards of the device plugin here/);

@@ -20,7 +20,11 @@ function claim(results: { driver: string; pool: string }[]): unknown {
 
 function pod(resources: Record<string, unknown>, status: Record<string, unknown> = {}, init = false): unknown {
   const containers = [{ name: 'main', resources }];
-  return { spec: init ? { containers: [{ name: 'x' }], initContainers: containers } : { containers }, status };
+  return {
+    metadata: { name: 'p' },
+    spec: init ? { containers: [{ name: 'x' }], initContainers: containers } : { containers },
+    status,
+  };
 }
 
 describe('wantedOwner: the scheduler rule for a class that maps <base> (KEP-5004)', () => {
