@@ -3,12 +3,7 @@
  * names, which running pods hold them, and the one line each fault is told in. Pure: the command
  * (cordon.ts) reads the cluster and writes the rules.
  */
-import {
-  buildDeviceLedger,
-  type PublishedCard,
-  type ReceivedResourceClaim,
-  type ReceivedResourceSlice,
-} from '../dra/index.js';
+import { buildDeviceLedger, type CardUse, type PublishedCard, type ReceivedResourceSlice } from '../dra/index.js';
 import { isDnsSubdomain } from '../k8s/index.js';
 import { UsageError } from './errors.js';
 
@@ -79,20 +74,14 @@ export interface Holder {
   readonly pods: readonly string[];
 }
 
-/** The claims whose allocation takes either device of `card`, sorted, each with its pods. */
-export function holdersOf(card: PublishedCard, claims: Iterable<ReceivedResourceClaim>): Holder[] {
-  const devices = new Set([card.wholeDevice, card.sharedDevice].filter((d) => d !== undefined));
-  const out: Holder[] = [];
-  for (const claim of claims) {
-    const results = claim.status?.allocation?.devices?.results ?? [];
-    if (!results.some((r) => r.driver === card.driver && r.pool === card.pool && devices.has(r.device))) continue;
-    const namespace = claim.metadata.namespace ?? '';
-    const pods = (claim.status?.reservedFor ?? [])
-      .flatMap((r) => (r.name === undefined ? [] : [`${namespace}/${r.name}`]))
-      .sort();
-    out.push({ claim: `${namespace}/${claim.metadata.name}`, pods });
-  }
-  return out.sort((a, b) => (a.claim < b.claim ? -1 : a.claim > b.claim ? 1 : 0));
+/**
+ * The claims holding a card (the ledger's `use(card).claims`: one computation of who holds what),
+ * sorted, each with its pods as `namespace/name`.
+ */
+export function holdersOf(use: CardUse): Holder[] {
+  return use.claims
+    .map((c) => ({ claim: `${c.namespace}/${c.name}`, pods: c.pods.map((pod) => `${c.namespace}/${pod}`).sort() }))
+    .sort((a, b) => (a.claim < b.claim ? -1 : a.claim > b.claim ? 1 : 0));
 }
 
 /** `team-a/train-0 (claim team-a/train-0-gpus)`, or the claim alone when no pod is reserved. */

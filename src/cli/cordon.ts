@@ -17,6 +17,7 @@ import {
   ReceivedResourceSliceSchema,
   CORDON_CARD_LABEL,
   buildCordonRules,
+  buildDeviceLedger,
   cordonSelector,
   type CordonEffect,
   type CordonRule,
@@ -116,10 +117,16 @@ async function allClaims(api: KubeApi): Promise<ReceivedResourceClaim[]> {
   );
 }
 
-/** The node's cards the target names; unknown node or card: one line. */
-async function targetCards(api: KubeApi, target: CordonTarget): Promise<PublishedCard[]> {
+/** The node's slices and the cards of them the target names; unknown node or card: one line. */
+async function targetSlices(api: KubeApi, target: CordonTarget): Promise<ReceivedResourceSlice[]> {
   if (!(await nodeExists(api, target.node))) throw new Error(`node "${target.node}" not found`);
-  return resolveCards(target, cardsOfNode(target.node, await nodeSlices(api, target.node)));
+  const slices = await nodeSlices(api, target.node);
+  resolveCards(target, cardsOfNode(target.node, slices));
+  return slices;
+}
+
+async function targetCards(api: KubeApi, target: CordonTarget): Promise<PublishedCard[]> {
+  return resolveCards(target, cardsOfNode(target.node, await targetSlices(api, target)));
 }
 
 function rulesPath(version: string, name?: string): string {
@@ -171,10 +178,14 @@ function holdersLines(held: ReadonlyMap<PublishedCard, Holder[]>, twoDrivers: bo
 }
 
 async function cordon(cluster: Cluster, target: CordonTarget, options: CordonOptions, out: Output): Promise<number> {
-  const cards = await targetCards(cluster.api, target);
+  const slices = await targetSlices(cluster.api, target);
+  // The ledger of the node's slices and every claim: the target's cards, and who holds each.
+  const ledger = buildDeviceLedger(slices, await allClaims(cluster.api));
+  const cards = resolveCards(target, ledger.cards(target.node));
   const twoDrivers = new Set(cards.map((c) => c.driver)).size > 1;
-  const claims = await allClaims(cluster.api);
-  const held = new Map(cards.map((card) => [card, holdersOf(card, claims)] as const).filter(([, h]) => h.length > 0));
+  const held = new Map(
+    cards.map((card) => [card, holdersOf(ledger.use(card))] as const).filter(([, h]) => h.length > 0),
+  );
   const effect: CordonEffect = options.drain ? 'NoExecute' : 'NoSchedule';
   if (options.drain) {
     const lines = holdersLines(held, twoDrivers);

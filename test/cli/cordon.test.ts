@@ -108,13 +108,14 @@ describe('cordon: targets and rules (pure)', () => {
   });
 
   it('finds the claims holding either device of a card, with their pods', () => {
-    const [card] = cards().slice(1);
     const claims = [
       allocatedClaim('whole', [{ node: 'gpu-a', device: 'card-1' }]),
       allocatedClaim('share', [{ node: 'gpu-a', device: 'card-1-shared', consumed: { memory: '10Gi' } }], false),
       allocatedClaim('other', [{ node: 'gpu-a', device: 'card-2' }]),
     ];
-    expect(holdersOf(card!, claims)).toEqual([
+    const ledger = buildDeviceLedger(nodePool('gpu-a', 4), claims);
+    const card = ledger.cards('gpu-a')[1];
+    expect(holdersOf(ledger.use(card!))).toEqual([
       { claim: 'team-a/share', pods: [] },
       { claim: 'team-a/whole', pods: ['team-a/whole-pod'] },
     ]);
