@@ -12,6 +12,7 @@ import {
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
   ReceivedResourceSliceSchema,
+  resourcePath,
   type ReceivedDeviceTaintRule,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
@@ -82,24 +83,22 @@ export const PODS: WatchedResource<Pod> = {
   slim: slimPod,
 };
 
-export const RESOURCE_API = '/apis/resource.k8s.io/v1';
-
 /** Every driver's slices (a field selector takes one driver, we have nine): others are slimmed to their pool. */
 export const RESOURCE_SLICES: WatchedResource<ReceivedResourceSlice> = {
   name: 'resourceslices',
-  path: `${RESOURCE_API}/resourceslices`,
+  path: resourcePath('resourceslices'),
   schema: ReceivedResourceSliceSchema,
   slim: slimResourceSlice,
 };
 export const RESOURCE_CLAIMS: WatchedResource<ReceivedResourceClaim> = {
   name: 'resourceclaims',
-  path: `${RESOURCE_API}/resourceclaims`,
+  path: resourcePath('resourceclaims'),
   schema: ReceivedResourceClaimSchema,
   slim: slimResourceClaim,
 };
 export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemplate> = {
   name: 'resourceclaimtemplates',
-  path: `${RESOURCE_API}/resourceclaimtemplates`,
+  path: resourcePath('resourceclaimtemplates'),
   schema: ReceivedResourceClaimTemplateSchema,
   slim: slimResourceClaimTemplate,
 };
@@ -112,7 +111,7 @@ export const RESOURCE_CLAIM_TEMPLATES: WatchedResource<ReceivedResourceClaimTemp
 export function deviceTaintRules(groupVersion: string): WatchedResource<ReceivedDeviceTaintRule> {
   return {
     name: DEVICE_TAINT_RULES_RESOURCE,
-    path: `/apis/${groupVersion}/${DEVICE_TAINT_RULES_RESOURCE}`,
+    path: resourcePath(DEVICE_TAINT_RULES_RESOURCE, { groupVersion }),
     schema: ReceivedDeviceTaintRuleSchema,
     slim: slimDeviceTaintRule,
   };

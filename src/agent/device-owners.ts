@@ -9,7 +9,7 @@
 import { ApiError, withQuery, type KubeApi } from '../api-client/index.js';
 import { deviceOwnerSettingOf, deviceResourceOf, resolveSettings } from '../contracts/index.js';
 import {
-  RESOURCE_API_VERSION,
+  resourcePath,
   type SliceCard,
   claimsHoldingCards,
   decideOwnership,
@@ -29,7 +29,7 @@ export interface DeviceOwnerSource {
 }
 
 const CHAIN_SETTINGS_PATH = `/apis/${GPUSTACK_API_VERSION}/chainsettings/${SCHEDULING_CHAIN_NAME}`;
-const CLAIMS_PATH = `/apis/${RESOURCE_API_VERSION}/resourceclaims`;
+const CLAIMS_PATH = resourcePath('resourceclaims');
 
 interface NodeStatus {
   readonly status?: { readonly allocatable?: Record<string, unknown> };

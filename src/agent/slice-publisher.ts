@@ -6,7 +6,7 @@
  * each other unnoticed: a 409 re-reads the pool and tries again, and the generation only grows.
  */
 import {
-  RESOURCE_API_VERSION,
+  resourcePath,
   ReceivedPublishedSliceSchema,
   desiredSlices,
   withGeneration,
@@ -43,7 +43,7 @@ export interface SlicePublisher {
   publish(cards: readonly SliceCard[], keep: ReadonlySet<string>): Promise<SlicePublishOutcome>;
 }
 
-const COLLECTION = `/apis/${RESOURCE_API_VERSION}/resourceslices`;
+const COLLECTION = resourcePath('resourceslices');
 /** Conflicts re-read and retried within one call; beyond that the agent's backoff takes over. */
 const CONFLICT_ATTEMPTS = 4;
 const DRIVER_SUFFIX = `.${SYSTEM_DOMAIN}`;
@@ -96,7 +96,7 @@ function nodePath(node: string): string {
 }
 
 function slicePath(name: string): string {
-  return `${COLLECTION}/${encodeURIComponent(name)}`;
+  return resourcePath('resourceslices', { name });
 }
 
 export interface SlicePublisherOptions {

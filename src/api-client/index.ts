@@ -12,3 +12,4 @@ export {
   type WatchOptions,
 } from './client.js';
 export { servedVersion } from './discovery.js';
+export { listParsed, type ItemParser } from './list.js';

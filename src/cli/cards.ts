@@ -6,15 +6,15 @@
  */
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { NODES, INSTANCE_TYPES, RESOURCE_CLAIMS, RESOURCE_SLICES, type WatchedResource } from '../admission/index.js';
 import {
-  NODES,
-  INSTANCE_TYPES,
-  RESOURCE_API,
-  RESOURCE_CLAIMS,
-  RESOURCE_SLICES,
-  type WatchedResource,
-} from '../admission/index.js';
-import { createKubeApi, loadKubeConfig, servedVersion, withQuery, type KubeApi } from '../api-client/index.js';
+  createKubeApi,
+  listParsed,
+  loadKubeConfig,
+  servedVersion,
+  withQuery,
+  type KubeApi,
+} from '../api-client/index.js';
 import {
   DEVICE_TAINT_RULES_RESOURCE,
   DEVICE_TAINT_RULE_VERSIONS,
@@ -24,6 +24,8 @@ import {
   cardPoolsOf,
   filterCardRows,
   poolResolver,
+  RESOURCE_API,
+  resourcePath,
   type CardRow,
   type ReceivedDeviceTaintRule,
 } from '../dra/index.js';
@@ -46,13 +48,8 @@ export interface CardsInput {
 }
 
 /** Each item of one list, parsed with the checker's schema and kept as the checker keeps it. */
-async function listAll<T extends KubeObject>(api: KubeApi, resource: WatchedResource<T>, path = resource.path) {
-  const out: T[] = [];
-  await api.listEach(path, (item) => {
-    const parsed = resource.schema.safeParse(item);
-    if (parsed.success) out.push(resource.slim(parsed.data));
-  });
-  return out;
+function listAll<T extends KubeObject>(api: KubeApi, resource: WatchedResource<T>, path = resource.path): Promise<T[]> {
+  return listParsed(api, path, resource.schema, resource.slim);
 }
 
 /** The group/version that serves DeviceTaintRule (v1 from Kubernetes 1.37; v1beta2 on 1.36 behind its gate), or `undefined`. */
@@ -60,13 +57,12 @@ export async function taintRuleVersion(api: KubeApi): Promise<string | undefined
   return servedVersion(api, DEVICE_TAINT_RULES_RESOURCE, DEVICE_TAINT_RULE_VERSIONS);
 }
 
-async function listTaintRules(api: KubeApi, version: string): Promise<ReceivedDeviceTaintRule[]> {
-  const out: ReceivedDeviceTaintRule[] = [];
-  await api.listEach(`/apis/${version}/${DEVICE_TAINT_RULES_RESOURCE}`, (item) => {
-    const parsed = ReceivedDeviceTaintRuleSchema.safeParse(item);
-    if (parsed.success) out.push(parsed.data);
-  });
-  return out;
+function listTaintRules(api: KubeApi, version: string): Promise<ReceivedDeviceTaintRule[]> {
+  return listParsed(
+    api,
+    resourcePath(DEVICE_TAINT_RULES_RESOURCE, { groupVersion: version }),
+    ReceivedDeviceTaintRuleSchema,
+  );
 }
 
 /** Lists every kind once and builds the rows. */

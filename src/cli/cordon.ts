@@ -18,6 +18,7 @@ import {
   CORDON_CARD_LABEL,
   buildCordonRules,
   buildDeviceLedger,
+  resourcePath,
   cordonSelector,
   type CordonEffect,
   type CordonRule,
@@ -29,6 +30,7 @@ import {
 import {
   ApiError,
   createKubeApi,
+  listParsed,
   loadKubeConfig,
   servedVersion,
   withQuery,
@@ -67,22 +69,6 @@ async function call<T>(
   }
 }
 
-async function listAll<T>(api: KubeApi, path: string, parse: (item: unknown) => T | undefined): Promise<T[]> {
-  const out: T[] = [];
-  await api.listEach(path, (item) => {
-    const parsed = parse(item);
-    if (parsed !== undefined) out.push(parsed);
-  });
-  return out;
-}
-
-function parsed<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }) {
-  return (item: unknown): T | undefined => {
-    const result = schema.safeParse(item);
-    return result.success ? result.data : undefined;
-  };
-}
-
 /** The cluster's view the command needs: the version serving DeviceTaintRule, the node's cards, and the claims. */
 interface Cluster {
   readonly api: KubeApi;
@@ -105,15 +91,15 @@ async function nodeExists(api: KubeApi, node: string): Promise<boolean> {
 }
 
 async function nodeSlices(api: KubeApi, node: string): Promise<ReceivedResourceSlice[]> {
-  const path = withQuery('/apis/resource.k8s.io/v1/resourceslices', { fieldSelector: `spec.nodeName=${node}` });
+  const path = withQuery(resourcePath('resourceslices'), { fieldSelector: `spec.nodeName=${node}` });
   return call({ verb: 'list', resource: 'resourceslices', groupVersion: 'resource.k8s.io/v1' }, () =>
-    listAll(api, path, parsed(ReceivedResourceSliceSchema)),
+    listParsed(api, path, ReceivedResourceSliceSchema),
   );
 }
 
 async function allClaims(api: KubeApi): Promise<ReceivedResourceClaim[]> {
   return call({ verb: 'list', resource: 'resourceclaims', groupVersion: 'resource.k8s.io/v1' }, () =>
-    listAll(api, '/apis/resource.k8s.io/v1/resourceclaims', parsed(ReceivedResourceClaimSchema)),
+    listParsed(api, resourcePath('resourceclaims'), ReceivedResourceClaimSchema),
   );
 }
 
@@ -130,7 +116,7 @@ async function targetCards(api: KubeApi, target: CordonTarget): Promise<Publishe
 }
 
 function rulesPath(version: string, name?: string): string {
-  return `/apis/${version}/${DEVICE_TAINT_RULES_RESOURCE}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+  return resourcePath(DEVICE_TAINT_RULES_RESOURCE, { groupVersion: version, name });
 }
 
 function sameRule(live: ReceivedDeviceTaintRule, wanted: CordonRule): boolean {
@@ -226,7 +212,7 @@ async function uncordon(cluster: Cluster, target: CordonTarget, out: Output): Pr
   for (const labelSelector of selectors)
     rules.push(
       ...(await call(what('list'), () =>
-        listAll(api, withQuery(rulesPath(version), { labelSelector }), parsed(ReceivedDeviceTaintRuleSchema)),
+        listParsed(api, withQuery(rulesPath(version), { labelSelector }), ReceivedDeviceTaintRuleSchema),
       )),
     );
   const named =

@@ -1,4 +1,5 @@
 /** @module Device allocation through DRA (docs/architecture.md#dra): pure, imports src/nodefeature, src/contracts and src/k8s. */
+export * from './api-paths.js';
 export * from './constants.js';
 export * from './device-classes.js';
 export * from './ledger.js';

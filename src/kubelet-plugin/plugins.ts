@@ -7,6 +7,7 @@ import type { DetectResult, Device } from '../../native/index.js';
 import {
   cardProblems,
   driverName,
+  resourcePath,
   sharedDeviceName,
   wholeDeviceName,
   type CardIdentity,
@@ -46,7 +47,7 @@ const PROBLEM_MESSAGES: Record<CardProblem, string> = {
 
 /** The API path of a ResourceClaim. */
 export function resourceClaimPath(namespace: string, name: string): string {
-  return `/apis/resource.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/resourceclaims/${encodeURIComponent(name)}`;
+  return resourcePath('resourceclaims', { namespace, name });
 }
 
 export class KubeletPlugins {
