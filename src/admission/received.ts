@@ -2,22 +2,10 @@
  * @module The checker's own readings of our kinds, narrower than src/k8s's: only the fields it
  * decides or annotates with, so an object that breaks a rule it does not read still counts.
  * Apart from resources.ts (what is watched) and slim.ts (what the store keeps), which both need them.
+ * (The InstanceType's reading is src/dra's `ReceivedInstanceTypeSchema`: `cards` reads it too.)
  */
 import { z } from 'zod';
 import { KubeObjectSchema } from '../k8s/index.js';
-
-/** An InstanceType: its pool (accelerator key, os, arch) and the ledger count we last annotated. */
-export const ReceivedInstanceTypeSchema = KubeObjectSchema.extend({
-  spec: z
-    .looseObject({
-      acceleratable: z.boolean().optional(),
-      acceleratorGroup: z.string().optional(),
-      os: z.string().optional(),
-      arch: z.string().optional(),
-    })
-    .optional(),
-});
-export type ReceivedInstanceType = z.infer<typeof ReceivedInstanceTypeSchema>;
 
 /**
  * The SchedulingChain, for its settings only. Why not `SchedulingChainSchema`: the status is not

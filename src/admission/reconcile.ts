@@ -38,7 +38,7 @@ import {
 import { deviceOwnerSettingOf, deviceResourceOf } from '../contracts/index.js';
 import type { Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
-import type { ReceivedInstanceType } from './received.js';
+import type { ReceivedInstanceType } from '../dra/index.js';
 import { objectKey, resourceVersionOf } from './resources.js';
 import { ACCELERATABLE_PREFIX, MANAGED_LABEL, acceleratorKeyManufacturer } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';

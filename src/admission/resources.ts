@@ -11,8 +11,10 @@ import {
   ReceivedDeviceTaintRuleSchema,
   ReceivedResourceClaimSchema,
   ReceivedResourceClaimTemplateSchema,
+  ReceivedInstanceTypeSchema,
   ReceivedResourceSliceSchema,
   resourcePath,
+  type ReceivedInstanceType,
   type ReceivedDeviceTaintRule,
   type ReceivedResourceClaim,
   type ReceivedResourceClaimTemplate,
@@ -29,12 +31,7 @@ import {
   slimResourceSlice,
   slimWorkload,
 } from './slim.js';
-import {
-  ReceivedSchedulingChainSchema,
-  ReceivedInstanceTypeSchema,
-  type ReceivedSchedulingChain,
-  type ReceivedInstanceType,
-} from './received.js';
+import { ReceivedSchedulingChainSchema, type ReceivedSchedulingChain } from './received.js';
 import {
   ReceivedResourceFlavorSchema,
   PodSchema,

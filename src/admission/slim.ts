@@ -20,7 +20,7 @@ import {
   type ReceivedResourceSlice,
 } from '../dra/index.js';
 import type { Node } from '../k8s/index.js';
-import type { ReceivedInstanceType } from './received.js';
+import type { ReceivedInstanceType } from '../dra/index.js';
 import type { Container, ReceivedResourceFlavor, Pod, PodSpec, Workload } from '../placement/index.js';
 
 /**

@@ -2,11 +2,11 @@
  * @module `gpustack-operator cards` (also `kubectl gpustack cards`): every card of the cluster from
  * a kubeconfig — who holds it, what is promised of it, its taints (docs/operations.md#cards). One
  * list per kind (ResourceSlices, ResourceClaims, managed Nodes, InstanceTypes, DeviceTaintRules),
- * never one call per node; the rows are the ledger's (src/dra/card-view.ts). Loaded only when it runs.
+ * never one call per node, each read with src/dra's and src/k8s's schemas (not the checker's
+ * watch list); the rows are the ledger's (src/dra/card-view.ts). Loaded only when it runs.
  */
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { NODES, INSTANCE_TYPES, RESOURCE_CLAIMS, RESOURCE_SLICES, type WatchedResource } from '../admission/index.js';
 import {
   createKubeApi,
   listParsed,
@@ -19,6 +19,9 @@ import {
   DEVICE_TAINT_RULES_RESOURCE,
   DEVICE_TAINT_RULE_VERSIONS,
   ReceivedDeviceTaintRuleSchema,
+  ReceivedInstanceTypeSchema,
+  ReceivedResourceClaimSchema,
+  ReceivedResourceSliceSchema,
   buildCardRows,
   buildDeviceLedger,
   cardPoolsOf,
@@ -29,7 +32,7 @@ import {
   type CardRow,
   type ReceivedDeviceTaintRule,
 } from '../dra/index.js';
-import type { KubeObject } from '../k8s/index.js';
+import { GPUSTACK_API_VERSION, NodeSchema } from '../k8s/index.js';
 import { MANAGED_LABEL } from '../nodefeature/index.js';
 import { UsageError } from './errors.js';
 import { parseNamespace, parseObjectName } from './flags.js';
@@ -45,11 +48,6 @@ export interface CardsInput {
   readonly pools: ReadonlySet<string>;
   /** The served version of DeviceTaintRule (`v1`, `v1beta2`), or `undefined`: no cordon information. */
   readonly taintRuleVersion: string | undefined;
-}
-
-/** Each item of one list, parsed with the checker's schema and kept as the checker keeps it. */
-function listAll<T extends KubeObject>(api: KubeApi, resource: WatchedResource<T>, path = resource.path): Promise<T[]> {
-  return listParsed(api, path, resource.schema, resource.slim);
 }
 
 /** The group/version that serves DeviceTaintRule (v1 from Kubernetes 1.37; v1beta2 on 1.36 behind its gate), or `undefined`. */
@@ -69,11 +67,11 @@ function listTaintRules(api: KubeApi, version: string): Promise<ReceivedDeviceTa
 export async function readCards(api: KubeApi): Promise<CardsInput> {
   const version = await taintRuleVersion(api);
   const [slices, claims, nodes, instanceTypes, rules] = await Promise.all([
-    listAll(api, RESOURCE_SLICES),
-    listAll(api, RESOURCE_CLAIMS),
+    listParsed(api, resourcePath('resourceslices'), ReceivedResourceSliceSchema),
+    listParsed(api, resourcePath('resourceclaims'), ReceivedResourceClaimSchema),
     // Only managed Nodes belong to a pool; their labels are all the view reads of them.
-    listAll(api, NODES, withQuery(NODES.path, { labelSelector: `${MANAGED_LABEL}=true` })),
-    listAll(api, INSTANCE_TYPES),
+    listParsed(api, withQuery('/api/v1/nodes', { labelSelector: `${MANAGED_LABEL}=true` }), NodeSchema),
+    listParsed(api, `/apis/${GPUSTACK_API_VERSION}/instancetypes`, ReceivedInstanceTypeSchema),
     version === undefined ? Promise.resolve([]) : listTaintRules(api, version),
   ]);
   const ledger = buildDeviceLedger(slices, claims, undefined, rules);

@@ -5,6 +5,7 @@
  * input (`health`), by default the ledger's, so the view does not care where taints are read. Pure.
  */
 import { z } from 'zod';
+import { KubeObjectSchema } from '../k8s/index.js';
 import { MANAGED_LABEL } from '../nodefeature/index.js';
 import type { CardHealth } from './device-taints.js';
 import { isFreeWhole, type DeviceLedger, type PublishedCard } from './ledger.js';
@@ -68,6 +69,22 @@ export interface CardPool {
   readonly os: string;
   readonly arch: string;
 }
+
+/**
+ * An InstanceType as the checker and `cards` read it: its pool (accelerator key, os, arch); the
+ * rest (the ledger count the checker annotates) passes through.
+ */
+export const ReceivedInstanceTypeSchema = KubeObjectSchema.extend({
+  spec: z
+    .looseObject({
+      acceleratable: z.boolean().optional(),
+      acceleratorGroup: z.string().optional(),
+      os: z.string().optional(),
+      arch: z.string().optional(),
+    })
+    .optional(),
+});
+export type ReceivedInstanceType = z.infer<typeof ReceivedInstanceTypeSchema>;
 
 /** What the view reads of an InstanceType (the checker's and the CLI's readings both fit). */
 export interface InstanceTypeLike {
