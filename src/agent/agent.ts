@@ -18,7 +18,7 @@ import {
 import { NO_RECORDING, type AgentRecorder, type PublishResult } from './metrics.js';
 import type { Publisher } from './publishers.js';
 import type { SlicePublisher } from './slice-publisher.js';
-import { draOwnedCards, type DeviceOwnerSource, type DeviceOwnerships } from './device-owners.js';
+import { draOwnedCards, type OwnerDecider, type OwnerDecisions } from './device-owners.js';
 import { isManufacturer } from '../contracts/index.js';
 import type { SliceCard } from '../dra/index.js';
 
@@ -31,7 +31,7 @@ export interface AgentOptions {
    * Who owns each manufacturer's cards on this node (docs/architecture.md#device-owner), asked before every slice
    * publish; without it DRA owns every card.
    */
-  readonly deviceOwners?: DeviceOwnerSource | undefined;
+  readonly ownerDecider?: OwnerDecider | undefined;
   readonly intervalMs: number;
   readonly logger: Logger;
   readonly clock?: () => Date;
@@ -54,7 +54,7 @@ export interface AgentState {
   lastSliceError?: string;
   sliceWrites: number;
   /** The last owner decision per manufacturer with cards (/healthz shows it). */
-  deviceOwners?: DeviceOwnerships;
+  ownerDecisions?: OwnerDecisions;
 }
 
 export type CycleResult = PublishResult;
@@ -113,18 +113,18 @@ async function ownedCards(
   cards: readonly SliceCard[],
   keep: ReadonlySet<string>,
 ): Promise<{ cards: readonly SliceCard[]; keep: ReadonlySet<string> }> {
-  if (options.deviceOwners === undefined) return { cards, keep };
+  if (options.ownerDecider === undefined) return { cards, keep };
   const manufacturers = [...cards.map((c) => c.manufacturer as string), ...keep].filter(isManufacturer);
-  const owners = await options.deviceOwners.decide(manufacturers);
+  const owners = await options.ownerDecider.decide(manufacturers);
   for (const [mfr, decision] of owners) {
-    const before = state.deviceOwners?.get(mfr);
+    const before = state.ownerDecisions?.get(mfr);
     if (before?.owner === decision.owner && before.pending === decision.pending && before.wanted === decision.wanted)
       continue;
     const fields = { manufacturer: mfr, ...decision, previous: before?.owner ?? null };
     if (decision.pending !== undefined) options.logger.warn(fields, 'device owner change waits');
     else options.logger.info(fields, 'device owner');
   }
-  state.deviceOwners = owners;
+  state.ownerDecisions = owners;
   return draOwnedCards(cards, keep, owners);
 }
 
@@ -271,7 +271,7 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
       writes: state.writes,
       lastSliceError: state.lastSliceError ?? null,
       sliceWrites: state.sliceWrites,
-      deviceOwners: state.deviceOwners ? Object.fromEntries(state.deviceOwners) : null,
+      deviceOwners: state.ownerDecisions ? Object.fromEntries(state.ownerDecisions) : null,
       ...more?.fields,
     };
     res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));

@@ -17,15 +17,15 @@ import {
   wantedOwner,
   type CardHolders,
   type DeviceOwner,
-  type DeviceOwnership,
+  type OwnerDecision,
 } from '../dra/index.js';
 import { GPUSTACK_API_VERSION, SCHEDULING_CHAIN_NAME, type ManufacturerName, type Settings } from '../k8s/index.js';
 
-export type DeviceOwnerships = ReadonlyMap<ManufacturerName, DeviceOwnership>;
+export type OwnerDecisions = ReadonlyMap<ManufacturerName, OwnerDecision>;
 
-export interface DeviceOwnerSource {
+export interface OwnerDecider {
   /** The decision for each of `manufacturers` on this node now; rejects when the Node cannot be read. */
-  decide(manufacturers: Iterable<ManufacturerName>): Promise<DeviceOwnerships>;
+  decide(manufacturers: Iterable<ManufacturerName>): Promise<OwnerDecisions>;
 }
 
 const CHAIN_SETTINGS_PATH = `/apis/${GPUSTACK_API_VERSION}/chainsettings/${SCHEDULING_CHAIN_NAME}`;
@@ -40,11 +40,11 @@ interface NodeStatus {
  * decided per manufacturer is remembered, so the holders are asked only while a change is due;
  * after a restart nothing is remembered and they are asked once.
  */
-export function apiDeviceOwnerSource(
+export function apiOwnerDecider(
   api: KubeApi,
   node: string,
   onSettingsProblem: (message: string) => void = () => {},
-): DeviceOwnerSource {
+): OwnerDecider {
   const last = new Map<ManufacturerName, DeviceOwner>();
   let settings: Settings | undefined;
   let reported: string | undefined;
@@ -86,7 +86,7 @@ export function apiDeviceOwnerSource(
       const object = (await api.get(`/api/v1/nodes/${encodeURIComponent(node)}`)) as NodeStatus | undefined;
       if (object === undefined) throw new Error(`node ${node} not found: its device owners are read from its status`);
       const current = await readSettings();
-      const out = new Map<ManufacturerName, DeviceOwnership>();
+      const out = new Map<ManufacturerName, OwnerDecision>();
       for (const mfr of [...new Set(manufacturers)].sort()) {
         const setting = deviceOwnerSettingOf(current, mfr);
         const resource = deviceResourceOf(current, mfr);
@@ -114,7 +114,7 @@ export function apiDeviceOwnerSource(
 export function draOwnedCards(
   cards: readonly SliceCard[],
   keep: ReadonlySet<string>,
-  owners: DeviceOwnerships,
+  owners: OwnerDecisions,
 ): { cards: readonly SliceCard[]; keep: ReadonlySet<string> } {
   const owner = (mfr: string) => owners.get(mfr as ManufacturerName);
   return {

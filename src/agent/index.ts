@@ -42,4 +42,4 @@ export {
   type AgentRecorder,
   type PublishResult,
 } from './metrics.js';
-export { apiDeviceOwnerSource, draOwnedCards, type DeviceOwnerSource, type DeviceOwnerships } from './device-owners.js';
+export { apiOwnerDecider, draOwnedCards, type OwnerDecider, type OwnerDecisions } from './device-owners.js';

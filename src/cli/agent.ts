@@ -20,10 +20,10 @@ import {
   type Publisher,
   type PublishMode,
   type SlicePublisher,
-  apiDeviceOwnerSource,
+  apiOwnerDecider,
   draOwnedCards,
-  type DeviceOwnerSource,
-  type DeviceOwnerships,
+  type OwnerDecider,
+  type OwnerDecisions,
 } from '../agent/index.js';
 import { isManufacturer } from '../contracts/index.js';
 import { desiredSlices } from '../dra/index.js';
@@ -121,7 +121,7 @@ async function sliceApi(
   node: string | undefined,
   kubeconfig: string | undefined,
   logger: Logger,
-): Promise<{ publisher: SlicePublisher; owners: DeviceOwnerSource } | undefined> {
+): Promise<{ publisher: SlicePublisher; owners: OwnerDecider } | undefined> {
   if (node === undefined || node === '') {
     logger.warn({}, 'no --node (or $NODE_NAME): ResourceSlices are not published');
     return undefined;
@@ -133,7 +133,7 @@ async function sliceApi(
     logger.warn({ err: (error as Error).message }, 'no API server: ResourceSlices are not published');
     return undefined;
   }
-  const owners = apiDeviceOwnerSource(sliceApi, node, (message) => logger.warn({ problem: message }, 'device owners'));
+  const owners = apiOwnerDecider(sliceApi, node, (message) => logger.warn({ problem: message }, 'device owners'));
   return { publisher: resourceSlicePublisher(sliceApi, node), owners };
 }
 
@@ -179,7 +179,7 @@ export async function agentCommand(args: string[]): Promise<void> {
         : nodeFeaturePublisher(api, node as string, namespace);
   const slices = await sliceApi(api, node, values.kubeconfig, logger);
   const slicePublisher = slices?.publisher;
-  const deviceOwners = slices?.owners;
+  const ownerDecider = slices?.owners;
   const state = createAgentState();
   const metrics = createAgentMetrics({ defaultMetrics: true });
   const health = await startHealthServer(state, {
@@ -200,7 +200,7 @@ export async function agentCommand(args: string[]): Promise<void> {
   );
   await runAgent(
     state,
-    { detect: detectNow, publisher, slicePublisher, deviceOwners, intervalMs, logger, recorder: metrics },
+    { detect: detectNow, publisher, slicePublisher, ownerDecider, intervalMs, logger, recorder: metrics },
     stop.signal,
   );
   await plugins?.close();
@@ -245,13 +245,13 @@ function detectText(result: DetectResult, labels: Record<string, string>): strin
 async function deviceOwnersOf(
   raw: DetectResult,
   kubeconfig: string | undefined,
-): Promise<{ owners?: DeviceOwnerships; report: unknown }> {
+): Promise<{ owners?: OwnerDecisions; report: unknown }> {
   const node = process.env['NODE_NAME'];
   if (node === undefined || node === '')
     return { report: { error: "NODE_NAME is not set: the owners are the node's" } };
   const manufacturers = [...sliceCardsOf(raw).map((c) => c.manufacturer), ...failedManufacturers(raw)];
   try {
-    const source = apiDeviceOwnerSource(createKubeApi(await loadKubeConfig(kubeconfig)), node);
+    const source = apiOwnerDecider(createKubeApi(await loadKubeConfig(kubeconfig)), node);
     const owners = await source.decide(manufacturers.filter(isManufacturer));
     return { owners, report: Object.fromEntries(owners) };
   } catch (error) {
@@ -266,7 +266,7 @@ async function deviceOwnersOf(
  * Without `$NODE_NAME` the slices cannot be named: `resourceSlices` then says so instead of
  * inventing a node.
  */
-function resourceSlicesOf(raw: DetectResult, owners: DeviceOwnerships | undefined): unknown {
+function resourceSlicesOf(raw: DetectResult, owners: OwnerDecisions | undefined): unknown {
   const node = process.env['NODE_NAME'];
   const detected = { cards: sliceCardsOf(raw), keep: failedManufacturers(raw) };
   const { cards, keep } = owners === undefined ? detected : draOwnedCards(detected.cards, detected.keep, owners);

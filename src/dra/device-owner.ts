@@ -13,6 +13,12 @@ import { SYSTEM_DOMAIN } from '../nodefeature/index.js';
 import type { DeviceTaint } from './device-health.js';
 import { driverName } from './constants.js';
 
+/**
+ * Who owns a manufacturer's cards on a node: `DRA` or `DevicePlugin`. The names around it:
+ * `DeviceOwnerSetting` is what the settings say (these two or `Auto`), `OwnerWish` what the settings
+ * and the Node want, `OwnerDecision` what the agent decided (owner, wish, and why a change waits),
+ * `OwnerDecisions` those per manufacturer, and the agent's `OwnerDecider` makes them.
+ */
 export type DeviceOwner = Exclude<DeviceOwnerSetting, 'Auto'>;
 
 /** Devices of a card DRA is handing over to the device plugin: no new claim lands on them. */
@@ -26,7 +32,7 @@ export interface OwnerWish {
 }
 
 /** The decision for one manufacturer on one node, as the agent logs it and `detect -o json` prints it. */
-export interface DeviceOwnership {
+export interface OwnerDecision {
   /** Who hands out the cards now: `DRA` publishes them in ResourceSlices, `DevicePlugin` withholds them. */
   readonly owner: DeviceOwner;
   /** Who the settings and the Node say should (differs from `owner` only while `pending`). */
@@ -84,7 +90,7 @@ export function decideOwnership(
   resource: string,
   wish: OwnerWish,
   holders: CardHolders,
-): DeviceOwnership {
+): OwnerDecision {
   const base = { wanted: wish.owner, setting, resource, reason: wish.reason };
   if (wish.owner === 'DevicePlugin' && holders.claims > 0) {
     const claims = `${holders.claims} ResourceClaim${holders.claims === 1 ? ' holds' : 's hold'} cards here`;

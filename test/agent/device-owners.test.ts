@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  apiDeviceOwnerSource,
+  apiOwnerDecider,
   createAgentState,
   runCycle,
   type Labels,
@@ -60,10 +60,10 @@ function heldClaim(pool = NODE): unknown {
   };
 }
 
-describe('apiDeviceOwnerSource', () => {
+describe('apiOwnerDecider', () => {
   it('DRA owns the cards of a node that advertises nothing; the device plugin those of a node that advertises <base>', async () => {
     const fake = ownerApi();
-    const source = apiDeviceOwnerSource(fake.api, NODE);
+    const source = apiOwnerDecider(fake.api, NODE);
     expect((await source.decide(['nvidia'])).get('nvidia')?.owner).toBe('DRA');
     fake.allocatable = { 'nvidia.com/gpu': '4' };
     const decision = (await source.decide(['nvidia', 'amd'])).get('nvidia');
@@ -78,7 +78,7 @@ describe('apiDeviceOwnerSource', () => {
 
   it('asks for the holders only while a change of owner is due, and waits while claims hold cards', async () => {
     const fake = ownerApi();
-    const source = apiDeviceOwnerSource(fake.api, NODE);
+    const source = apiOwnerDecider(fake.api, NODE);
     await source.decide(['nvidia']);
     // After a start nothing is remembered: this node's Pods are asked once.
     expect(fake.calls).toEqual([`get nodes`, `get chainsettings`, `list pods fieldSelector=spec.nodeName=${NODE}`]);
@@ -121,7 +121,7 @@ describe('apiDeviceOwnerSource', () => {
   it("follows the settings' override and device resource, and takes Auto when the ChainSettings cannot be read", async () => {
     const fake = ownerApi();
     const problems: string[] = [];
-    const source = apiDeviceOwnerSource(fake.api, NODE, (message) => problems.push(message));
+    const source = apiOwnerDecider(fake.api, NODE, (message) => problems.push(message));
     fake.allocatable = { 'nvidia.com/gpu': '4', 'example.com/mi': '2' };
     fake.chainSettings = {
       spec: {
@@ -154,7 +154,7 @@ describe('apiDeviceOwnerSource', () => {
       'forbidden',
     );
     const seen: string[] = [];
-    const fresh = apiDeviceOwnerSource(denied.api, NODE, (message) => seen.push(message));
+    const fresh = apiOwnerDecider(denied.api, NODE, (message) => seen.push(message));
     expect((await fresh.decide(['nvidia'])).get('nvidia')?.owner).toBe('DevicePlugin');
     expect(seen).toEqual(['ChainSettings default not readable (403); deviceOwners taken as Auto']);
   });
@@ -193,7 +193,7 @@ describe('the agent cycle publishes only the cards DRA owns', () => {
       detect: () => Promise.resolve(detection([h100(0), h100(1), mi300x(0)], { ascend: 'InitFailed' })),
       publisher: labelPublisher(),
       slicePublisher: slices,
-      deviceOwners: apiDeviceOwnerSource(fake.api, NODE),
+      ownerDecider: apiOwnerDecider(fake.api, NODE),
       intervalMs: 60_000,
       logger,
     };
@@ -224,8 +224,8 @@ describe('the agent cycle publishes only the cards DRA owns', () => {
     await runCycle(state, options);
     expect(slices.calls.at(-1)?.cards.map((c) => `${c.manufacturer}-${c.index}`)).toEqual(['amd-0']);
     expect([...(slices.calls.at(-1)?.keep ?? [])]).toEqual([]);
-    expect(state.deviceOwners?.get('nvidia')?.owner).toBe('DevicePlugin');
-    expect(state.deviceOwners?.get('ascend')?.owner).toBe('DevicePlugin');
+    expect(state.ownerDecisions?.get('nvidia')?.owner).toBe('DevicePlugin');
+    expect(state.ownerDecisions?.get('ascend')?.owner).toBe('DevicePlugin');
     const changes = logger.entries.filter((e) => e.message === 'device owner');
     expect(
       changes.map((e) => [(e.fields as { manufacturer: string }).manufacturer, (e.fields as { owner: string }).owner]),
@@ -250,7 +250,7 @@ describe('the agent cycle publishes only the cards DRA owns', () => {
       detect: () => Promise.resolve(detection([h100(0)])),
       publisher: labelPublisher(),
       slicePublisher: slices,
-      deviceOwners: apiDeviceOwnerSource(api, NODE),
+      ownerDecider: apiOwnerDecider(api, NODE),
       intervalMs: 60_000,
       logger: recordingLogger(),
     });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { apiDeviceOwnerSource, resourceSlicePublisher } from '../../src/agent/index.js';
+import { apiOwnerDecider, resourceSlicePublisher } from '../../src/agent/index.js';
 import type { SliceCard } from '../../src/dra/index.js';
 import { recordingApi } from '../agent/fake-slice-api.js';
 
@@ -60,7 +60,7 @@ describe('agent RBAC ↔ the ResourceSlice publisher', () => {
           ? api.get(path).then(() => ({ spec: { deviceOwners: { nvidia: 'DevicePlugin' } } }))
           : api.get(path),
     };
-    await apiDeviceOwnerSource(withSettings, 'n').decide(['nvidia', 'amd']);
+    await apiOwnerDecider(withSettings, 'n').decide(['nvidia', 'amd']);
     const used = new Set(api.calls.map((c) => c.join(' ')));
     expect([...used].sort()).toEqual([
       'get  nodes',
