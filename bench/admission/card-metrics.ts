@@ -13,7 +13,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import { createAdmissionMetrics } from '../../src/admission/index.js';
-import { slimResourceClaim, slimResourceSlice } from '../../src/admission/slim.js';
+import { slimResourceClaim, slimResourceSlice } from '../../src/admission/store-fields.js';
 import {
   ReceivedResourceClaimSchema,
   ReceivedResourceSliceSchema,

@@ -46,7 +46,7 @@ export {
   objectKey,
   type WatchedResource,
 } from './resources.js';
-export type { ReceivedSchedulingChain } from './received.js';
+export type { ReceivedSchedulingChain } from './received-chain.js';
 export { SettingsTracker } from './settings.js';
 export { TaintRuleWatch } from './taint-rules.js';
 export {

@@ -30,8 +30,8 @@ import {
   slimResourceFlavor,
   slimResourceSlice,
   slimWorkload,
-} from './slim.js';
-import { ReceivedSchedulingChainSchema, type ReceivedSchedulingChain } from './received.js';
+} from './store-fields.js';
+import { ReceivedSchedulingChainSchema, type ReceivedSchedulingChain } from './received-chain.js';
 import {
   ReceivedResourceFlavorSchema,
   PodSchema,
@@ -50,7 +50,7 @@ export interface WatchedResource<T extends KubeObject> {
   /** Collection path, may carry a field selector. */
   readonly path: string;
   readonly schema: z.ZodType<T>;
-  /** What the store keeps of a parsed object (`slim.ts`): the fields the checker reads. */
+  /** What the store keeps of a parsed object (`store-fields.ts`): the fields the checker reads. */
   readonly slim: (object: T) => T;
 }
 

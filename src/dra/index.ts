@@ -4,7 +4,7 @@ export * from './constants.js';
 export * from './device-classes.js';
 export * from './ledger.js';
 export * from './pool-devices.js';
-export * from './received.js';
+export * from './received-resource-objects.js';
 export * from './requests.js';
 export * from './resource-slice.js';
 export * from './slices.js';

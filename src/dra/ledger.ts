@@ -25,7 +25,7 @@ import type {
   ReceivedRequestPolicy,
   ReceivedResourceClaim,
   ReceivedResourceSlice,
-} from './received.js';
+} from './received-resource-objects.js';
 
 /** How one capacity of a shared device is handed out, in numbers (bytes for memory). */
 export interface CapacityRule {

@@ -8,7 +8,7 @@
 import { parseQuantity, type ManufacturerName } from '../k8s/index.js';
 import { isManufacturer } from '../contracts/index.js';
 import { DEVICE_CLASS_PREFIX, driverName } from './constants.js';
-import type { ReceivedResourceClaimTemplate } from './received.js';
+import type { ReceivedResourceClaimTemplate } from './received-resource-objects.js';
 
 /** Which of our cards a DeviceClass name selects. */
 export interface DeviceClassTarget {

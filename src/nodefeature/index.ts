@@ -1,6 +1,6 @@
 /** @module src/nodefeature: the pure label algebra of the scheduling chain (docs/architecture.md#label-algebra). */
 export * from './constants.js';
-export * from './per-manufacturer.js';
+export * from './derived-from-manufacturer.js';
 export * from './names.js';
 export * from './memory.js';
 export * from './fnv.js';

@@ -22,7 +22,7 @@ import {
 } from './constants.js';
 import { deriveDeviceLabels } from './derived-labels.js';
 import { acceleratorKeyManufacturer, constructGeneralKey, generalKeyManufacturer } from './keys.js';
-import { coresPercentagePerCard } from './per-manufacturer.js';
+import { coresPercentagePerCard } from './derived-from-manufacturer.js';
 import { readMemoryLabel } from './memory.js';
 import { extractAcceleratorKeys, readCount, readCpuCores } from './node-facts.js';
 

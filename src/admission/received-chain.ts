@@ -1,7 +1,7 @@
 /**
- * @module The checker's own readings of our kinds, narrower than src/k8s's: only the fields it
- * decides or annotates with, so an object that breaks a rule it does not read still counts.
- * Apart from resources.ts (what is watched) and slim.ts (what the store keeps), which both need them.
+ * @module The checker's reading of the SchedulingChain, narrower than src/k8s's: its settings only,
+ * so a chain whose status breaks a rule the checker does not read still counts. Apart from
+ * resources.ts (what is watched) and store-fields.ts (what the store keeps), which both need it.
  * (The InstanceType's reading is src/dra's `ReceivedInstanceTypeSchema`: `cards` reads it too.)
  */
 import { z } from 'zod';
