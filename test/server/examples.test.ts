@@ -3,6 +3,7 @@
  * 200 whose body passes the strict response schema. The examples also stay in step with `render`
  * of `examples/clusters/reference-4-node.yaml`, so what the README promises is what the server says.
  */
+import { DEFAULT_PORT } from '../../src/cli/serve.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parse } from 'yaml';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -152,11 +153,7 @@ describe('examples/hooks', () => {
 
   it('lists a curl line for every example in the README, on the port serve listens on by default', () => {
     const readme = readFileSync(`${EXAMPLES_DIR}README.md`, 'utf8');
-    // Read, not imported: importing src/cli/main.ts runs the CLI.
-    const port = /export const DEFAULT_PORT = (\d+);/.exec(
-      readFileSync(new URL('../../src/cli/main.ts', import.meta.url), 'utf8'),
-    )?.[1];
-    expect(port).toBeDefined();
+    const port = DEFAULT_PORT;
     for (const { route, file } of EXAMPLE_ROUTES) {
       expect(readme).toContain(
         `curl -s -H 'content-type: application/json' -d @examples/hooks/${file} localhost:${port}${route}`,
