@@ -6,6 +6,7 @@ import { MANUFACTURER_NAMES, detectIsolated, type DetectResult, type Manufacture
 import {
   PUBLISH_MODES,
   createAgentState,
+  detectionStaleAfterMs,
   featureFilePublisher,
   labelsFromDetection,
   nodeFeaturePublisher,
@@ -96,8 +97,8 @@ async function kubeletPlugins(
     // mount): the DaemonSet mounts the host's /dev at /dev, and a container's /sys is the host's.
     hostRoot: '',
     readClaim: (namespace, name) => api.get(resourceClaimPath(namespace, name)),
-    // Health is sent after every detection; three missed ones (as /healthz) make it unknown.
-    healthTimeoutSeconds: Math.ceil((3 * intervalMs + 30_000) / 1000),
+    // Health is sent after every detection; as many missed as /healthz allows make it unknown.
+    healthTimeoutSeconds: Math.ceil(detectionStaleAfterMs(intervalMs) / 1000),
     logger,
   });
 }
