@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.e2e.test.ts'],
-    globalSetup: ['test/native/global-setup.ts', 'test/e2e/support/global-setup.ts'],
+    globalSetup: ['test/native/global-setup.ts', 'harness/e2e/global-setup.ts'],
     fileParallelism: false,
     pool: 'forks',
     testTimeout: 300_000,

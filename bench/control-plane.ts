@@ -21,12 +21,12 @@ import { parse } from 'yaml';
 
 import type { Node } from '../src/k8s/index.js';
 import { renderChain, type RenderedObject } from '../src/render/index.js';
-import { sleep, waitFor, type KubeClient, type KubeObject } from '../test/e2e/support/apply.js';
-import { diffObjects, idOf, ourManifests } from '../test/e2e/support/chain.js';
-import { ensureCrds } from '../test/e2e/support/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from '../test/e2e/support/control-plane.js';
-import { startHookProxy } from '../test/e2e/support/hook-proxy.js';
-import { freePorts, startProcess, type ManagedProcess } from '../test/e2e/support/processes.js';
+import { sleep, waitFor, type KubeClient, type KubeObject } from '../harness/e2e/apply.js';
+import { diffObjects, idOf, ourManifests } from '../harness/e2e/chain.js';
+import { ensureCrds } from '../harness/e2e/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from '../harness/e2e/control-plane.js';
+import { startHookProxy } from '../harness/e2e/hook-proxy.js';
+import { freePorts, startProcess, type ManagedProcess } from '../harness/e2e/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from './child.js';
 import { cardLabelPatch, generateNodes } from './cluster-nodes.js';
 import {

@@ -25,10 +25,10 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 
-import { sleep, waitFor, type KubeClient } from '../test/e2e/support/apply.js';
-import { ensureComponents } from '../test/e2e/support/components.js';
-import { DRA_CONTROLLERS, startControlPlane, type ControlPlane } from '../test/e2e/support/control-plane.js';
-import { assertRunning, freePorts, startProcess, type ManagedProcess } from '../test/e2e/support/processes.js';
+import { sleep, waitFor, type KubeClient } from '../harness/e2e/apply.js';
+import { ensureComponents } from '../harness/e2e/components.js';
+import { DRA_CONTROLLERS, startControlPlane, type ControlPlane } from '../harness/e2e/control-plane.js';
+import { assertRunning, freePorts, startProcess, type ManagedProcess } from '../harness/e2e/processes.js';
 import { BENCH_DIR } from './child.js';
 import { bindStats, cpuAt, parseBinds, type Bind, type CpuSample } from './dra-binds.js';
 import {

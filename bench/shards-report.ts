@@ -349,7 +349,7 @@ function main(): void {
       ' with nothing else running (the load average at the start of each run is beside it; 2 cores). Everything else as in the bench:cluster section above.' +
       (argument('remark') ? ` ${argument('remark')}` : '') +
       ' Largest request = the largest body any hook received in a change, as recorded by a pass-through proxy between Metacontroller and our server' +
-      " (test/e2e/support/hook-proxy.ts): the median over the changes and the largest of all; bytes per change = Σ over routes of calls × that route's largest request (an upper bound).",
+      " (harness/e2e/hook-proxy.ts): the median over the changes and the largest of all; bytes per change = Σ over routes of calls × that route's largest request (an upper bound).",
     '',
     `**Targets** (the after run; issue 27):`,
     '',
@@ -393,7 +393,7 @@ function main(): void {
     '![largest hook request per change against Nodes, measured and modelled](results/shards-scale.svg)',
     '',
     `Reproduce: \`npm run bench:cluster -- --metacontroller-workers 20 --nodes 500,2000,5000,10000 --out before.json\` on a checkout before shards (with this` +
-      ' bench/control-plane.ts and test/e2e/support/hook-proxy.ts), the same with `--out after.json` on this one, then' +
+      ' bench/control-plane.ts and harness/e2e/hook-proxy.ts), the same with `--out after.json` on this one, then' +
       ' `npx tsx bench/shards-report.ts --before before.json --after after.json` (writes this section and `bench/results/shards-scale.svg`).' +
       ` This section: \`npx tsx bench/shards-report.ts --before ${path.relative(path.dirname(BENCH_DIR), beforePath)} --after ${path.relative(path.dirname(BENCH_DIR), afterPath)}\`.`,
     END,

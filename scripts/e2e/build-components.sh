@@ -7,7 +7,7 @@
 # --cached-only builds nothing: components not cached are reported as failed.
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler kubectl metacontroller kueue
 # helm (default: all of these), and kubelet, containerd and runc (only when named: the node-side DRA
-# scenario). Each lands in
+# scenario), and prometheus (only when named: the dashboard scenario). Each lands in
 #   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
 # with the binary in bin/, build.log, build-seconds and component.json. A component
 # whose binary is already cached is skipped without touching the network, so a second
@@ -28,6 +28,10 @@
 #   E2E_CONTAINERD_VERSION      github.com/containerd/containerd/v2 (containerd, its runc shim, ctr)
 #   E2E_RUNC_VERSION            github.com/opencontainers/runc (cgo: needs gcc, the static glibc,
 #                               pkg-config and apt-get/dpkg-deb for libseccomp-dev, unpacked only)
+#   E2E_PROMETHEUS_VERSION      the Debian package `prometheus` of that version, downloaded and
+#                               unpacked (apt-get download + dpkg-deb -x: nothing installed, no
+#                               service started); a real Prometheus, not built from Go (the module
+#                               is large and needs its web UI assets generated)
 #   E2E_HELM_VERSION            helm.sh/helm/v4 (command helm.sh/helm/v4/cmd/helm; the e2e
 #                               suite lints, renders and installs charts/gpustack-operator)
 #
@@ -88,6 +92,8 @@ HELM_VERSION=${E2E_HELM_VERSION:-v4.3.2}
 CONTAINERD_VERSION=${E2E_CONTAINERD_VERSION:-v2.4.2}
 # The runc containerd v2.4.2 is tested with (its script/setup/runc-version).
 RUNC_VERSION=${E2E_RUNC_VERSION:-v1.5.2}
+# Debian 12's (bookworm) Prometheus 2.42.0.
+PROMETHEUS_VERSION=${E2E_PROMETHEUS_VERSION:-2.42.0+ds-5+deb12u1}
 
 CACHE=${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}
 WORK="$CACHE/.work"
@@ -100,7 +106,7 @@ for arg in "$@"; do
     --json) json=1 ;;
     --cached-only) cached_only=1 ;;
     -h|--help) sed -n '2,/^set -euo pipefail/{/^#/p}' "$0"; exit 0 ;;
-    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|containerd|runc|metacontroller|kueue|helm) want+=("$arg") ;;
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|containerd|runc|metacontroller|kueue|helm|prometheus) want+=("$arg") ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -119,6 +125,7 @@ version_of() {
     helm) echo "$HELM_VERSION" ;;
     containerd) echo "$CONTAINERD_VERSION" ;;
     runc) echo "$RUNC_VERSION" ;;
+    prometheus) echo "$PROMETHEUS_VERSION" ;;
   esac
 }
 
@@ -126,9 +133,6 @@ dir_of() { echo "$CACHE/$1-$(version_of "$1")"; }
 bin_of() { echo "$(dir_of "$1")/bin/$1"; }
 
 mkdir -p "$CACHE" "$WORK"
-# One builder at a time (parallel test workers may all ask for the binaries).
-exec 9>"$CACHE/.lock"
-flock 9
 
 # Go settings: the default GOPATH/GOMODCACHE so the module cache is shared; static,
 # reproducible binaries; module graph updated as needed in the scratch modules.
@@ -405,6 +409,22 @@ EOF
   echo "github.com/opencontainers/runc@$v"
 }
 
+# Prometheus from the distribution's package, unpacked only (like libseccomp-dev for runc above).
+build_prometheus() {
+  local v=$PROMETHEUS_VERSION d="$WORK/prometheus-$PROMETHEUS_VERSION"
+  rm -rf "$d"
+  mkdir -p "$d/root"
+  if ! (cd "$d" && apt-get download "prometheus=$v" >&2) && ! { [[ $(id -u) -eq 0 ]] && apt-get update >&2 && (cd "$d" && apt-get download "prometheus=$v" >&2); }; then
+    echo "prometheus: could not download the package prometheus=$v (apt-get download, after apt-get update as root)" >&2
+    return 1
+  fi
+  local deb
+  deb=$(ls "$d"/prometheus_*.deb)
+  dpkg-deb -x "$deb" "$d/root"
+  cp "$d/root/usr/bin/prometheus" "$1"
+  echo "debian package prometheus=$v sha256:$(sha256sum "$deb" | cut -d' ' -f1)"
+}
+
 # Kueue's own Helm chart (the e2e suite merges our configuration into its values and renders it).
 copy_kueue_chart() { # module dir
   local dest
@@ -433,6 +453,14 @@ build_one() {
   v=$(version_of "$c")
   d=$(dir_of "$c")
   bin=$(bin_of "$c")
+  # One builder per component and version (parallel test workers, or CI's two lanes building side
+  # by side, may ask for the same binary); --cached-only only reads, so it never waits.
+  if [[ $cached_only -eq 0 ]]; then
+    mkdir -p "$CACHE"
+    local lock
+    exec {lock}>"$d.lock"
+    flock "$lock"
+  fi
   if [[ -x "$bin" && -f "$d/component.json" ]]; then
     log "$c $v: cached ($bin)"
     # A Kueue cached before its chart was kept: fetch the chart alone.
@@ -460,6 +488,7 @@ build_one() {
     helm) module=$(set -e; build_helm "$tmp" 2>"$d/build.log") ;;
     containerd) module=$(set -e; build_containerd "$tmp" 2>"$d/build.log") ;;
     runc) module=$(set -e; build_runc "$tmp" 2>"$d/build.log") ;;
+    prometheus) module=$(set -e; build_prometheus "$tmp" 2>"$d/build.log") ;;
   esac
   rc=$?
   set -e

@@ -20,10 +20,10 @@ import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/api-clien
 import type { DetectResult, Device } from '../../native/index.js';
 import { recordingLogger } from '../agent/support.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
-import { waitFor, type KubeClient } from './support/apply.js';
-import { createNode } from './support/chain.js';
-import { startControlPlane, type ControlPlane } from './support/control-plane.js';
-import { nvidiaMachine, startAgentProcess } from './support/agent.js';
+import { waitFor, type KubeClient } from '../../harness/e2e/apply.js';
+import { createNode } from '../../harness/e2e/chain.js';
+import { startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { nvidiaMachine, startAgentProcess } from '../../harness/e2e/agent.js';
 
 /** The midpoint of the jitter: the retry delay unvaried. */
 const NO_JITTER = (): number => 0.5;

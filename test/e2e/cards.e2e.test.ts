@@ -16,19 +16,19 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseQuantity } from '../../src/k8s/index.js';
-import { attributeOf, nvidiaMachine, startFakeAgent, waitPool, type SliceDevice } from './support/agent.js';
-import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
-import { installOurManifests } from './support/chain.js';
-import { describeComponents, ensureComponents } from './support/components.js';
+import { attributeOf, nvidiaMachine, startFakeAgent, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
+import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { installOurManifests } from '../../harness/e2e/chain.js';
+import { describeComponents, ensureComponents } from '../../harness/e2e/components.js';
 import {
   DRA_CONTROLLERS,
   planeComponents,
   startControlPlane,
   startMetacontroller,
   type ControlPlane,
-} from './support/control-plane.js';
-import { CLI, startHookServer } from './support/hook-server.js';
-import { freePorts, startProcess } from './support/processes.js';
+} from '../../harness/e2e/control-plane.js';
+import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
+import { freePorts, startProcess } from '../../harness/e2e/processes.js';
 import {
   RESOURCE_API,
   createReadyNode,
@@ -36,8 +36,8 @@ import {
   pod,
   waitBound,
   type ResourceClaim,
-} from './support/scheduling.js';
-import { log } from './support/log.js';
+} from '../../harness/e2e/scheduling.js';
+import { log } from '../../harness/e2e/log.js';
 
 const NVIDIA = 'nvidia.gpustack.ai';
 const TEAM_B = 'team-b';

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { renderChain } from '../../src/render/index.js';
-import { converge, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
+import { converge, waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import {
   createNode,
   diffAgainstRender,
@@ -18,12 +18,12 @@ import {
   exampleNodes,
   installOurManifests,
   readLiveChain,
-} from './support/chain.js';
-import { describeComponents, ensureCrds } from './support/components.js';
-import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { nvidiaMachine, startAgentProcess } from './support/agent.js';
-import { startHookServer, type HookServer } from './support/hook-server.js';
-import { log } from './support/log.js';
+} from '../../harness/e2e/chain.js';
+import { describeComponents, ensureCrds } from '../../harness/e2e/components.js';
+import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { nvidiaMachine, startAgentProcess } from '../../harness/e2e/agent.js';
+import { startHookServer, type HookServer } from '../../harness/e2e/hook-server.js';
+import { log } from '../../harness/e2e/log.js';
 import { makeInstanceType } from '../builders/gpustack.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';

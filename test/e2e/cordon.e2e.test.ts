@@ -16,20 +16,20 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB, type FakeMachine } from '../native/fake-machine.js';
-import { attributeOf, startFakeAgent, waitPool, type SliceDevice } from './support/agent.js';
-import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
-import { installOurManifests } from './support/chain.js';
-import { describeComponents } from './support/components.js';
+import { attributeOf, startFakeAgent, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
+import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { installOurManifests } from '../../harness/e2e/chain.js';
+import { describeComponents } from '../../harness/e2e/components.js';
 import {
   DRA_CONTROLLERS,
   planeComponents,
   startControlPlane,
   startMetacontroller,
   type ControlPlane,
-} from './support/control-plane.js';
-import { CLI, startHookServer } from './support/hook-server.js';
-import { startKueue, type Kueue } from './support/kueue.js';
-import { freePorts, startProcess } from './support/processes.js';
+} from '../../harness/e2e/control-plane.js';
+import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
+import { startKueue, type Kueue } from '../../harness/e2e/kueue.js';
+import { freePorts, startProcess } from '../../harness/e2e/processes.js';
 import {
   RESOURCE_API,
   allocated,
@@ -39,9 +39,9 @@ import {
   pod,
   waitBound,
   waitUnschedulable,
-} from './support/scheduling.js';
-import { describeWorkload, waitWorkload } from './support/workloads.js';
-import { log } from './support/log.js';
+} from '../../harness/e2e/scheduling.js';
+import { describeWorkload, waitWorkload } from '../../harness/e2e/workloads.js';
+import { log } from '../../harness/e2e/log.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
 
 const run = promisify(execFile);

@@ -10,10 +10,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { OWNER_TAINT_KEY, buildDeviceClasses } from '../../src/dra/index.js';
-import { nvidiaMachine, poolOf, startFakeAgent, waitPool, type FakeAgent, type SliceDevice } from './support/agent.js';
-import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
-import { describeComponents } from './support/components.js';
-import { DRA_CONTROLLERS, planeComponents, startControlPlane, type ControlPlane } from './support/control-plane.js';
+import { nvidiaMachine, poolOf, startFakeAgent, waitPool, type FakeAgent, type SliceDevice } from '../../harness/e2e/agent.js';
+import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { describeComponents } from '../../harness/e2e/components.js';
+import { DRA_CONTROLLERS, planeComponents, startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import {
   RESOURCE_API,
   allocated,
@@ -23,8 +23,8 @@ import {
   pod,
   waitBound,
   waitUnschedulable,
-} from './support/scheduling.js';
-import { log } from './support/log.js';
+} from '../../harness/e2e/scheduling.js';
+import { log } from '../../harness/e2e/log.js';
 
 const NAMESPACE = 'default';
 const NVIDIA = 'nvidia.gpustack.ai';

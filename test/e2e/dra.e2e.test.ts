@@ -15,20 +15,20 @@ import { DEFAULT_KUEUE_MINOR, DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } 
 import { CREDITS_PER_CARD, localQueueName } from '../../src/nodefeature/index.js';
 import { MANUFACTURERS } from '../../src/contracts/index.js';
 import { MiB, type FakeFields, type FakeMachine } from '../native/fake-machine.js';
-import { attributeOf, poolOf, startFakeAgent, waitPool, type FakeAgent, type SliceDevice } from './support/agent.js';
-import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
-import { installOurManifests } from './support/chain.js';
-import { describeComponents } from './support/components.js';
+import { attributeOf, poolOf, startFakeAgent, waitPool, type FakeAgent, type SliceDevice } from '../../harness/e2e/agent.js';
+import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { installOurManifests } from '../../harness/e2e/chain.js';
+import { describeComponents } from '../../harness/e2e/components.js';
 import {
   DRA_CONTROLLERS,
   planeComponents,
   startControlPlane,
   startMetacontroller,
   type ControlPlane,
-} from './support/control-plane.js';
-import { CLI, startHookServer } from './support/hook-server.js';
-import { KUEUE_API, startKueue, type Kueue } from './support/kueue.js';
-import { freePorts, startProcess } from './support/processes.js';
+} from '../../harness/e2e/control-plane.js';
+import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
+import { KUEUE_API, startKueue, type Kueue } from '../../harness/e2e/kueue.js';
+import { freePorts, startProcess } from '../../harness/e2e/processes.js';
 import {
   RESOURCE_API,
   allocated,
@@ -41,9 +41,9 @@ import {
   waitUnschedulable,
   type Pod,
   type ResourceClaim,
-} from './support/scheduling.js';
-import { conditionOf, describeWorkload, waitWorkload, workloadOfJob, type Workload } from './support/workloads.js';
-import { log } from './support/log.js';
+} from '../../harness/e2e/scheduling.js';
+import { conditionOf, describeWorkload, waitWorkload, workloadOfJob, type Workload } from '../../harness/e2e/workloads.js';
+import { log } from '../../harness/e2e/log.js';
 
 const NAMESPACE = 'default';
 const CHECK = 'gpustack-node-devices';

@@ -16,10 +16,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 
 import { kustomizeBuild, type KustomizeImage } from '../support/kustomize.js';
-import { parseManifests, waitFor, type KubeClient, type KubeObject } from './support/apply.js';
-import { createNode, diffAgainstRender, exampleNodes, readLiveChain, subsetDiff } from './support/chain.js';
-import { describeComponents, ensureComponents, ensureCrds } from './support/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
+import { parseManifests, waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { createNode, diffAgainstRender, exampleNodes, readLiveChain, subsetDiff } from '../../harness/e2e/chain.js';
+import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import {
   CHART,
   HELM_LABELS,
@@ -35,9 +35,9 @@ import {
   serviceMonitorCrd,
   withoutHelmLabels,
   type Helm,
-} from './support/helm.js';
-import { CLI, startHookServer, type HookServer } from './support/hook-server.js';
-import { log } from './support/log.js';
+} from '../../harness/e2e/helm.js';
+import { CLI, startHookServer, type HookServer } from '../../harness/e2e/hook-server.js';
+import { log } from '../../harness/e2e/log.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';

@@ -30,12 +30,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
-import { nvidiaMachine } from './support/agent.js';
-import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
-import { diffAgainstRender, readLiveChain } from './support/chain.js';
-import { describeComponents, ensureComponents, ensureCrds } from './support/components.js';
-import { DRA_CONTROLLERS, startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { CHART, createHelm, metacontrollerCrdsWithV4Fields, NAMESPACE, RELEASE, type Helm } from './support/helm.js';
+import { nvidiaMachine } from '../../harness/e2e/agent.js';
+import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { diffAgainstRender, readLiveChain } from '../../harness/e2e/chain.js';
+import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
+import { DRA_CONTROLLERS, startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { CHART, createHelm, metacontrollerCrdsWithV4Fields, NAMESPACE, RELEASE, type Helm } from '../../harness/e2e/helm.js';
 import {
   createPodNetwork,
   CNI_BIN_DIR,
@@ -47,8 +47,8 @@ import {
   type Forwarder,
   type ImageRecord,
   type PodNetwork,
-} from './support/image.js';
-import { log } from './support/log.js';
+} from '../../harness/e2e/image.js';
+import { log } from '../../harness/e2e/log.js';
 import {
   buildPauseImage,
   startContainerd,
@@ -56,8 +56,8 @@ import {
   unmountUnder,
   type Containerd,
   type Kubelet,
-} from './support/node.js';
-import { assertPrerequisite, skipScenario } from './support/skip.js';
+} from '../../harness/e2e/node.js';
+import { assertPrerequisite, skipScenario } from '../../harness/e2e/skip.js';
 
 const NODE = 'e2e-image';
 const WORKLOADS_NS = 'image-claims';

@@ -17,11 +17,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildDeviceClasses } from '../../src/dra/index.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
-import { waitFor, type KubeObject } from './support/apply.js';
-import { describeComponents, ensureComponents } from './support/components.js';
-import { startControlPlane, type ControlPlane } from './support/control-plane.js';
-import { nvidiaMachine } from './support/agent.js';
-import { CLI } from './support/hook-server.js';
+import { waitFor, type KubeObject } from '../../harness/e2e/apply.js';
+import { describeComponents, ensureComponents } from '../../harness/e2e/components.js';
+import { startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { nvidiaMachine } from '../../harness/e2e/agent.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
 import {
   buildPauseImage,
   PAUSE_IMAGE,
@@ -30,9 +30,9 @@ import {
   unmountUnder,
   type Containerd,
   type Kubelet,
-} from './support/node.js';
-import { freePorts, startProcess, type ManagedProcess } from './support/processes.js';
-import { assertPrerequisite, skipScenario } from './support/skip.js';
+} from '../../harness/e2e/node.js';
+import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
+import { assertPrerequisite, skipScenario } from '../../harness/e2e/skip.js';
 
 const NODE = 'e2e-kubelet';
 /** One H200 for the fake NVML. */

@@ -16,8 +16,8 @@ import {
   type ReceivedResourceSlice,
 } from '../../src/dra/index.js';
 import { allocatedClaim, nodePool } from '../dra/builders.js';
-import { startControlPlane, type ControlPlane } from './support/control-plane.js';
-import { CLI } from './support/hook-server.js';
+import { startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
 
 const RESOURCE = '/apis/resource.k8s.io/v1';
 let plane: ControlPlane | undefined;

@@ -10,12 +10,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Node } from '../../src/k8s/index.js';
 import { renderChain } from '../../src/render/index.js';
-import { waitFor, type KubeClient, type KubeObject } from './support/apply.js';
-import { createNode, exampleNodes, installOurManifests, registerNode } from './support/chain.js';
-import { describeComponents, ensureCrds } from './support/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { startHookServer } from './support/hook-server.js';
-import { log } from './support/log.js';
+import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { createNode, exampleNodes, installOurManifests, registerNode } from '../../harness/e2e/chain.js';
+import { describeComponents, ensureCrds } from '../../harness/e2e/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { startHookServer } from '../../harness/e2e/hook-server.js';
+import { log } from '../../harness/e2e/log.js';
 
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
 const NODE_PROFILE = 'gpustack-node-profile';

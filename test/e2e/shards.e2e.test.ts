@@ -9,13 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Node, SchedulingChain } from '../../src/k8s/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
-import { converge, type KubeClient, type KubeObject } from './support/apply.js';
-import { createNode, diffAgainstRender, exampleNodes, installOurManifests, readLiveChain } from './support/chain.js';
-import { ensureCrds } from './support/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from './support/control-plane.js';
-import { startHookProxy, type HookProxy } from './support/hook-proxy.js';
-import { startHookServer } from './support/hook-server.js';
-import { log } from './support/log.js';
+import { converge, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
+import { createNode, diffAgainstRender, exampleNodes, installOurManifests, readLiveChain } from '../../harness/e2e/chain.js';
+import { ensureCrds } from '../../harness/e2e/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { startHookProxy, type HookProxy } from '../../harness/e2e/hook-proxy.js';
+import { startHookServer } from '../../harness/e2e/hook-server.js';
+import { log } from '../../harness/e2e/log.js';
 
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
 const CONVERGE_MS = 120_000;

@@ -16,7 +16,7 @@ const CHART_ONLY = [
   '_helpers.tpl',
   'cards-cli-rbac.yaml',
   'grafana-dashboard.yaml',
-  'servicemonitor.yaml',
+  'monitors.yaml',
 ];
 /** manifests/ files with no template: Helm installs into the release namespace (--create-namespace). */
 const MANIFESTS_ONLY = ['namespace.yaml'];

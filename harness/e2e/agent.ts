@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import type { ManufacturerName } from '../../../src/k8s/index.js';
+import type { ManufacturerName } from '../../src/k8s/index.js';
 import {
   FAKE_LIBRARIES,
   MiB,
@@ -12,7 +12,7 @@ import {
   libraryVariable,
   machineFile,
   type FakeMachine,
-} from '../../native/fake-machine.js';
+} from '../../test/native/fake-machine.js';
 import { waitFor, type KubeClient, type KubeObject } from './apply.js';
 import type { ControlPlane } from './control-plane.js';
 import { CLI } from './hook-server.js';

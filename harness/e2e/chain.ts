@@ -5,8 +5,8 @@ import path from 'node:path';
 
 import { parse } from 'yaml';
 
-import { NodeSchema, type Node, type SchedulingChain } from '../../../src/k8s/index.js';
-import { renderChain, type RenderedObject } from '../../../src/render/index.js';
+import { NodeSchema, type Node, type SchedulingChain } from '../../src/k8s/index.js';
+import { renderChain, type RenderedObject } from '../../src/render/index.js';
 import { parseManifests, type KubeClient, type KubeObject } from './apply.js';
 import { REPO_ROOT } from './components.js';
 

@@ -21,7 +21,7 @@ import path from 'node:path';
 
 import { stringify } from 'yaml';
 
-import { parseQuantity } from '../../../src/k8s/index.js';
+import { parseQuantity } from '../../src/k8s/index.js';
 import { KubeError, parseManifests, sleep, waitFor, type KubeClient, type KubeObject } from './apply.js';
 import { ensureComponents, type Component } from './components.js';
 import type { ControlPlane, Stoppable } from './control-plane.js';
