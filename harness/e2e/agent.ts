@@ -60,7 +60,12 @@ export interface FakeAgent {
  * Starts `gpustack-operator agent` for `node` on the fake libraries of the machine's
  * manufacturers, every other manufacturer's library pointed at a missing file.
  */
-export async function startFakeAgent(plane: ControlPlane, node: string, machine: FakeMachine): Promise<FakeAgent> {
+export async function startFakeAgent(
+  plane: ControlPlane,
+  node: string,
+  machine: FakeMachine,
+  options: { healthPort?: number } = {},
+): Promise<FakeAgent> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `gpustack-e2e-agent-${node}-`));
   const manufacturers = Object.keys(machine.devices ?? {}) as ManufacturerName[];
   const setMachine = (next: FakeMachine): void => {
@@ -74,12 +79,19 @@ export async function startFakeAgent(plane: ControlPlane, node: string, machine:
       return [libraryVariable(mfr), library];
     }),
   );
-  const { process: proc } = await startAgentProcess(plane, `agent-${node}`, node, manufacturers, {
-    ...libraries,
-    GPUSTACK_FAKE_DEVICES: path.join(dir, 'devices.txt'),
-    // No host sysfs: NUMA nodes come from the fake files only.
-    GPUSTACK_SYSFS_ROOT: dir,
-  });
+  const { process: proc } = await startAgentProcess(
+    plane,
+    `agent-${node}`,
+    node,
+    manufacturers,
+    {
+      ...libraries,
+      GPUSTACK_FAKE_DEVICES: path.join(dir, 'devices.txt'),
+      // No host sysfs: NUMA nodes come from the fake files only.
+      GPUSTACK_SYSFS_ROOT: dir,
+    },
+    options.healthPort,
+  );
   const agent: FakeAgent = {
     node,
     process: proc,
@@ -104,8 +116,10 @@ export async function startAgentProcess(
   node: string,
   manufacturers: readonly string[],
   env: Readonly<Record<string, string>>,
+  /** The port of /healthz, /readyz and /metrics; a free one by default. */
+  port?: number,
 ): Promise<{ process: ManagedProcess; healthPort: number }> {
-  const [healthPort] = (await freePorts(1)) as [number];
+  const healthPort = port ?? ((await freePorts(1)) as [number])[0];
   const agent = startProcess(
     label,
     process.execPath,

@@ -3,7 +3,7 @@
 //
 // Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
 // KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, METACONTROLLER, KUEUE, HELM,
-// KUBELET, CONTAINERD, RUNC) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS; the
+// KUBELET, CONTAINERD, RUNC, PROMETHEUS) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS; the
 // version of a prebuilt binary is what it reports about itself. E2E_NO_BUILD=1 never builds: a
 // component that is not cached is then reported as missing.
 import { spawnSync } from 'node:child_process';
@@ -27,6 +27,8 @@ export const COMPONENT_NAMES = [
   'kubelet',
   'containerd',
   'runc',
+  // The dashboard scenario's Prometheus (the distribution's package, unpacked).
+  'prometheus',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 

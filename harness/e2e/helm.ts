@@ -157,12 +157,13 @@ export function firstContainer(o: KubeObject): { args: string[]; image: string; 
 
 /**
  * Metacontroller's CRDs as the API server should know them for our controllers. The Go module proxy
- * serves Metacontroller 1.5.20 only (see build-components.sh), whose CRDs predate two fields of
- * the v4 line the chart (like manifests/) sets: `hooks.<hook>.version` and a DecoratorController's
- * `resources[].ignoreStatusChanges`. helm applies server-side with strict field validation, so
- * those CRDs would refuse the chart; this adds the two fields to their schema (nothing else, and
- * nothing when a CRD already has them, e.g. v4 CRDs given with E2E_METACONTROLLER_CRDS).
- * Metacontroller 1.5.20 itself ignores both fields: it sends v1 hook bodies, which the server reads.
+ * serves Metacontroller 1.5.20 only (see build-components.sh), whose CRDs predate fields of the v4
+ * line the chart (like manifests/) sets: `hooks.<hook>.version`, a DecoratorController's
+ * `resources[].ignoreStatusChanges` and the webhooks' `caBundle`, `authorization`, `clientTLS`.
+ * helm applies server-side with strict field validation, so those CRDs would refuse the chart;
+ * this adds those fields to their schema (nothing else, and nothing when a CRD already has them,
+ * e.g. v4 CRDs given with E2E_METACONTROLLER_CRDS). Metacontroller 1.5.20 itself ignores them: it
+ * sends v1 hook bodies, which the server reads, to the URL as given, with no CA and no token.
  */
 export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObject[]; added: string[] } {
   const added: string[] = [];
@@ -176,6 +177,14 @@ export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObj
           hook.properties['version'] = { type: 'string', enum: ['v1', 'v2'] };
           added.push(`${crd.metadata.name} hooks.${hookName}.version`);
         }
+        // The hooks' credentials (v4.16+): 1.x ignores them and calls the URL as given (the e2e
+        // points it at a plain-HTTP server), but helm's strict apply refuses unknown fields.
+        const webhook = hook.properties?.['webhook'];
+        for (const field of ['caBundle', 'authorization', 'clientTLS'])
+          if (webhook?.properties && !webhook.properties[field]) {
+            webhook.properties[field] = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+            added.push(`${crd.metadata.name} hooks.${hookName}.webhook.${field}`);
+          }
       }
       const resource = spec?.properties?.['resources']?.items;
       if (resource?.properties && !resource.properties['ignoreStatusChanges']) {
@@ -191,17 +200,19 @@ export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObj
 interface Schema {
   type?: string;
   enum?: string[];
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
   properties?: Record<string, Schema>;
   items?: Schema;
 }
 
 /**
- * The ServiceMonitor CRD of prometheus-operator (monitoring.coreos.com/v1), from its module in the
- * Go module cache (downloaded through the module proxy on first use), or E2E_SERVICEMONITOR_CRD.
+ * The ServiceMonitor and PodMonitor CRDs of prometheus-operator (monitoring.coreos.com/v1), from its
+ * module in the Go module cache (downloaded through the module proxy on first use), or the files
+ * E2E_SERVICEMONITOR_CRD and E2E_PODMONITOR_CRD.
  */
-export function serviceMonitorCrd(): { file: string; source: string } {
-  const given = process.env.E2E_SERVICEMONITOR_CRD;
-  if (given) return { file: path.resolve(given), source: given };
+export function monitorCrds(): { files: string[]; source: string } {
+  const given = [process.env.E2E_SERVICEMONITOR_CRD, process.env.E2E_PODMONITOR_CRD];
+  if (given[0] && given[1]) return { files: given.map((f) => path.resolve(f as string)), source: given.join(', ') };
   const version = process.env.E2E_PROMETHEUS_OPERATOR_VERSION ?? 'v0.85.0';
   const module = `github.com/prometheus-operator/prometheus-operator@${version}`;
   const result = spawnSync('go', ['mod', 'download', '-json', module], {
@@ -212,7 +223,9 @@ export function serviceMonitorCrd(): { file: string; source: string } {
   if (result.error) throw result.error;
   const info = JSON.parse(result.stdout || '{}') as { Dir?: string; Error?: string };
   if (!info.Dir) throw new Error(`go mod download ${module}: ${info.Error ?? result.stderr}`);
-  const file = path.join(info.Dir, 'example', 'prometheus-operator-crd', 'monitoring.coreos.com_servicemonitors.yaml');
-  if (!existsSync(file)) throw new Error(`${module} has no ${file}`);
-  return { file, source: module };
+  const files = ['servicemonitors', 'podmonitors'].map((kind) =>
+    path.join(info.Dir as string, 'example', 'prometheus-operator-crd', `monitoring.coreos.com_${kind}.yaml`),
+  );
+  for (const file of files) if (!existsSync(file)) throw new Error(`${module} has no ${file}`);
+  return { files, source: module };
 }

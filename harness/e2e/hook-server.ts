@@ -20,8 +20,9 @@ export interface HookServer extends Stoppable {
 
 export const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
 
-export async function startHookServer(logsDir: string): Promise<HookServer> {
-  const [port] = (await freePorts(1)) as [number];
+/** `options.port`: where the chart's Pod serves (the dashboard scenario scrapes it there); a free port by default. */
+export async function startHookServer(logsDir: string, options: { port?: number } = {}): Promise<HookServer> {
+  const port = options.port ?? ((await freePorts(1)) as [number])[0];
   const url = `http://127.0.0.1:${port}`;
   let current: ManagedProcess | undefined;
   let starts = 0;

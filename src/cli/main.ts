@@ -15,7 +15,7 @@ import { UsageError } from './errors.js';
 import { parseDuration, parseLogLevel, parseNamespace, parsePort } from './flags.js';
 import { canonicalize, parseQuantity, rfc3339Seconds } from '../k8s/index.js';
 import { InputError, parseChain, parseNodes, readInput } from './render-input.js';
-import { runServer } from '../server/index.js';
+import { CredentialError, checkCredentialFiles, runServer, type CredentialFiles } from '../server/index.js';
 import { renderChain } from '../render/index.js';
 
 /**
@@ -34,6 +34,14 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
                                above); default (container memory limit - 256Mi) / 6, 2Gi assumed
                                without a limit
              --drain-timeout 20s  on SIGTERM, time for requests in flight before connections close
+             [--tls-cert FILE --tls-key FILE] serve the hooks over HTTPS (PEM; read again when
+                               they change, so a rotated Secret needs no restart)
+             [--token-file FILE] callers must send Authorization: Bearer <its content>
+             [--client-ca FILE] callers must present a client certificate this CA signed
+                               (either: anyone else gets 401; needs --metrics-port)
+             [--metrics-port N] /healthz, /readyz, /metrics there (plain HTTP, no credentials)
+                               and only the hooks on --port
+             --reload-interval 10s  how often the credential files are read for a change
              [--admission] also run the admission checker in this process (its flags as below)
 `,
   render: `  render     Print the labels and Kueue objects the chain derives from a node dump
@@ -108,6 +116,28 @@ function parseByteSize(text: string, flag: string): number {
   return Math.floor(bytes);
 }
 
+/** The credential files of `serve`, checked to go together (a key needs its certificate). */
+function serveCredentials(values: Record<string, string | boolean | undefined>): CredentialFiles {
+  const file = (flag: string): string | undefined => {
+    const value = values[flag];
+    if (value === '') throw new UsageError(`--${flag}: empty; name a file`);
+    return typeof value === 'string' ? value : undefined;
+  };
+  const files: CredentialFiles = {
+    certFile: file('tls-cert'),
+    keyFile: file('tls-key'),
+    clientCaFile: file('client-ca'),
+    tokenFile: file('token-file'),
+  };
+  try {
+    checkCredentialFiles(files);
+  } catch (error) {
+    if (error instanceof CredentialError) throw new UsageError(error.message);
+    throw error;
+  }
+  return files;
+}
+
 async function serveCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -118,6 +148,12 @@ async function serveCommand(args: string[]): Promise<void> {
       'max-inflight-bytes': { type: 'string' },
       'drain-timeout': { type: 'string', default: '20s' },
       'log-level': { type: 'string', default: 'info' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'client-ca': { type: 'string' },
+      'token-file': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'reload-interval': { type: 'string', default: '10s' },
       admission: { type: 'boolean', default: false },
       ...ADMISSION_FLAGS,
     },
@@ -128,6 +164,13 @@ async function serveCommand(args: string[]): Promise<void> {
   const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
   const drainTimeoutMs = parseDuration(values['drain-timeout'], '--drain-timeout');
   const logLevel = parseLogLevel(values['log-level']);
+  const credentials = serveCredentials(values);
+  const metricsPort = values['metrics-port'];
+  const healthPort = metricsPort === undefined ? undefined : parsePort(metricsPort, '--metrics-port');
+  if ((credentials.tokenFile ?? credentials.clientCaFile) !== undefined && healthPort === undefined)
+    throw new UsageError(
+      '--token-file and --client-ca need --metrics-port: probes and Prometheus reach /healthz and /metrics there without credentials',
+    );
   // Loaded on demand, like the agent: a plain `serve` never loads the Kubernetes client.
   const admission = values.admission
     ? await (
@@ -148,6 +191,9 @@ async function serveCommand(args: string[]): Promise<void> {
       maxInflightBytes,
       drainTimeoutMs,
       logLevel,
+      credentials,
+      healthPort,
+      credentialsPollMs: parseDuration(values['reload-interval'], '--reload-interval', { minMs: 100 }),
     });
   } finally {
     await admission?.stop();

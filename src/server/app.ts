@@ -7,6 +7,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, pathPastDepth, rfc3339Seconds } from '../k8s/index.js';
+import { refusal, type CallerRequirements } from './credentials.js';
 import { errorBody, schemaErrorBody, statusOf, tooDeepErrorBody, type ErrorBody, type ErrorCode } from './errors.js';
 import { hookTable, type HookDefinition } from './hooks.js';
 import {
@@ -31,6 +32,13 @@ export interface AppOptions {
   readonly metrics?: HookMetrics;
   /** The request time handed to sync functions as `now`. @default the system clock */
   readonly clock?: () => Date;
+  /**
+   * What every caller must show (read on each request: the credentials are reloaded when their
+   * files change); a caller without it gets 401 on every path. @default anyone may call
+   */
+  readonly callers?: () => CallerRequirements;
+  /** Serve /healthz, /readyz and /metrics here too. @default true (false: they have their own port, {@link createServiceApp}) */
+  readonly serviceRoutes?: boolean;
 }
 
 /** An error answer; its code and (bounded) message also go to the call's log line, so a 400 says why. */
@@ -426,7 +434,8 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
     logger.error({ err: { message: error.message, stack: error.stack }, path: c.req.path }, 'unexpected error');
     return sendError(c, 'Internal', errorBody('Internal', 'internal error; see the server log'));
   };
-  addServiceRoutes(app, options.metrics);
+  if (options.callers) app.use('*', callerCheck(options.callers, logger, options.metrics));
+  if (options.serviceRoutes ?? true) addServiceRoutes(app, options.metrics);
   const shared: RouteShared = { logger, gate: new BodyGate(options), internalError };
   const time = new RequestTime(options.clock);
   const processing = new Serial();
@@ -437,6 +446,44 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   }
   app.notFound((c) => sendError(c, 'NotFound', errorBody('NotFound', `no route for ${c.req.method} ${c.req.path}`)));
   app.onError(internalError);
+  return app;
+}
+
+/**
+ * Refuses a caller without the credentials with 401, before anything else is looked at (route,
+ * media type, body): it learns nothing but that it needs them. The connection is closed after the
+ * answer, so an unread body is not waited for.
+ */
+function callerCheck(
+  callers: () => CallerRequirements,
+  logger: Logger,
+  metrics: HookMetrics | undefined,
+): MiddlewareHandler<AppEnv> {
+  return async function checkCaller(c, next) {
+    const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket as
+      (IncomingMessage['socket'] & { authorized?: boolean }) | undefined;
+    const why = refusal(
+      { authorization: c.req.header('authorization'), verifiedClientCertificate: socket?.authorized === true },
+      callers(),
+    );
+    if (why === undefined) return next();
+    metrics?.refused.inc({ reason: why });
+    logger.warn({ path: c.req.path, remoteAddress: socket?.remoteAddress, reason: why }, 'caller refused');
+    c.header('WWW-Authenticate', 'Bearer');
+    c.header('Connection', 'close');
+    return sendError(c, 'Unauthorized', errorBody('Unauthorized', 'credentials required'));
+  };
+}
+
+/**
+ * Health and metrics alone, for their own port (`serve --health-port`): probes and Prometheus
+ * reach them without the hooks' credentials, and nothing of the hooks is served there.
+ * @example const app = createServiceApp(); await app.request('/readyz') // 200
+ */
+export function createServiceApp(metrics?: HookMetrics): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  addServiceRoutes(app, metrics);
+  app.notFound((c) => sendError(c, 'NotFound', errorBody('NotFound', `no route for ${c.req.method} ${c.req.path}`)));
   return app;
 }
 

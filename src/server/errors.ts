@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'BadHookRequest'
   | 'PayloadTooLarge'
   | 'UnsupportedMediaType'
+  | 'Unauthorized'
   | 'NotFound'
   | 'MissingRelated'
   | 'InvalidSettings'
@@ -27,11 +28,13 @@ export interface ErrorBody {
 }
 
 /** The HTTP status of an error code. */
-export function statusOf(code: ErrorCode): 400 | 404 | 413 | 415 | 429 | 500 {
+export function statusOf(code: ErrorCode): 400 | 401 | 404 | 413 | 415 | 429 | 500 {
   switch (code) {
     case 'MalformedJson':
     case 'BadHookRequest':
       return 400;
+    case 'Unauthorized':
+      return 401;
     case 'NotFound':
       return 404;
     case 'PayloadTooLarge':

@@ -1,5 +1,15 @@
 /** @module src/server: the hono hook server (docs/architecture.md#hook-server). */
-export { createApp, type AppOptions } from './app.js';
+export { createApp, createServiceApp, type AppOptions } from './app.js';
+export {
+  CredentialError,
+  checkCredentialFiles,
+  readCredentials,
+  refusal,
+  type Caller,
+  type CallerRequirements,
+  type CredentialFiles,
+  type Credentials,
+} from './credentials.js';
 export * from './limits.js';
 export {
   HOOKS,
@@ -16,8 +26,11 @@ export {
 export { createMetrics, type HookMetrics } from './metrics.js';
 export { errorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 export {
+  applyCredentials,
   createHookServer,
   drainServer,
+  watchCredentials,
+  type CredentialEvents,
   readContainerMemoryLimit,
   runServer,
   startupBanner,

@@ -82,3 +82,9 @@ export const CONNECTIONS_CHECK_INTERVAL_MS = 5_000;
 export const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 /** While draining, connections that went idle after their last answer are closed this often. */
 export const DRAIN_IDLE_SWEEP_MS = 250;
+
+/**
+ * How often `serve` reads its credential files again (a rotated certificate or token): the kubelet
+ * refreshes a mounted Secret within about a minute, so a rotation is in service within ~70 s.
+ */
+export const CREDENTIALS_POLL_MS = 10_000;

@@ -11,6 +11,12 @@ export interface HookMetrics {
   readonly busy: Counter<'controller' | 'hook'>;
   /** Bytes of request bodies being read or processed now. */
   readonly inflight: Gauge;
+  /** Callers refused with 401, by why (no token, wrong token, no client certificate, …). */
+  readonly refused: Counter<'reason'>;
+  /** TLS connections set up: after a certificate rotation, Metacontroller's new ones show here. */
+  readonly handshakes: Counter;
+  /** Readings of changed credential files, put into service (`ok`) or refused (`failed`). */
+  readonly reloads: Counter<'result'>;
 }
 
 /** Hook duration histogram, requests by status code, children emitted by kind (docs/architecture.md#hook-server), and the in-flight budget. */
@@ -46,6 +52,23 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookM
     inflight: new Gauge({
       name: 'gpustack_hook_inflight_bytes',
       help: 'Bytes of hook request bodies being read or processed now (declared Content-Length, or --max-body when unknown).',
+      registers: [registry],
+    }),
+    refused: new Counter({
+      name: 'gpustack_hook_refused_total',
+      help: 'Callers answered 401 because they lacked the credentials (--token-file, --client-ca), by reason.',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    handshakes: new Counter({
+      name: 'gpustack_hook_tls_handshakes_total',
+      help: 'TLS connections set up on the hook port.',
+      registers: [registry],
+    }),
+    reloads: new Counter({
+      name: 'gpustack_hook_credential_reloads_total',
+      help: 'Changed credential files read: put into service (ok) or refused, the last good ones kept (failed).',
+      labelNames: ['result'],
       registers: [registry],
     }),
   };

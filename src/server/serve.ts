@@ -1,18 +1,27 @@
 /** @module Runs the hook server: listens, logs one line per hook call, stops cleanly on SIGTERM/SIGINT. */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createProcessLogger, type LogLevel } from '../runtime/index.js';
-import { createApp } from './app.js';
+import { createApp, createServiceApp } from './app.js';
+import {
+  credentialsChanged,
+  readCredentials,
+  secureContextOptions,
+  type CredentialFiles,
+  type Credentials,
+} from './credentials.js';
 import { hookRoutes } from './hooks.js';
 import {
   ASSUMED_MEMORY_LIMIT_BYTES,
   CONNECTIONS_CHECK_INTERVAL_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
+  CREDENTIALS_POLL_MS,
   DRAIN_IDLE_SWEEP_MS,
   HEADERS_TIMEOUT_MS,
   KEEP_ALIVE_TIMEOUT_MS,
@@ -30,26 +39,109 @@ export interface ServeOptions {
   /** On SIGTERM/SIGINT, how long requests in flight may take before every connection is closed. */
   readonly drainTimeoutMs?: number;
   readonly logLevel?: LogLevel;
+  /** HTTPS, client certificates, bearer token: each file given turns its part on. @default none: plain HTTP, anyone may call */
+  readonly credentials?: CredentialFiles;
+  /** Serve /healthz, /readyz and /metrics on this port (plain HTTP, no credentials) instead of the hook port. */
+  readonly healthPort?: number | undefined;
+  /** How often the credential files are read again for a change. @default {@link CREDENTIALS_POLL_MS} */
+  readonly credentialsPollMs?: number;
 }
 
-/** An HTTP server for `app` with the timeouts of src/server/limits.ts (not Node's defaults). */
-export function createHookServer(app: Pick<Hono, 'fetch'>): Server {
-  return createServer(
+const SERVER_OPTIONS = {
+  keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+  headersTimeout: HEADERS_TIMEOUT_MS,
+  requestTimeout: REQUEST_TIMEOUT_MS,
+  connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+};
+
+/**
+ * An HTTP server for `app` with the timeouts of src/server/limits.ts (not Node's defaults); HTTPS
+ * with the certificate of `credentials` when they hold one, asking for a client certificate when
+ * they hold a client CA (its verdict is judged per request, so a caller without one gets a 401, not
+ * a failed handshake).
+ */
+export function createHookServer(app: Pick<Hono, 'fetch'>, credentials: Credentials = {}): Server | HttpsServer {
+  if (credentials.tls === undefined) return createServer(SERVER_OPTIONS, getRequestListener(app.fetch));
+  return createHttpsServer(
     {
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+      ...SERVER_OPTIONS,
+      ...secureContextOptions(credentials),
+      minVersion: 'TLSv1.2',
+      ...(credentials.tls.ca ? { requestCert: true, rejectUnauthorized: false } : {}),
     },
     getRequestListener(app.fetch),
   );
+}
+
+/** What {@link watchCredentials} reports. */
+export interface CredentialEvents {
+  readonly changed: (credentials: Credentials) => void;
+  readonly failed: (error: Error) => void;
+}
+
+/**
+ * Reads the credential files every `pollMs` and hands a changed reading to `events.changed`; a
+ * reading that fails (a file half-written, a key that does not fit its certificate) goes to
+ * `events.failed` and the last good one stays. Polling, not fs.watch: a Secret volume swaps a
+ * symlink to a new folder, which no watch on the files sees. Returns the stop function.
+ */
+export function watchCredentials(
+  files: CredentialFiles,
+  current: Credentials,
+  pollMs: number,
+  events: CredentialEvents,
+): () => void {
+  let last = current;
+  const timer = setInterval(() => {
+    let next: Credentials;
+    try {
+      next = readCredentials(files);
+    } catch (error) {
+      events.failed(error as Error);
+      return;
+    }
+    if (!credentialsChanged(last, next)) return;
+    try {
+      events.changed(next);
+      last = next;
+    } catch (error) {
+      events.failed(error as Error);
+    }
+  }, pollMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * Puts rotated credentials into service: a new TLS context for the connections that open from now
+ * on (a request in flight finishes on its own, nothing is dropped), the new token for the requests
+ * from now on.
+ * Throws, keeping the old ones, when the certificate and key do not fit together.
+ */
+export function applyCredentials(
+  server: Server | HttpsServer,
+  next: Credentials,
+  hold: { current: Credentials },
+): void {
+  if (next.tls !== undefined && 'setSecureContext' in server) {
+    server.setSecureContext(secureContextOptions(next));
+    // Idle keep-alive connections still speak the old handshake: closed, so that the clients'
+    // next calls verify the new certificate (Go retries a request on a connection the server
+    // closed while idle). Requests in flight finish on theirs.
+    server.closeIdleConnections();
+  }
+  hold.current = next;
 }
 
 /**
  * Stops `server`: no new connections, idle ones closed now and as they go idle, requests in flight
  * given `drainTimeoutMs` to finish, then every connection closed. Resolves once all are closed.
  */
-export function drainServer(server: Server, drainTimeoutMs: number, onTimeout: () => void = () => {}): Promise<void> {
+export function drainServer(
+  server: Server | HttpsServer,
+  drainTimeoutMs: number,
+  onTimeout: () => void = () => {},
+): Promise<void> {
   return new Promise((resolve) => {
     const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_IDLE_SWEEP_MS);
     const deadline = setTimeout(() => {
@@ -108,16 +200,20 @@ function urlHost(address: string, family: string): string {
  * `::`) that, and a URL that reaches the server from this machine (the loopback address).
  * @example startupBanner({ address: '0.0.0.0', family: 'IPv4', port: 8090 }).split('\n')[0] // 'gpustack-operator hook server listening on 0.0.0.0:8090 (every interface); from this machine: http://127.0.0.1:8090'
  */
-export function startupBanner({ address, family, port }: AddressInfo): string {
+export function startupBanner(
+  { address, family, port }: AddressInfo,
+  served: { readonly tls?: boolean; readonly healthPort?: number | undefined } = {},
+): string {
   const everywhere = address === '0.0.0.0' || address === '::';
   const local = everywhere ? (family === 'IPv6' ? '::1' : '127.0.0.1') : address;
-  const base = `http://${urlHost(local, family)}:${port}`;
+  const base = `${served.tls ? 'https' : 'http'}://${urlHost(local, family)}:${port}`;
+  const service = served.healthPort === undefined ? '' : ` on http://${urlHost(local, family)}:${served.healthPort}`;
   return [
     everywhere
       ? `gpustack-operator hook server listening on ${urlHost(address, family)}:${port} (every interface); from this machine: ${base}`
       : `gpustack-operator hook server on ${base}`,
     ...hookRoutes().map((r) => `  POST ${r}`),
-    '  GET  /healthz  /readyz  /metrics',
+    `  GET  /healthz  /readyz  /metrics${service}`,
     'try:',
     `  curl -s -H 'content-type: application/json' -d @examples/hooks/scheduling-chain.sync.json ${base}/hooks/scheduling-chain/sync`,
     '',
@@ -130,7 +226,19 @@ export function runServer(options: ServeOptions): Promise<void> {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const memory = readContainerMemoryLimit();
   const maxInflightBytes = options.maxInflightBytes ?? inflightBudgetFor(memory?.bytes ?? ASSUMED_MEMORY_LIMIT_BYTES);
-  const app = createApp({ logger, metrics: createMetrics({ defaultMetrics: true }), maxBodyBytes, maxInflightBytes });
+  const files = options.credentials ?? {};
+  const hold = { current: readCredentials(files) };
+  const clientCertificate = files.clientCaFile !== undefined;
+  const checked = clientCertificate || files.tokenFile !== undefined;
+  const metrics = createMetrics({ defaultMetrics: true });
+  const app = createApp({
+    logger,
+    metrics,
+    maxBodyBytes,
+    maxInflightBytes,
+    serviceRoutes: options.healthPort === undefined,
+    ...(checked ? { callers: () => ({ tokenDigest: hold.current.tokenDigest, clientCertificate }) } : {}),
+  });
   const limits = {
     maxBodyBytes,
     maxInflightBytes,
@@ -142,10 +250,30 @@ export function runServer(options: ServeOptions): Promise<void> {
   };
   if (maxBodyBytes > maxInflightBytes)
     logger.warn(limits, 'a body over the in-flight budget is served only while no other is in flight');
+  if (hold.current.tls === undefined && options.host !== '127.0.0.1' && options.host !== '::1')
+    logger.warn(
+      { host: options.host },
+      'hooks served over plain HTTP: anyone who can answer at the hook URL decides what Metacontroller writes (--tls-cert, --tls-key)',
+    );
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-  const server = createHookServer(app);
+  const server = createHookServer(app, hold.current);
+  const health = options.healthPort === undefined ? undefined : createHookServer(createServiceApp(metrics));
+  const stopWatching = watchCredentials(files, hold.current, options.credentialsPollMs ?? CREDENTIALS_POLL_MS, {
+    changed: (next) => {
+      applyCredentials(server, next, hold);
+      metrics.reloads.inc({ result: 'ok' });
+      logger.info({ files }, 'credentials reloaded: new connections use them');
+    },
+    failed: (error) => {
+      metrics.reloads.inc({ result: 'failed' });
+      logger.warn({ err: { message: error.message } }, 'credentials not reloaded; the last good ones stay');
+    },
+  });
+  server.on('secureConnection', () => metrics.handshakes.inc());
   return new Promise((resolve, reject) => {
     server.on('error', reject);
+    health?.on('error', reject);
+    health?.listen(options.healthPort, options.host);
     server.listen(options.port, options.host, () => {
       const address = server.address() as AddressInfo;
       const { port } = address;
@@ -159,13 +287,22 @@ export function runServer(options: ServeOptions): Promise<void> {
           headersTimeoutMs: server.headersTimeout,
           requestTimeoutMs: server.requestTimeout,
           drainTimeoutMs,
+          tls: hold.current.tls !== undefined,
+          clientCertificate,
+          bearerToken: files.tokenFile !== undefined,
+          ...(options.healthPort !== undefined ? { healthPort: options.healthPort } : {}),
         },
         'hook server listening',
       );
-      process.stdout.write(startupBanner(address));
+      process.stdout.write(
+        startupBanner(address, { tls: hold.current.tls !== undefined, healthPort: options.healthPort }),
+      );
     });
     const stop = (signal: string) => {
       logger.info({ signal, drainTimeoutMs }, 'shutting down: no new connections, finishing the requests in flight');
+      stopWatching();
+      health?.close();
+      health?.closeAllConnections();
       void drainServer(server, drainTimeoutMs, () =>
         logger.warn({ drainTimeoutMs }, 'drain timeout: closing the connections still open'),
       ).then(resolve);

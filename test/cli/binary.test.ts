@@ -374,9 +374,36 @@ describe.concurrent('gpustack-operator serve: connections and shutdown', () => {
     CLI_TIMEOUT_MS,
   );
 
+  it(
+    'exits 1 naming the file when a credential file cannot be read',
+    async () => {
+      const run = await cli(
+        'serve',
+        '--port',
+        '0',
+        '--tls-cert',
+        '/nonexistent/tls.crt',
+        '--tls-key',
+        '/nonexistent/tls.key',
+      );
+
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/\/nonexistent\/tls\.crt: --tls-cert cannot be read/);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
   it.each([
     { args: ['--max-inflight-bytes', 'lots'], error: /--max-inflight-bytes: "lots" is not a size such as 256Mi/ },
     { args: ['--drain-timeout', 'soon'], error: /--drain-timeout: "soon" is not a duration such as 20s/ },
+    // Credentials a caller must show, without a port where probes and Prometheus need none.
+    { args: ['--token-file', '/x/token'], error: /--token-file and --client-ca need --metrics-port/ },
+    { args: ['--tls-key', '/x/tls.key'], error: /--tls-cert and --tls-key go together/ },
+    { args: ['--client-ca', '/x/ca.crt'], error: /--client-ca needs --tls-cert and --tls-key/ },
+    {
+      args: ['--metrics-port', '0', '--reload-interval', 'often'],
+      error: /--reload-interval: "often" is not a duration of at least 0.1s/,
+    },
   ])(
     'exits 2 with the usage for $args',
     async ({ args, error }) => {

@@ -10,10 +10,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { OWNER_TAINT_KEY, buildDeviceClasses } from '../../src/dra/index.js';
-import { nvidiaMachine, poolOf, startFakeAgent, waitPool, type FakeAgent, type SliceDevice } from '../../harness/e2e/agent.js';
+import {
+  nvidiaMachine,
+  poolOf,
+  startFakeAgent,
+  waitPool,
+  type FakeAgent,
+  type SliceDevice,
+} from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { describeComponents } from '../../harness/e2e/components.js';
-import { DRA_CONTROLLERS, planeComponents, startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import {
+  DRA_CONTROLLERS,
+  planeComponents,
+  startControlPlane,
+  type ControlPlane,
+} from '../../harness/e2e/control-plane.js';
 import {
   RESOURCE_API,
   allocated,

@@ -15,7 +15,14 @@ import { DEFAULT_KUEUE_MINOR, DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } 
 import { CREDITS_PER_CARD, localQueueName } from '../../src/nodefeature/index.js';
 import { MANUFACTURERS } from '../../src/contracts/index.js';
 import { MiB, type FakeFields, type FakeMachine } from '../native/fake-machine.js';
-import { attributeOf, poolOf, startFakeAgent, waitPool, type FakeAgent, type SliceDevice } from '../../harness/e2e/agent.js';
+import {
+  attributeOf,
+  poolOf,
+  startFakeAgent,
+  waitPool,
+  type FakeAgent,
+  type SliceDevice,
+} from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { installOurManifests } from '../../harness/e2e/chain.js';
 import { describeComponents } from '../../harness/e2e/components.js';
@@ -42,7 +49,13 @@ import {
   type Pod,
   type ResourceClaim,
 } from '../../harness/e2e/scheduling.js';
-import { conditionOf, describeWorkload, waitWorkload, workloadOfJob, type Workload } from '../../harness/e2e/workloads.js';
+import {
+  conditionOf,
+  describeWorkload,
+  waitWorkload,
+  workloadOfJob,
+  type Workload,
+} from '../../harness/e2e/workloads.js';
 import { log } from '../../harness/e2e/log.js';
 
 const NAMESPACE = 'default';

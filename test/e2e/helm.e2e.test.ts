@@ -32,12 +32,13 @@ import {
   imagesById,
   metacontrollerCrdsWithV4Fields,
   objectId,
-  serviceMonitorCrd,
+  monitorCrds,
   withoutHelmLabels,
   type Helm,
 } from '../../harness/e2e/helm.js';
 import { CLI, startHookServer, type HookServer } from '../../harness/e2e/hook-server.js';
 import { log } from '../../harness/e2e/log.js';
+import { monitorTargets } from '../../harness/e2e/monitors.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
@@ -49,7 +50,18 @@ const CHECKER = [
   'v1 ServiceAccount gpustack-system/gpustack-admission',
   'rbac.authorization.k8s.io/v1 ClusterRole gpustack-admission',
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding gpustack-admission',
+  'networking.k8s.io/v1 NetworkPolicy gpustack-system/gpustack-admission',
 ];
+/**
+ * What the chart makes that the kustomization leaves to the user (docs/install.md#hook-credentials):
+ * the hooks' CA, serving certificate and token, random per render.
+ */
+const CHART_MADE = [
+  'v1 Secret gpustack-system/gpustack-operator-hooks-ca',
+  'v1 Secret gpustack-system/gpustack-operator-hooks-tls',
+  'v1 Secret gpustack-system/gpustack-operator-hooks-token',
+];
+const isChartMade = (o: KubeObject): boolean => CHART_MADE.includes(objectId(o));
 
 let helm: Helm;
 let failed = false;
@@ -88,6 +100,15 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
       ['--set', 'admission.enabled=false', '--set', 'server.podDisruptionBudget.enabled=false'],
       ['--set', 'serviceMonitor.enabled=true', '--set', 'agent.publish=feature-file', '--set', 'logLevel=debug'],
       ['--set', 'grafanaDashboard.enabled=true', '--set', 'cardsCli.enabled=true'],
+      ['--set', 'hooks.tls.source=cert-manager', '--set', 'hooks.auth.clientCertificate=true'],
+      [
+        '--set',
+        'hooks.tls.enabled=false',
+        '--set',
+        'hooks.auth.bearerToken=false',
+        '--set',
+        'networkPolicy.enabled=false',
+      ],
     ]) {
       const out = helm.run(['lint', '--strict', CHART, ...values]);
       expect(out, values.join(' ')).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -98,8 +119,11 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     const fromKustomize = kustomized();
     expect(fromKustomize.filter(isNamespace).map(objectId)).toEqual([`v1 Namespace ${NAMESPACE}`]);
     const rendered = helm.template();
+    expect(rendered.filter(isChartMade).map(objectId).sort()).toEqual(CHART_MADE);
     // Parsed objects, not text: Helm's standard labels are the only difference allowed.
-    expect(byId(rendered.map(withoutHelmLabels))).toEqual(byId(fromKustomize.filter((o) => !isNamespace(o))));
+    expect(byId(rendered.filter((o) => !isChartMade(o)).map(withoutHelmLabels))).toEqual(
+      byId(fromKustomize.filter((o) => !isNamespace(o))),
+    );
     for (const object of rendered.filter((o) => o.kind !== 'CustomResourceDefinition'))
       expect(Object.keys(object.metadata.labels ?? {}), objectId(object)).toEqual(
         expect.arrayContaining([...HELM_LABELS]),
@@ -129,7 +153,9 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     const edited = kustomized([
       { name: 'gpustack-operator', newName: 'my-registry/gpustack-operator', newTag: '1.2.3' },
     ]);
-    expect(byId(rendered.map(withoutHelmLabels))).toEqual(byId(edited.filter((o) => !isNamespace(o))));
+    expect(byId(rendered.filter((o) => !isChartMade(o)).map(withoutHelmLabels))).toEqual(
+      byId(edited.filter((o) => !isNamespace(o))),
+    );
   });
 
   it('image.digest pins every workload by digest; image.pullPolicy and imagePullSecrets reach every Pod', () => {
@@ -168,25 +194,32 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     expect(explicit[`${GPUSTACK} SchedulingChain default`]?.['spec']).toMatchObject({ admissionCheck: 'Enabled' });
   });
 
-  it('serviceMonitor.enabled=true: a ServiceMonitor that selects the one Service and scrapes /metrics on its port', () => {
+  it('serviceMonitor.enabled=true: a monitor for every process shipped, each resolving to its workload port and /metrics', () => {
     const rendered = helm.template({
       set: { 'serviceMonitor.enabled': 'true', 'serviceMonitor.labels.release': 'prom' },
     });
-    const monitors = rendered.filter((o) => o.kind === 'ServiceMonitor');
-    expect(monitors.map(objectId)).toEqual([`monitoring.coreos.com/v1 ServiceMonitor ${NAMESPACE}/gpustack-operator`]);
-    const monitor = monitors[0] as KubeObject & {
-      spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] };
-    };
-    expect(monitor.metadata.labels).toMatchObject({ release: 'prom' });
-    const services = rendered.filter((o) => o.kind === 'Service');
-    const selected = services.filter((s) =>
-      Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v),
-    );
-    expect(selected.map(objectId)).toEqual([`v1 Service ${NAMESPACE}/gpustack-operator`]);
-    const ports = (selected[0]?.['spec'] as { ports: { name: string }[] }).ports.map((p) => p.name);
-    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
-    expect(ports).toContain('http');
-    expect(helm.template().filter((o) => o.kind === 'ServiceMonitor')).toEqual([]);
+    const monitors = rendered.filter((o) => o.kind === 'ServiceMonitor' || o.kind === 'PodMonitor');
+    expect(monitors.map(objectId).sort()).toEqual([
+      `monitoring.coreos.com/v1 PodMonitor ${NAMESPACE}/gpustack-admission`,
+      `monitoring.coreos.com/v1 PodMonitor ${NAMESPACE}/gpustack-agent`,
+      `monitoring.coreos.com/v1 ServiceMonitor ${NAMESPACE}/gpustack-operator`,
+    ]);
+    for (const monitor of monitors)
+      expect(monitor.metadata.labels, objectId(monitor)).toMatchObject({ release: 'prom' });
+    // Each monitor's selector, port name and path resolve against the chart's own workloads.
+    expect(
+      monitorTargets(rendered)
+        .map((t) => `${t.job} ${t.workload} ${t.portName}:${t.port}${t.path}`)
+        .sort(),
+    ).toEqual([
+      'PodMonitor/gpustack-admission Deployment/gpustack-admission health:8082/metrics',
+      'PodMonitor/gpustack-agent DaemonSet/gpustack-agent health:8081/metrics',
+      'ServiceMonitor/gpustack-operator Deployment/gpustack-operator http:8080/metrics',
+    ]);
+    // The checker's monitor goes with the checker.
+    const without = helm.template({ set: { 'serviceMonitor.enabled': 'true', 'admission.enabled': 'false' } });
+    expect(without.filter((o) => o.kind === 'PodMonitor').map((o) => o.metadata.name)).toEqual(['gpustack-agent']);
+    expect(helm.template().filter((o) => o.kind === 'ServiceMonitor' || o.kind === 'PodMonitor')).toEqual([]);
   });
 
   it('grafanaDashboard and cardsCli (off by default): the dashboard ConfigMap for the sidecar, the cards CLI ClusterRole and its binding', () => {
@@ -242,7 +275,7 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     const urls = [...text.matchAll(/"url":"([^"]*)"/g)].map((m) => new URL(m[1] as string).host);
     // Five controllers, each with a customize and a sync hook.
     expect(urls.length).toBe(10);
-    expect(new Set(urls)).toEqual(new Set(['gpustack-operator.ops.svc:8080']));
+    expect(new Set(urls)).toEqual(new Set(['gpustack-operator.ops.svc:8443']));
     expect(byId(rendered)[`${GPUSTACK} SchedulingChain default`]?.['spec']).toMatchObject({ systemNamespace: 'ops' });
   });
 
@@ -338,6 +371,8 @@ describe(`the Helm chart with the real helm (helm lint, helm template)`, () => {
     ['image.pullPolicy=Sometimes', /pullPolicy/],
     ['agent.interval=soon', /interval/],
     ['serever.replicas=3', /serever/],
+    ['hooks.tls.source=vault', /source/],
+    ['networkPolicy.monitoringNamespace=Not_A_Namespace', /monitoringNamespace/],
   ])('refuses %s by values.schema.json, naming the value', (value, message) => {
     let error: unknown;
     try {
@@ -426,13 +461,13 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const { crds, added } = metacontrollerCrdsWithV4Fields(crdFile);
     for (const crd of crds) await client.applyObject(crd);
     await client.waitForCrds(crds.map((c) => c.metadata.name));
-    const monitor = serviceMonitorCrd();
-    await client.installCrds([monitor.file]);
+    const monitor = monitorCrds();
+    await client.installCrds(monitor.files);
     server = await startHookServer(plane.logsDir);
     plane.adopt(server);
     log(
       `metacontroller ${metacontroller.component.version}, CRD fields added: ${added.join(', ') || 'none'}; ` +
-        `ServiceMonitor CRD from ${monitor.source}; hook server ${server.url}; logs ${plane.logsDir}`,
+        `ServiceMonitor and PodMonitor CRDs from ${monitor.source}; hook server ${server.url}; logs ${plane.logsDir}`,
     );
   }, 3_600_000);
 
@@ -547,7 +582,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     );
   });
 
-  it('serviceMonitor.enabled=true: the ServiceMonitor passes the real prometheus-operator CRD and selects the live Service', async () => {
+  it('serviceMonitor.enabled=true: the monitors pass the real prometheus-operator CRDs and select the live Service and Pods templates', async () => {
     upgrade({ 'serviceMonitor.enabled': 'true' });
     const monitor = await client.get<KubeObject & { spec: { selector: { matchLabels: Record<string, string> } } }>(
       'monitoring.coreos.com/v1',
@@ -561,6 +596,40 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
       Object.entries(monitor?.spec.selector.matchLabels ?? {}).every(([k, v]) => s.metadata.labels?.[k] === v),
     );
     expect(selected.map((s) => s.metadata.name)).toEqual(['gpustack-operator']);
+    const podMonitors = await client.list<KubeObject & { spec: { selector: { matchLabels: Record<string, string> } } }>(
+      'monitoring.coreos.com/v1',
+      'PodMonitor',
+      { namespace: NAMESPACE },
+    );
+    const workloads = [
+      ...(await client.list<KubeObject & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(
+        'apps/v1',
+        'Deployment',
+        { namespace: NAMESPACE },
+      )),
+      ...(await client.list<KubeObject & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(
+        'apps/v1',
+        'DaemonSet',
+        { namespace: NAMESPACE },
+      )),
+    ];
+    // One PodMonitor per checker and agent workload the release runs (this release may run no checker).
+    expect(podMonitors.map((m) => m.metadata.name).sort()).toEqual(
+      workloads
+        .map((w) => w.metadata.name)
+        .filter((n) => n === 'gpustack-admission' || n === 'gpustack-agent')
+        .sort(),
+    );
+    expect(podMonitors.map((m) => m.metadata.name)).toContain('gpustack-agent');
+    for (const m of podMonitors)
+      expect(
+        workloads
+          .filter((w) =>
+            Object.entries(m.spec.selector.matchLabels).every(([k, v]) => w.spec.template.metadata.labels[k] === v),
+          )
+          .map((w) => w.metadata.name),
+        m.metadata.name,
+      ).toEqual([m.metadata.name]);
   });
 
   it('uninstall as docs/install.md#uninstall says: delete the SchedulingChain while the controllers run, then helm uninstall; only the CRDs stay', async () => {

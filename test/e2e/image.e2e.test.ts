@@ -13,8 +13,10 @@
 //   forwards to the API server, so in-cluster clients connect as they would anywhere
 //   (KUBERNETES_SERVICE_HOST, the token volume, kube-root-ca.crt). Metacontroller runs on the host,
 //   where no cluster DNS resolves gpustack-operator.<ns>.svc: the chart's controllers.hookBaseURL
-//   (the value users set for a hook server outside the cluster) points it at 127.0.0.1:<port>, which
-//   forwards to a ready endpoint of the chart's Service (its EndpointSlices), as kube-proxy would.
+//   (the value users set for a hook server outside the cluster) points it at https://127.0.0.1:<port>
+//   (hooks.tls.extraIPAddresses puts the address into the chart's certificate), which forwards to
+//   a ready endpoint of the chart's Service's hook port (its EndpointSlices), as kube-proxy would.
+//   The agent writes with its Pod-bound token, through the chart's node restriction policy.
 // - A driver on the host: the fake NVML (one H200) in /usr/local/nvidia/lib64 of a mount namespace
 //   that containerd and the kubelet run in (this machine's /usr/local stays untouched).
 // - The kubelet's folders are under a temp --root-dir: agent.kubeletPlugin.{registryDir,pluginsDir,
@@ -34,8 +36,20 @@ import { nvidiaMachine } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { diffAgainstRender, readLiveChain } from '../../harness/e2e/chain.js';
 import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
-import { DRA_CONTROLLERS, startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
-import { CHART, createHelm, metacontrollerCrdsWithV4Fields, NAMESPACE, RELEASE, type Helm } from '../../harness/e2e/helm.js';
+import {
+  DRA_CONTROLLERS,
+  startControlPlane,
+  startMetacontroller,
+  type ControlPlane,
+} from '../../harness/e2e/control-plane.js';
+import {
+  CHART,
+  createHelm,
+  metacontrollerCrdsWithV4Fields,
+  NAMESPACE,
+  RELEASE,
+  type Helm,
+} from '../../harness/e2e/helm.js';
 import {
   createPodNetwork,
   CNI_BIN_DIR,
@@ -231,7 +245,8 @@ describe.skipIf(skipScenario('image', missing))(
           labelSelector: 'kubernetes.io/service-name=gpustack-operator',
         });
         const targets = slices.flatMap((s) => {
-          const port = s.ports?.find((p) => p.name === 'http')?.port;
+          // The hook port (HTTPS): the forwarder passes TLS through, Metacontroller verifies the chart's CA.
+          const port = s.ports?.find((p) => p.name === 'hooks')?.port;
           return port === undefined
             ? []
             : (s.endpoints ?? [])
@@ -266,7 +281,9 @@ describe.skipIf(skipScenario('image', missing))(
           '--create-namespace',
           ...helm.valueArgs({
             set: {
-              'controllers.hookBaseURL': hooks.url,
+              // https to the forwarder's address, which the chart's serving certificate then holds.
+              'controllers.hookBaseURL': hooks.url.replace(/^http:/, 'https:'),
+              'hooks.tls.extraIPAddresses[0]': '127.0.0.1',
               // The Node's own labels: no NFD here.
               'agent.publish': 'node-labels',
               'agent.interval': '10s',
@@ -367,6 +384,12 @@ describe.skipIf(skipScenario('image', missing))(
         instanceTypes.some((n) => n.includes('h200')),
         instanceTypes.join(', '),
       ).toBe(true);
+      // The agent published those labels with its Pod-bound token, under the chart's node restriction.
+      for (const kind of ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
+        expect(
+          await client.get('admissionregistration.k8s.io/v1', kind, 'gpustack-agent-node-restriction'),
+          kind,
+        ).toBeDefined();
       // Every hook call went through the Service's endpoints, i.e. to a Pod.
       expect(hooks.connections).toBeGreaterThan(0);
       expect(apiserverVip.connections).toBeGreaterThan(0);

@@ -10,7 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Node, SchedulingChain } from '../../src/k8s/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { converge, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
-import { createNode, diffAgainstRender, exampleNodes, installOurManifests, readLiveChain } from '../../harness/e2e/chain.js';
+import {
+  createNode,
+  diffAgainstRender,
+  exampleNodes,
+  installOurManifests,
+  readLiveChain,
+} from '../../harness/e2e/chain.js';
 import { ensureCrds } from '../../harness/e2e/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import { startHookProxy, type HookProxy } from '../../harness/e2e/hook-proxy.js';

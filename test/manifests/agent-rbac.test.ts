@@ -48,7 +48,7 @@ describe('agent RBAC ↔ the ResourceSlice publisher', () => {
         `${verb} ${group}/${resource}`,
       ).toBe(true);
     const sliceVerbs = rules.filter((r) => r.resources.includes('resourceslices')).flatMap((r) => r.verbs);
-    expect(sliceVerbs.sort()).toEqual(['create', 'delete', 'get', 'list', 'update', 'watch']);
+    expect(sliceVerbs.sort()).toEqual(['create', 'delete', 'list', 'update']);
   });
 
   it('allows every call the owner decision makes: the Node, the ChainSettings, claims and the node’s Pods', async () => {
@@ -82,7 +82,7 @@ describe('agent RBAC ↔ the ResourceSlice publisher', () => {
     const chart = readFileSync('charts/gpustack-operator/templates/agent/rbac.yaml', 'utf8');
     expect(chart).toContain(
       '  - apiGroups: ["resource.k8s.io"]\n    resources: ["resourceslices"]\n' +
-        '    verbs: ["get", "list", "watch", "create", "update", "delete"]\n',
+        '    verbs: ["list", "create", "update", "delete"]\n',
     );
   });
 });

@@ -17,6 +17,7 @@ const CHART_ONLY = [
   'cards-cli-rbac.yaml',
   'grafana-dashboard.yaml',
   'monitors.yaml',
+  'server/hook-credentials.yaml',
 ];
 /** manifests/ files with no template: Helm installs into the release namespace (--create-namespace). */
 const MANIFESTS_ONLY = ['namespace.yaml'];

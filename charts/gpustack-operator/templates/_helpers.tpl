@@ -53,11 +53,40 @@ tolerations:
 {{- end }}
 {{- end }}
 
-{{/* Base URL of the hook server for Metacontroller: the Service in the release namespace, or controllers.hookBaseURL. */}}
+{{/* Base URL of the hook server for Metacontroller: the Service's hook port in the release namespace (https unless hooks.tls.enabled=false), or controllers.hookBaseURL. */}}
 {{- define "gpustack-operator.hookBaseURL" -}}
 {{- if .Values.controllers.hookBaseURL -}}
 {{ trimSuffix "/" .Values.controllers.hookBaseURL }}
 {{- else -}}
-http://gpustack-operator.{{ .Release.Namespace }}.svc:8080
+{{ ternary "https" "http" .Values.hooks.tls.enabled }}://gpustack-operator.{{ .Release.Namespace }}.svc:8443
 {{- end -}}
+{{- end }}
+
+{{/*
+What Metacontroller (v4.16 or later) needs to call a hook, after its url: the CA that verifies the
+hook server, the bearer token and the client certificate it sends, each from a Secret of the
+release (hook-credentials.yaml). Metacontroller reads them when a controller is created or changed.
+Indent: a webhook's keys.
+*/}}
+{{- define "gpustack-operator.hookCredentials" -}}
+{{- if .Values.hooks.tls.enabled }}
+caBundle:
+  secretRef:
+    name: gpustack-operator-hooks-tls
+    namespace: {{ .Release.Namespace }}
+    key: ca.crt
+{{- end }}
+{{- if .Values.hooks.auth.bearerToken }}
+authorization:
+  secretRef:
+    name: gpustack-operator-hooks-token
+    namespace: {{ .Release.Namespace }}
+    key: token
+{{- end }}
+{{- if .Values.hooks.auth.clientCertificate }}
+clientTLS:
+  secretRef:
+    name: gpustack-operator-hooks-client
+    namespace: {{ .Release.Namespace }}
+{{- end }}
 {{- end }}

@@ -1,0 +1,552 @@
+// Nobody in where they don't belong (issue 34), on a real API server and Metacontroller:
+// 1. the chart's ValidatingAdmissionPolicy holds gpustack-agent, with a real Pod-bound token of a
+//    Pod on node A, to node A's ResourceSlices, Node labels and NodeFeature: node B's are refused
+//    with a message naming node A, node A's own succeed;
+// 2. Metacontroller syncs the chain over HTTPS with the certificate and token the chart makes, a
+//    caller without the token is refused, and a rotated serving certificate keeps the chain syncing.
+// Run with `npm run build && npx vitest run --config vitest.e2e.config.ts test/e2e/trust.e2e.test.ts`.
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import type { TLSSocket } from 'node:tls';
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { makeLeaf } from '../support/certs.js';
+import { KubeClient, KubeError, waitFor, type KubeObject } from '../../harness/e2e/apply.js';
+import { NodeSchema } from '../../src/k8s/index.js';
+import { createNode, diffAgainstRender, exampleNodes, readLiveChain } from '../../harness/e2e/chain.js';
+import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
+import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { CHART, NAMESPACE, createHelm, type Helm } from '../../harness/e2e/helm.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
+import { log } from '../../harness/e2e/log.js';
+import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
+
+const AGENT = 'gpustack-agent';
+const NODE_A = 'trust-node-a';
+const NODE_B = 'trust-node-b';
+const DRIVER = 'nvidia.gpustack.ai';
+const CONVERGE_MS = 120_000;
+
+let helm: Helm;
+let plane: ControlPlane;
+let admin: KubeClient;
+let failed = false;
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-trust-'));
+
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') failed = true;
+});
+
+beforeAll(async () => {
+  const { helm: component } = ensureComponents(['helm']);
+  helm = createHelm(component);
+  plane = await startControlPlane({ controllerManager: false });
+  admin = plane.client;
+  log(describeComponents({ helm: component }));
+}, 3_600_000);
+
+afterAll(async () => {
+  helm?.dispose();
+  if (failed) log(`component logs kept in ${plane?.logsDir}`);
+  await plane?.stop({ failed });
+  rmSync(scratch, { recursive: true, force: true });
+}, 120_000);
+
+/** The chart's objects of these kinds, rendered with `set`. */
+function chartObjects(kinds: readonly string[], set: Record<string, string> = {}): KubeObject[] {
+  return helm.template({ set, includeCrds: false }).filter((o) => kinds.includes(o.kind));
+}
+
+/** The error a write gets, or undefined when it succeeds. */
+async function refusal(write: () => Promise<unknown>): Promise<KubeError | undefined> {
+  try {
+    await write();
+    return undefined;
+  } catch (error) {
+    if (error instanceof KubeError) return error;
+    throw error;
+  }
+}
+
+const slice = (name: string, node: string): KubeObject => ({
+  apiVersion: 'resource.k8s.io/v1',
+  kind: 'ResourceSlice',
+  metadata: { name },
+  spec: { driver: DRIVER, nodeName: node, pool: { name: node, generation: 1, resourceSliceCount: 1 }, devices: [] },
+});
+
+const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
+
+/** As the agent writes a slice: create (POST), or replace (PUT) the current one changed by `change`. */
+async function createSlice(client: KubeClient, object: KubeObject): Promise<void> {
+  await client.request('POST', SLICES, JSON.stringify(object));
+}
+async function replaceSlice(client: KubeClient, name: string, change: (spec: Record<string, unknown>) => void) {
+  const current = await admin.request<KubeObject & { spec: Record<string, unknown> }>('GET', `${SLICES}/${name}`);
+  change(current.spec);
+  await client.request('PUT', `${SLICES}/${name}`, JSON.stringify(current));
+}
+
+const nodeFeature = (name: string, node: string): KubeObject => ({
+  apiVersion: 'nfd.k8s-sigs.io/v1alpha1',
+  kind: 'NodeFeature',
+  metadata: { name, namespace: NAMESPACE, labels: { 'nfd.node.kubernetes.io/node-name': node } },
+  spec: { labels: { 'acceleratable.feature.gpustack.ai/nvidia': 'true' } },
+});
+
+/**
+ * NFD's NodeFeature CRD as far as the policy needs it (a namespaced nfd.k8s-sigs.io/v1alpha1 kind):
+ * NFD's module is not in the Go module cache the suite builds from, and the policy judges the
+ * request, not the schema.
+ */
+const NODE_FEATURE_CRD: KubeObject = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'nodefeatures.nfd.k8s-sigs.io' },
+  spec: {
+    group: 'nfd.k8s-sigs.io',
+    names: { kind: 'NodeFeature', listKind: 'NodeFeatureList', plural: 'nodefeatures', singular: 'nodefeature' },
+    scope: 'Namespaced',
+    versions: [
+      {
+        name: 'v1alpha1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
+  },
+};
+
+describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy of the chart)", () => {
+  /** gpustack-agent with the token of its Pod on node A. */
+  let agentA: KubeClient;
+  /** gpustack-agent with a token bound to nothing (no node name). */
+  let unbound: KubeClient;
+
+  beforeAll(async () => {
+    await admin.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    await admin.applyObject(NODE_FEATURE_CRD);
+    await admin.waitForCrds([NODE_FEATURE_CRD.metadata.name]);
+    // The agent's ServiceAccount and roles, and the policy with its binding, as the chart renders them.
+    for (const object of chartObjects([
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]).filter((o) => o.metadata.name.startsWith(AGENT)))
+      await admin.applyObject(object);
+    for (const node of [NODE_A, NODE_B])
+      await admin.applyObject({ apiVersion: 'v1', kind: 'Node', metadata: { name: node } });
+    // The agent's Pod, bound to node A (no kubelet runs it: the token's binding is what counts).
+    const pod = await admin.applyObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'gpustack-agent-a', namespace: NAMESPACE },
+      spec: {
+        serviceAccountName: AGENT,
+        nodeName: NODE_A,
+        containers: [{ name: 'agent', image: 'gpustack-operator' }],
+      },
+    });
+    const tokenOf = async (boundObjectRef?: unknown): Promise<string> => {
+      const review = await admin.request<{ status: { token: string } }>(
+        'POST',
+        `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${AGENT}/token`,
+        JSON.stringify({
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: { expirationSeconds: 3600, ...(boundObjectRef ? { boundObjectRef } : {}) },
+        }),
+      );
+      return review.status.token;
+    };
+    const as = (token: string) => new KubeClient({ ...admin.connection, token });
+    agentA = as(await tokenOf({ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata['uid'] }));
+    unbound = as(await tokenOf());
+    // What the API server makes of the token: the node name the policy reads.
+    const review = await agentA.request<{
+      status: { userInfo: { username: string; extra?: Record<string, string[]> } };
+    }>(
+      'POST',
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+    );
+    expect(review.status.userInfo.username).toBe(`system:serviceaccount:${NAMESPACE}:${AGENT}`);
+    expect(review.status.userInfo.extra?.['authentication.kubernetes.io/node-name']).toEqual([NODE_A]);
+    // The policy is in force once a write of node B's slice is refused (policies load asynchronously).
+    let last: KubeError | undefined;
+    await waitFor(
+      async () => {
+        last = await refusal(() =>
+          agentA.request('POST', `${SLICES}?dryRun=All`, JSON.stringify(slice('probe-b', NODE_B))),
+        );
+        return last?.status === 403 && last.message.includes(`node ${NODE_A}`);
+      },
+      30_000,
+      'the policy refuses node B',
+      250,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the last answer: ${last?.message ?? 'allowed'}`);
+    });
+  }, 300_000);
+
+  afterAll(() => {
+    agentA?.close();
+    unbound?.close();
+  });
+
+  it("creates, updates and deletes node A's ResourceSlice", async () => {
+    await createSlice(agentA, slice(`${NODE_A}-nvidia`, NODE_A));
+    await replaceSlice(agentA, `${NODE_A}-nvidia`, (spec) => {
+      (spec['pool'] as { generation: number }).generation = 2;
+    });
+    expect(await agentA.delete('resource.k8s.io/v1', 'ResourceSlice', `${NODE_A}-nvidia`)).toBe(true);
+  });
+
+  it("is refused node B's ResourceSlice — create, update, delete, and moving its own to node B — naming node A", async () => {
+    const create = await refusal(() => createSlice(agentA, slice(`${NODE_B}-nvidia`, NODE_B)));
+    expect(create?.status).toBe(403);
+    expect(create?.message).toContain(`the agent of node ${NODE_A} writes only ResourceSlices of node ${NODE_A}`);
+    expect(create?.message).toContain(`spec.nodeName "${NODE_B}"`);
+    // Node B's own slice, written by someone allowed (here the admin), stays out of reach.
+    await createSlice(admin, slice(`${NODE_B}-nvidia`, NODE_B));
+    const update = await refusal(() =>
+      replaceSlice(agentA, `${NODE_B}-nvidia`, (spec) => {
+        (spec['pool'] as { generation: number }).generation = 2;
+      }),
+    );
+    expect(update?.status).toBe(403);
+    expect(update?.message).toContain(`node ${NODE_A}`);
+    const remove = await refusal(() => agentA.delete('resource.k8s.io/v1', 'ResourceSlice', `${NODE_B}-nvidia`));
+    expect(remove?.status).toBe(403);
+    expect(await admin.get('resource.k8s.io/v1', 'ResourceSlice', `${NODE_B}-nvidia`)).toBeDefined();
+    // Its own slice pointed at node B: the new nodeName is judged, not just the old.
+    await createSlice(agentA, slice(`${NODE_A}-moved`, NODE_A));
+    const moved = await refusal(() =>
+      replaceSlice(agentA, `${NODE_A}-moved`, (spec) => {
+        spec['nodeName'] = NODE_B;
+      }),
+    );
+    // spec.nodeName is immutable besides: the API server's validation (422) comes before the policy.
+    expect([403, 422]).toContain(moved?.status);
+  });
+
+  it("patches node A's acceleratable labels and its agent-labels annotation", async () => {
+    await agentA.mergePatch('v1', 'Node', NODE_A, {
+      metadata: {
+        labels: {
+          'feature.gpustack.ai/acceleratable': 'true',
+          'acceleratable.feature.gpustack.ai/nvidia-h100.count': '8',
+        },
+        annotations: { 'feature.gpustack.ai/agent-labels': 'acceleratable.feature.gpustack.ai/nvidia-h100.count' },
+      },
+    });
+    await agentA.mergePatch('v1', 'Node', NODE_A, {
+      metadata: { labels: { 'acceleratable.feature.gpustack.ai/nvidia-h100.count': null } },
+    });
+    const node = await admin.get('v1', 'Node', NODE_A);
+    expect(node?.metadata.labels).toMatchObject({ 'feature.gpustack.ai/acceleratable': 'true' });
+    expect(node?.metadata.labels).not.toHaveProperty('acceleratable.feature.gpustack.ai/nvidia-h100.count');
+  });
+
+  it.each([
+    [
+      "node B's labels",
+      NODE_B,
+      { metadata: { labels: { 'feature.gpustack.ai/acceleratable': 'true' } } },
+      `may only update Node ${NODE_A}, not UPDATE Node ${NODE_B}`,
+    ],
+    [
+      'a label it does not own (gpustack.ai/managed)',
+      NODE_A,
+      { metadata: { labels: { 'gpustack.ai/managed': 'true' } } },
+      'changed labels gpustack.ai/managed',
+    ],
+    [
+      "node-profile's .sliced.units label",
+      NODE_A,
+      { metadata: { labels: { 'acceleratable.feature.gpustack.ai/nvidia-h100.sliced.units': '10' } } },
+      'sliced.units',
+    ],
+    ['a taint', NODE_A, { spec: { taints: [{ key: 'evil', effect: 'NoSchedule' }] } }, 'no taints'],
+    ['unschedulable', NODE_A, { spec: { unschedulable: true } }, `on Node ${NODE_A} only its acceleratable labels`],
+    [
+      'another annotation',
+      NODE_A,
+      { metadata: { annotations: { 'feature.gpustack.ai/derived-device-labels': '{}' } } },
+      'annotations feature.gpustack.ai/derived-device-labels',
+    ],
+  ])('is refused %s, naming node A', async (_what, node, patch, message) => {
+    const error = await refusal(() => agentA.mergePatch('v1', 'Node', node, patch));
+    expect(error?.status).toBe(403);
+    expect(error?.message).toContain(`the agent of node ${NODE_A}`);
+    expect(error?.message).toContain(message);
+  });
+
+  it("writes node A's NodeFeature (server-side apply, as the agent does) and is refused node B's", async () => {
+    await agentA.applyObject(nodeFeature(`${NODE_A}-gpustack-agent`, NODE_A), { fieldManager: AGENT });
+    for (const object of [
+      nodeFeature(`${NODE_B}-gpustack-agent`, NODE_B),
+      nodeFeature(`${NODE_A}-gpustack-agent-2`, NODE_A),
+      nodeFeature(`${NODE_B}-gpustack-agent`, NODE_A),
+    ]) {
+      const error = await refusal(() => agentA.applyObject(object, { fieldManager: AGENT }));
+      expect(error?.status, object.metadata.name).toBe(403);
+      expect(error?.message).toContain(`writes only NodeFeature ${NODE_A}-gpustack-agent`);
+    }
+    // Relabelled to node B: refused, its own name notwithstanding.
+    const relabelled = await refusal(() =>
+      agentA.applyObject(nodeFeature(`${NODE_A}-gpustack-agent`, NODE_B), { fieldManager: AGENT }),
+    );
+    expect(relabelled?.status).toBe(403);
+  });
+
+  it('a token of the account bound to no Pod (no node name) writes nothing, not even a slice of node A', async () => {
+    const error = await refusal(() => createSlice(unbound, slice(`${NODE_A}-unbound`, NODE_A)));
+    expect(error?.status).toBe(403);
+    expect(error?.message).toContain('this token names no node');
+  });
+
+  it('with agent.nodeRestriction.enabled=false the chart renders no policy; before Kubernetes 1.32 it refuses to install', () => {
+    expect(
+      chartObjects(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'], {
+        'agent.nodeRestriction.enabled': 'false',
+      }),
+    ).toEqual([]);
+    expect(() => helm.run(['template', 'x', CHART, '--kube-version', '1.31.0'])).toThrow(
+      /ServiceAccountTokenPodNodeInfo[\s\S]*agent\.nodeRestriction\.enabled=false/,
+    );
+    expect(helm.run(['template', 'x', CHART, '--kube-version', '1.32.0'])).toContain('ValidatingAdmissionPolicy');
+  });
+});
+
+/** A PEM file pair written the way the kubelet updates a Secret volume: a new folder, then one rename. */
+function writeSecretVolume(dir: string, files: Record<string, string>): void {
+  const next = `${dir}.next`;
+  rmSync(next, { recursive: true, force: true });
+  mkdirSync(next, { recursive: true });
+  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(next, name), content);
+  const old = `${dir}.old`;
+  rmSync(old, { recursive: true, force: true });
+  if (existsSync(dir)) renameSync(dir, old);
+  renameSync(next, dir);
+}
+
+/** The certificate a TLS server presents, and the status of a POST without a token. */
+function probe(
+  url: string,
+  ca: string,
+  token?: string,
+): Promise<{ status: number; body: string; fingerprint: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}/hooks/node-devices-check/sync`,
+      {
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, fingerprint }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ parent: { metadata: { name: 'someone-elses-check' } } }));
+  });
+}
+
+/** A sample's value on a /metrics page (0 when absent). */
+async function counter(url: string, sample: string): Promise<number> {
+  const text = await (await fetch(url)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line === undefined ? 0 : Number(line.slice(sample.length + 1));
+}
+
+/** Waits until the live chain is what render makes of every Node of the cluster (the policy scenarios' too). */
+async function converged(what: string, server: ManagedProcess): Promise<void> {
+  let last: string[] = [];
+  await waitFor(
+    async () => {
+      const nodes = (await admin.list('v1', 'Node')).map((n) => NodeSchema.parse(n));
+      const namespaces = (await admin.list('v1', 'Namespace')).map((n) => n.metadata.name);
+      last = diffAgainstRender(await readLiveChain(admin), nodes, namespaces);
+      return last.length === 0;
+    },
+    CONVERGE_MS,
+    what,
+    1000,
+  ).catch((error: Error) => {
+    throw new Error(
+      `${error.message}\nstill different:\n  ${last.slice(0, 40).join('\n  ')}\nserver: ${server.tail()}`,
+    );
+  });
+}
+
+describe('Metacontroller v4 calls the hooks over HTTPS with the credentials the chart makes', () => {
+  let hookUrl: string;
+  let metricsUrl: string;
+  let server: ManagedProcess;
+  let tlsDir: string;
+  let secrets: Record<string, Record<string, string>>;
+  const decode = (secret: KubeObject): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(secret['data'] as Record<string, string>).map(([k, v]) => [
+        k,
+        Buffer.from(v, 'base64').toString(),
+      ]),
+    );
+
+  beforeAll(async () => {
+    const [port, metricsPort] = (await freePorts(2)) as [number, number];
+    hookUrl = `https://127.0.0.1:${port}`;
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    // The chart, pointed at a hook server on this machine whose certificate holds its address.
+    const rendered = helm.template({
+      set: { 'controllers.hookBaseURL': hookUrl, 'hooks.tls.extraIPAddresses[0]': '127.0.0.1' },
+      includeCrds: true,
+    });
+    secrets = Object.fromEntries(
+      rendered.filter((o) => o.kind === 'Secret').map((o) => [o.metadata.name, decode(o)] as const),
+    );
+    expect(Object.keys(secrets).sort()).toEqual([
+      'gpustack-operator-hooks-ca',
+      'gpustack-operator-hooks-tls',
+      'gpustack-operator-hooks-token',
+    ]);
+    const served = new X509Certificate(secrets['gpustack-operator-hooks-tls']?.['tls.crt'] as string);
+    expect(served.checkIP('127.0.0.1')).toBe('127.0.0.1');
+
+    // The Secrets as the Pod would mount them, and the server as the Deployment runs it.
+    tlsDir = path.join(scratch, 'hooks-tls');
+    writeSecretVolume(tlsDir, secrets['gpustack-operator-hooks-tls'] as Record<string, string>);
+    const tokenDir = path.join(scratch, 'hooks-token');
+    writeSecretVolume(tokenDir, secrets['gpustack-operator-hooks-token'] as Record<string, string>);
+    server = startProcess(
+      'hook-server-tls',
+      process.execPath,
+      [
+        CLI,
+        'serve',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--metrics-port',
+        String(metricsPort),
+        '--tls-cert',
+        path.join(tlsDir, 'tls.crt'),
+        '--tls-key',
+        path.join(tlsDir, 'tls.key'),
+        '--token-file',
+        path.join(tokenDir, 'token'),
+        // Read the files every half second, not every 10 s: the rotation below waits for it.
+        '--reload-interval',
+        '500ms',
+      ],
+      plane.logsDir,
+    );
+    plane.adopt({ name: 'hook-server-tls', stop: () => server.stop() });
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`, { signal: AbortSignal.timeout(1000) })).ok,
+      30_000,
+      'the hook server is ready',
+    );
+
+    // Kueue's CRDs, Metacontroller v4 (its own CRDs), then the chart's CRDs, Secrets, controllers and chain.
+    const kueue = ensureCrds('kueue');
+    await admin.installCrds(
+      readdirSync(kueue.dir)
+        .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
+        .map((f) => path.join(kueue.dir, f)),
+    );
+    await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
+    // A Metacontroller that knows the hooks' credentials (v4.16 or later): its CRDs have the fields.
+    const controllerCrd = await admin.get(
+      'apiextensions.k8s.io/v1',
+      'CustomResourceDefinition',
+      'compositecontrollers.metacontroller.k8s.io',
+    );
+    expect(JSON.stringify(controllerCrd)).toContain('"caBundle"');
+    const crds = rendered.filter((o) => o.kind === 'CustomResourceDefinition');
+    for (const crd of crds) await admin.applyObject(crd);
+    await admin.waitForCrds(crds.map((c) => c.metadata.name));
+    for (const object of rendered.filter((o) =>
+      ['Secret', 'CompositeController', 'DecoratorController', 'SchedulingChain'].includes(o.kind),
+    ))
+      await admin.applyObject(object);
+  }, 600_000);
+
+  it('the chain converges: every hook call went over HTTPS with the bearer token', async () => {
+    for (const node of exampleNodes('reference-4-node.yaml')) await createNode(admin, node);
+    await converged('the live chain matches render', server);
+    // The server refused nobody: Metacontroller always brought the token.
+    expect(server.tail(1000)).not.toContain('caller refused');
+  });
+
+  it('a caller without the token, or with another, gets 401 and nothing else; with it, an answer', async () => {
+    const ca = secrets['gpustack-operator-hooks-tls']?.['ca.crt'] as string;
+    for (const token of [undefined, 'not-the-token']) {
+      const answer = await probe(hookUrl, ca, token);
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.body)).toEqual({ error: { code: 'Unauthorized', message: 'credentials required' } });
+    }
+    const token = secrets['gpustack-operator-hooks-token']?.['token'] as string;
+    expect((await probe(hookUrl, ca, token)).status).toBe(200);
+    expect(await counter(metricsUrl, 'gpustack_hook_refused_total{reason="no bearer token"}')).toBe(1);
+    expect(await counter(metricsUrl, 'gpustack_hook_refused_total{reason="wrong bearer token"}')).toBe(1);
+  });
+
+  it('a rotated serving certificate (same CA) is served to new connections and the chain keeps syncing', async () => {
+    const ca = secrets['gpustack-operator-hooks-tls']?.['ca.crt'] as string;
+    const before = (await probe(hookUrl, ca)).fingerprint;
+    // A new serving certificate signed by the chart's CA, as an upgrade after deleting the Secret
+    // or cert-manager's renewal makes; written as the kubelet updates a Secret volume.
+    const caDir = path.join(scratch, 'ca');
+    mkdirSync(caDir, { recursive: true });
+    writeFileSync(path.join(caDir, 'ca.crt'), secrets['gpustack-operator-hooks-ca']?.['tls.crt'] as string);
+    writeFileSync(path.join(caDir, 'ca.key'), secrets['gpustack-operator-hooks-ca']?.['tls.key'] as string);
+    const next = makeLeaf(
+      caDir,
+      'rotated',
+      { cert: '', key: '', certFile: path.join(caDir, 'ca.crt'), keyFile: path.join(caDir, 'ca.key') },
+      'server',
+    );
+    writeSecretVolume(tlsDir, { 'tls.crt': next.cert, 'tls.key': next.key, 'ca.crt': ca });
+    const rotated = new X509Certificate(next.cert).fingerprint256;
+    expect(rotated).not.toBe(before);
+    await waitFor(
+      async () => (await probe(hookUrl, ca)).fingerprint === rotated,
+      30_000,
+      'the rotated certificate',
+      250,
+    );
+    // From here on only Metacontroller opens connections to the hook port, and only the new
+    // certificate is served there: new handshakes below are Metacontroller verifying it.
+    const handshakes = await counter(metricsUrl, 'gpustack_hook_tls_handshakes_total');
+
+    // A change the chain must follow: a new T4 node joins the existing pool.
+    const [t4] = exampleNodes('reference-4-node.yaml').filter((n) =>
+      Object.keys(n.metadata.labels ?? {}).some((k) => k.includes('tesla-t4')),
+    );
+    expect(t4).toBeDefined();
+    const joined = structuredClone(t4) as NonNullable<typeof t4>;
+    joined.metadata.name = 'trust-t4-after-rotation';
+    await createNode(admin, joined);
+    await converged('the live chain follows the new node after the rotation', server);
+    expect(await counter(metricsUrl, 'gpustack_hook_tls_handshakes_total')).toBeGreaterThan(handshakes);
+    expect(await counter(metricsUrl, 'gpustack_hook_credential_reloads_total{result="ok"}')).toBeGreaterThanOrEqual(1);
+    expect(server.tail(1000)).toContain('credentials reloaded');
+  });
+});
