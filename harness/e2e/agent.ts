@@ -140,7 +140,14 @@ export async function startAgentProcess(
       manufacturers.join(','),
     ],
     plane.logsDir,
-    { env: { ...process.env, ...env } },
+    // restart() waits until the health port answers (any status: health follows the first detection).
+    {
+      env: { ...process.env, ...env },
+      ready: async () => {
+        await fetch(`http://127.0.0.1:${healthPort}/healthz`, { signal: AbortSignal.timeout(1000) });
+        return true;
+      },
+    },
   );
   return { process: agent, healthPort };
 }

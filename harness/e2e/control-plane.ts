@@ -180,6 +180,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         '--log-level=warn',
       ],
       logsDir,
+      { ready: () => etcdHealthy(etcdUrl) },
     );
     processes.push(etcd);
     await waitFor(
@@ -231,6 +232,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         ...(options.apiserverArgs ?? []),
       ],
       logsDir,
+      // A restart (same flags, same etcd) is ready once /readyz answers; the cert in --cert-dir is reused.
+      { ready: () => componentReady(apiserverPort) },
     );
     processes.push(apiserver);
 
@@ -382,6 +385,7 @@ async function startScheduler(
       ...context.featureGateArgs,
     ],
     context.logsDir,
+    { ready: () => componentReady(port) },
   );
   await waitFor(
     async () => {
@@ -413,6 +417,8 @@ export interface MetacontrollerOptions {
   logLevel?: number;
   /** Extra flags, e.g. `--apply-strategy=server-side-apply`. */
   args?: readonly string[];
+  /** Extra environment (e.g. a client credential for HTTPS hooks), over this process's. */
+  env?: Readonly<Record<string, string>>;
   timeoutMs?: number;
 }
 
@@ -454,14 +460,20 @@ export async function startMetacontroller(options: MetacontrollerOptions): Promi
   args.push(...(options.args ?? []));
 
   // KUBECONFIG too: the v1 line clobbers --kubeconfig with its deprecated flag's value.
-  const proc = startProcess('metacontroller', component.binary, args, options.logsDir, {
-    env: { ...process.env, KUBECONFIG: options.kubeconfig },
-  });
   const probe = hasFlag(help, 'health-probe-bind-address')
     ? `http://127.0.0.1:${probePort}/readyz`
     : hasFlag(help, 'debug-addr')
       ? `http://127.0.0.1:${debugPort}/metrics`
       : undefined;
+  const ready = async (): Promise<boolean> => {
+    if (!probe) return true;
+    const response = await fetch(probe, { signal: AbortSignal.timeout(2000) });
+    return response.ok;
+  };
+  const proc = startProcess('metacontroller', component.binary, args, options.logsDir, {
+    env: { ...process.env, ...options.env, KUBECONFIG: options.kubeconfig },
+    ready,
+  });
   const handle: Metacontroller = {
     name: 'metacontroller',
     process: proc,
@@ -474,9 +486,7 @@ export async function startMetacontroller(options: MetacontrollerOptions): Promi
     await waitFor(
       async () => {
         assertRunning(proc);
-        if (!probe) return true;
-        const response = await fetch(probe, { signal: AbortSignal.timeout(2000) });
-        return response.ok;
+        return ready();
       },
       timeoutMs,
       `metacontroller did not become ready (${probe ?? 'no probe'}); see ${proc.logFile}`,

@@ -348,7 +348,15 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
     handle.dropped = dropped;
     writeFileSync(configFile, stringify(config));
     const args = ['--config', configFile, '--kubeconfig', plane.kubeconfig, `--zap-log-level=${options.logLevel ?? 2}`];
-    const current = startProcess(attempt === 1 ? 'kueue' : `kueue-${attempt}`, component.binary, args, plane.logsDir);
+    const readyz = async (): Promise<boolean> => {
+      const response = await fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(2000) });
+      return response.ok;
+    };
+    // restart() (same configuration, ports and certificates) waits for the same /readyz.
+    const current = startProcess(attempt === 1 ? 'kueue' : `kueue-${attempt}`, component.binary, args, plane.logsDir, {
+      ready: readyz,
+      readyTimeoutMs: timeoutMs,
+    });
     proc = current;
     const exitedEarly = current.exited.then(({ code, signal }) => {
       throw new KueueExit(
@@ -357,10 +365,7 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
       );
     });
     const ready = waitFor(
-      async () => {
-        const response = await fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(2000) });
-        return response.ok;
-      },
+      readyz,
       timeoutMs,
       `Kueue did not become ready on 127.0.0.1:${health}/readyz; see ${current.logFile}`,
       500,

@@ -5,7 +5,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-import { sleep } from './apply.js';
+import { sleep, waitFor } from './apply.js';
 
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -28,14 +28,31 @@ function installExitHook(): void {
 
 export interface ManagedProcess {
   name: string;
-  pid: number;
+  /** The binary and arguments it runs, the same on every restart. */
+  readonly binary: string;
+  readonly args: readonly string[];
+  /** The current run's pid (a restart changes it). */
+  readonly pid: number;
   logFile: string;
-  /** Resolves when it exits (code or signal). */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when the current run exits (code or signal). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** How many times it was started (1 before any restart). */
+  readonly starts: number;
   /** True while it runs. */
   running(): boolean;
   /** SIGTERM, then SIGKILL after graceMs; resolves when it is gone. */
   stop(graceMs?: number): Promise<void>;
+  /**
+   * Sends `signal` (default SIGKILL: a crash, no goodbye) and resolves when the run has exited
+   * (SIGSTOP resolves at once: the process is frozen, not gone).
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * Stops the current run if it still runs, starts the same binary with the same arguments and
+   * environment (so the same ports and data dirs), the output appended to the same log, and waits
+   * for the readiness probe given at start, if any.
+   */
+  restart(): Promise<void>;
   /** The last `lines` lines of its log. */
   tail(lines?: number): string;
 }
@@ -43,18 +60,23 @@ export interface ManagedProcess {
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Readiness probe restart() waits for (true = ready); the first start's caller waits itself. */
+  ready?: () => Promise<boolean>;
+  /** How long restart() waits for `ready`; default 120 s. */
+  readyTimeoutMs?: number;
 }
 
-/** Starts `binary args` with stdout+stderr appended to `<logsDir>/<name>.log`. */
-export function startProcess(
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** One run of the process: spawned with output appended to logFile. */
+function spawnRun(
   name: string,
   binary: string,
   args: readonly string[],
-  logsDir: string,
-  options: StartOptions = {},
-): ManagedProcess {
+  logFile: string,
+  options: StartOptions,
+): { child: ChildProcess; exited: Promise<Exit> } {
   installExitHook();
-  const logFile = path.join(logsDir, `${name}.log`);
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
@@ -67,7 +89,7 @@ export function startProcess(
     closeSync(fd);
   }
   live.add(child);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  const exited = new Promise<Exit>((resolve) => {
     child.on('exit', (code, signal) => {
       live.delete(child);
       resolve({ code, signal });
@@ -79,7 +101,21 @@ export function startProcess(
       lastSpawnError.set(name, error);
     });
   });
-  const running = (): boolean => child.exitCode === null && child.signalCode === null && live.has(child);
+  return { child, exited };
+}
+
+/** Starts `binary args` with stdout+stderr appended to `<logsDir>/<name>.log`. */
+export function startProcess(
+  name: string,
+  binary: string,
+  args: readonly string[],
+  logsDir: string,
+  options: StartOptions = {},
+): ManagedProcess {
+  const logFile = path.join(logsDir, `${name}.log`);
+  let run = spawnRun(name, binary, args, logFile, options);
+  let starts = 1;
+  const running = (): boolean => run.child.exitCode === null && run.child.signalCode === null && live.has(run.child);
   const tail = (lines = 40): string => {
     try {
       const spawnError = lastSpawnError.get(name);
@@ -92,31 +128,66 @@ export function startProcess(
       return '';
     }
   };
-  return {
+  const signal = (sig: NodeJS.Signals): boolean => {
+    if (!running() || run.child.pid === undefined) return false;
+    try {
+      process.kill(run.child.pid, sig);
+      return true;
+    } catch {
+      return false; // gone meanwhile
+    }
+  };
+  const managed: ManagedProcess = {
     name,
-    pid: child.pid ?? -1,
+    binary,
+    args,
     logFile,
-    exited,
+    get pid() {
+      return run.child.pid ?? -1;
+    },
+    get exited() {
+      return run.exited;
+    },
+    get starts() {
+      return starts;
+    },
     running,
     tail,
     async stop(graceMs = 10_000) {
-      if (!running() || child.pid === undefined) return;
-      try {
-        process.kill(child.pid, 'SIGTERM');
-      } catch {
-        return;
-      }
+      const { exited } = run;
+      if (!signal('SIGTERM')) return;
       const timer = sleep(graceMs).then(() => 'timeout' as const);
       if ((await Promise.race([exited, timer])) === 'timeout' && running()) {
-        try {
-          process.kill(child.pid, 'SIGKILL');
-        } catch {
-          // gone meanwhile
-        }
+        signal('SIGKILL');
         await exited;
       }
     },
+    async kill(sig = 'SIGKILL') {
+      const { exited } = run;
+      if (signal(sig) && sig !== 'SIGSTOP' && sig !== 'SIGCONT') await exited;
+    },
+    async restart() {
+      if (running()) {
+        signal('SIGCONT'); // a frozen run cannot act on SIGTERM
+        await managed.stop();
+      }
+      lastSpawnError.delete(name);
+      run = spawnRun(name, binary, args, logFile, options);
+      starts++;
+      const { ready } = options;
+      if (!ready) return;
+      await waitFor(
+        async () => {
+          assertRunning(managed);
+          return ready();
+        },
+        options.readyTimeoutMs ?? 120_000,
+        `${name} did not become ready after restart ${starts - 1}; see ${logFile}`,
+        250,
+      );
+    },
   };
+  return managed;
 }
 
 const lastSpawnError = new Map<string, Error>();

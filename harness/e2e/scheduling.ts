@@ -250,3 +250,67 @@ export async function deletePodNow(client: KubeClient, namespace: string, name: 
     `Pod ${namespace}/${name} deleted`,
   );
 }
+
+export interface ClaimTemplateOptions {
+  /** Default `default`. */
+  namespace?: string;
+  /** Devices of the one request (ExactCount); default 1. */
+  count?: number;
+  /** CEL selector expressions on the device. */
+  cel?: readonly string[];
+  /** Capacity requests of a shared device, e.g. `{ memory: '10Gi' }`. */
+  capacity?: Readonly<Record<string, string>>;
+}
+
+/** A ResourceClaimTemplate with one request, `cards`, of `count` devices of `deviceClassName`. */
+export function claimTemplate(name: string, deviceClassName: string, options: ClaimTemplateOptions = {}): KubeObject {
+  return {
+    apiVersion: RESOURCE_API,
+    kind: 'ResourceClaimTemplate',
+    metadata: { name, namespace: options.namespace ?? 'default' },
+    spec: {
+      spec: {
+        devices: {
+          requests: [
+            {
+              name: 'cards',
+              exactly: {
+                deviceClassName,
+                allocationMode: 'ExactCount',
+                count: options.count ?? 1,
+                ...(options.cel ? { selectors: options.cel.map((expression) => ({ cel: { expression } })) } : {}),
+                ...(options.capacity ? { capacity: { requests: options.capacity } } : {}),
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * A suspended Job through the LocalQueue `queue` whose one Pod uses a claim from `template` and
+ * requests nothing else (a device ClusterQueue covers only its cards: cpu would be unavailable).
+ */
+export function claimJob(name: string, queue: string, template: string, namespace = 'default'): KubeObject {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace, labels: { 'kueue.x-k8s.io/queue-name': queue } },
+    spec: {
+      suspend: true,
+      parallelism: 1,
+      completions: 1,
+      template: {
+        spec: {
+          restartPolicy: 'Never',
+          resourceClaims: [{ name: 'cards', resourceClaimTemplateName: template }],
+          containers: [
+            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'cards' }] } },
+          ],
+        },
+      },
+    },
+  };
+}

@@ -1,11 +1,11 @@
-// The agent's ResourceSlices on a real kube-apiserver v1.36 (etcd + kube-apiserver only): the API
+// The agent's ResourceSlices on a real kube-apiserver (etcd + kube-apiserver only): the API
 // server's validation is the judge of every slice, and its resourceVersions tell whether a cycle
 // wrote anything. The last case runs the built agent against the fake NVML library.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   createAgentState,
@@ -22,7 +22,7 @@ import { recordingLogger } from '../agent/support.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { waitFor, type KubeClient } from '../../harness/e2e/apply.js';
 import { createNode } from '../../harness/e2e/chain.js';
-import { startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { nvidiaMachine, startAgentProcess } from '../../harness/e2e/agent.js';
 
 /** The midpoint of the jitter: the retry delay unvaried. */
@@ -41,7 +41,6 @@ interface LiveSlice {
   };
 }
 
-let plane: ControlPlane;
 let client: KubeClient;
 let api: KubeApi;
 
@@ -85,14 +84,12 @@ function card(manufacturer: ManufacturerName, index: number, memoryMiB = 143771)
 const cards = (manufacturer: ManufacturerName, n: number) => Array.from({ length: n }, (_, i) => card(manufacturer, i));
 const NONE = new Set<string>();
 
-beforeAll(async () => {
-  plane = await startControlPlane({ controllerManager: false });
-  client = plane.client;
-  api = createKubeApi(await loadKubeConfig(plane.kubeconfig));
-});
-
-afterAll(async () => {
-  await plane?.stop({ failed: false });
+const cluster = useCluster({
+  controllerManager: false,
+  setup: async (c) => {
+    client = c.client;
+    api = createKubeApi(await loadKubeConfig(c.kubeconfig));
+  },
 });
 
 describe('agent ResourceSlices on a real kube-apiserver', () => {
@@ -443,7 +440,7 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-slices-'));
     const writeCards = (count: number): string => machineFile(nvidiaMachine('NVIDIA H200', count), dir);
     const devices = writeCards(4);
-    const { process: agent, healthPort } = await startAgentProcess(plane, 'agent-slices', name, ['nvidia'], {
+    const { process: agent, healthPort } = await startAgentProcess(cluster.plane, 'agent-slices', name, ['nvidia'], {
       GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
       GPUSTACK_FAKE_DEVICES: devices,
       GPUSTACK_SYSFS_ROOT: dir,

@@ -1,34 +1,24 @@
 // `gpustack-operator cards` and the checker's per-card metrics (issue 25, items 1-3 and 5) on real
 // components: etcd, kube-apiserver, kube-controller-manager (the resource claim controller),
-// kube-scheduler v1.36.3, Metacontroller with our hook server and manifests (the chain emits the
+// kube-scheduler, Metacontroller with our hook server and manifests (the chain emits the
 // InstanceTypes and DeviceClasses), Kueue's CRDs (the checker watches Workloads; no Kueue manager
 // is needed here), the admission checker, and one real agent per Node on the fake NVML. The real
 // scheduler allocates whole cards and shares; the CLI's JSON is compared with the ResourceClaims
 // and ResourceSlices read here independently (not through src/dra), and so are the checker's
-// metrics. `kubectl gpustack cards` runs through kubectl v1.36.3's plugin lookup. Kubernetes 1.36
-// serves no DeviceTaintRule without a gate and --runtime-config: the CLI says so once.
+// metrics. `kubectl gpustack cards` runs through kubectl's plugin lookup. Kubernetes 1.37 serves
+// DeviceTaintRule; 1.36 serves none without a gate and --runtime-config: the CLI then says so once.
 //
 // E2E_CARD_METRICS_OUT=FILE also writes the metrics sampled over the run (scripts/plot-card-metrics.py draws them).
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { parseQuantity } from '../../src/k8s/index.js';
-import { attributeOf, nvidiaMachine, startFakeAgent, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
+import { attributeOf, nvidiaMachine, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
-import { installOurManifests } from '../../harness/e2e/chain.js';
-import { describeComponents, ensureComponents } from '../../harness/e2e/components.js';
-import {
-  DRA_CONTROLLERS,
-  planeComponents,
-  startControlPlane,
-  startMetacontroller,
-  type ControlPlane,
-} from '../../harness/e2e/control-plane.js';
-import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
-import { freePorts, startProcess } from '../../harness/e2e/processes.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
 import {
   RESOURCE_API,
   createReadyNode,
@@ -36,8 +26,10 @@ import {
   pod,
   waitBound,
   type ResourceClaim,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const NVIDIA = 'nvidia.gpustack.ai';
 const TEAM_B = 'team-b';
@@ -45,9 +37,7 @@ const CONVERGE_MS = 120_000;
 const H100_NODE = 'cards-h100';
 const H200_NODE = 'cards-h200';
 
-let plane: ControlPlane;
 let client: KubeClient;
-let failed = true;
 let metricsUrl = '';
 let pluginDir = '';
 const productKeys = new Map<string, string>();
@@ -198,7 +188,7 @@ function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
 }
 
 function cards(...args: string[]): Promise<Run> {
-  return run(process.execPath, [CLI, 'cards', '--kubeconfig', plane.kubeconfig, ...args]);
+  return run(process.execPath, [CLI, 'cards', '--kubeconfig', cluster.kubeconfig, ...args]);
 }
 
 async function cardsJson(...args: string[]): Promise<CliCard[]> {
@@ -223,118 +213,71 @@ async function scrape(): Promise<Omit<Sample, 't'>> {
   return out;
 }
 
-beforeAll(async () => {
-  plane = await startControlPlane({ scheduler: true, extraControllers: DRA_CONTROLLERS });
-  client = plane.client;
+const cluster = useCluster({
+  scheduler: true,
   // The chain emits Kueue objects and the checker watches Workloads: Kueue's CRDs, not its manager.
-  const { kueue, kubectl } = ensureComponents(['kueue', 'kubectl']);
-  if (!kueue.crds) throw new Error('the Kueue component has no CRD folder');
-  await client.installCrds(
-    readdirSync(kueue.crds)
-      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-      .map((f) => path.join(kueue.crds as string, f)),
-  );
-  const server = await startHookServer(plane.logsDir);
-  plane.adopt(server);
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(describeComponents({ ...planeComponents(plane), metacontroller: metacontroller.component, kubectl }));
-  await installOurManifests(client, server.url, metacontroller.component.version);
-  await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: TEAM_B } });
+  kueue: 'crds',
+  hooks: true,
+  checker: true,
+  components: ['kubectl'],
+  setup: async (c) => {
+    client = c.client;
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: TEAM_B } });
 
-  const [healthPort] = (await freePorts(1)) as [number];
-  metricsUrl = `http://127.0.0.1:${healthPort}/metrics`;
-  const checker = startProcess(
-    'admission-checker',
-    process.execPath,
-    [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)],
-    plane.logsDir,
-  );
-  plane.adopt({ name: 'admission-checker', stop: () => checker.stop() });
+    metricsUrl = `${c.checker?.url}/metrics`;
 
-  const machines = {
-    [H100_NODE]: nvidiaMachine('NVIDIA H100 80GB HBM3', 4),
-    [H200_NODE]: nvidiaMachine('NVIDIA H200', 2),
-  };
-  for (const [node, machine] of Object.entries(machines)) {
-    await createReadyNode(client, { name: node });
-    const agent = await startFakeAgent(plane, node, machine);
-    const count = machine.devices?.nvidia?.length ?? 0;
-    const slicePool = await waitPool(
-      client,
-      agent,
-      NVIDIA,
-      (p) => p.devices.filter((d) => attributeOf(d, NVIDIA, 'mode')?.string === 'whole').length === count,
-      `the agent publishes ${count} whole cards`,
-    );
-    productKeys.set(node, attributeOf(slicePool.devices[0] as SliceDevice, NVIDIA, 'productKey')?.string ?? '');
-  }
-  const classes = [...productKeys.values()].flatMap((k) => [`gpustack-${k}`, `gpustack-${k}-shared`]);
-  await waitFor(
-    async () => {
-      const names = (await client.list(RESOURCE_API, 'DeviceClass')).map((c) => c.metadata.name);
-      const types = (await client.list('worker.gpustack.ai/v1alpha1', 'InstanceType')).length;
-      return classes.every((c) => names.includes(c)) && types >= productKeys.size;
-    },
-    CONVERGE_MS,
-    'the chain emits our DeviceClasses and InstanceTypes',
-  );
-
-  // kubectl finds plugins on PATH by name: the built CLI under the name the package installs.
-  pluginDir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-plugin-'));
-  chmodSync(CLI, 0o755);
-  symlinkSync(CLI, path.join(pluginDir, 'kubectl-gpustack'));
-  symlinkSync(kubectl.binary, path.join(pluginDir, 'kubectl'));
-  sampler = setInterval(() => {
-    scrape().then(
-      (s) => samples.push({ t: (Date.now() - startedAt) / 1000, ...s }),
-      () => undefined,
-    );
-  }, 1000);
-}, 3_600_000);
-
-afterAll(async () => {
-  if (sampler) clearInterval(sampler);
-  if (samples.length > 0) {
-    const file = path.join(plane.logsDir, 'card-metrics.json');
-    writeFileSync(file, `${JSON.stringify({ productKeys: Object.fromEntries(productKeys), samples }, null, 1)}\n`);
-    const out = process.env['E2E_CARD_METRICS_OUT'];
-    if (out) copyFileSync(file, out);
-    log(`card metrics sampled ${samples.length} times: ${out ?? file}`);
-  }
-  if (pluginDir) rmSync(pluginDir, { recursive: true, force: true });
-  if (failed) log(`component logs kept in ${plane?.logsDir}`);
-  await plane?.stop({ failed });
-}, 120_000);
-
-function template(
-  name: string,
-  namespace: string,
-  deviceClassName: string,
-  options: { count?: number; memory?: string },
-) {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: 'cards',
-              exactly: {
-                deviceClassName,
-                allocationMode: 'ExactCount',
-                count: options.count ?? 1,
-                ...(options.memory ? { capacity: { requests: { memory: options.memory } } } : {}),
-              },
-            },
-          ],
-        },
+    const machines = {
+      [H100_NODE]: nvidiaMachine('NVIDIA H100 80GB HBM3', 4),
+      [H200_NODE]: nvidiaMachine('NVIDIA H200', 2),
+    };
+    for (const [node, machine] of Object.entries(machines)) {
+      await createReadyNode(client, { name: node });
+      const agent = await c.startAgent(node, machine);
+      const count = machine.devices?.nvidia?.length ?? 0;
+      const slicePool = await waitPool(
+        client,
+        agent,
+        NVIDIA,
+        (p) => p.devices.filter((d) => attributeOf(d, NVIDIA, 'mode')?.string === 'whole').length === count,
+        `the agent publishes ${count} whole cards`,
+      );
+      productKeys.set(node, attributeOf(slicePool.devices[0] as SliceDevice, NVIDIA, 'productKey')?.string ?? '');
+    }
+    const classes = [...productKeys.values()].flatMap((k) => [`gpustack-${k}`, `gpustack-${k}-shared`]);
+    await waitFor(
+      async () => {
+        const names = (await client.list(RESOURCE_API, 'DeviceClass')).map((c) => c.metadata.name);
+        const types = (await client.list('worker.gpustack.ai/v1alpha1', 'InstanceType')).length;
+        return classes.every((c) => names.includes(c)) && types >= productKeys.size;
       },
-    },
-  };
-}
+      CONVERGE_MS,
+      'the chain emits our DeviceClasses and InstanceTypes',
+    );
+
+    // kubectl finds plugins on PATH by name: the built CLI under the name the package installs.
+    pluginDir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-plugin-'));
+    chmodSync(CLI, 0o755);
+    symlinkSync(CLI, path.join(pluginDir, 'kubectl-gpustack'));
+    symlinkSync(c.components.kubectl?.binary ?? '', path.join(pluginDir, 'kubectl'));
+    sampler = setInterval(() => {
+      scrape().then(
+        (s) => samples.push({ t: (Date.now() - startedAt) / 1000, ...s }),
+        () => undefined,
+      );
+    }, 1000);
+  },
+  teardown: (c) => {
+    if (sampler) clearInterval(sampler);
+    if (samples.length > 0) {
+      const file = path.join(c.logsDir, 'card-metrics.json');
+      writeFileSync(file, `${JSON.stringify({ productKeys: Object.fromEntries(productKeys), samples }, null, 1)}\n`);
+      const out = process.env['E2E_CARD_METRICS_OUT'];
+      if (out) copyFileSync(file, out);
+      log(`card metrics sampled ${samples.length} times: ${out ?? file}`);
+    }
+    if (pluginDir) rmSync(pluginDir, { recursive: true, force: true });
+  },
+});
 
 /** Where the checker's metrics stand against the expected cards; empty when they agree. */
 async function metricsDiff(expected: readonly ExpectedCard[]): Promise<string[]> {
@@ -360,10 +303,11 @@ describe('gpustack-operator cards on a live cluster', () => {
   const h100 = () => productKeys.get(H100_NODE) as string;
   const h200 = () => productKeys.get(H200_NODE) as string;
 
-  it('before any claim: every published card free, in its pool; no DeviceTaintRule served, said once', async () => {
+  it('before any claim: every published card free, in its pool; a DeviceTaintRule not served is said once', async () => {
     const result = await cards('-o', 'json');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr.match(/DeviceTaintRule/g)).toHaveLength(1);
+    // 1.37 serves DeviceTaintRule (nothing to say); 1.36 without the gate does not (said once).
+    expect(result.stderr.match(/DeviceTaintRule/g) ?? [], result.stderr).toHaveLength(cluster.deviceTaintRules ? 0 : 1);
     const rows = (JSON.parse(result.stdout) as { cards: CliCard[] }).cards;
     expect(rows).toHaveLength(6);
     expect(comparable(rows)).toEqual(await expectedCards());
@@ -371,10 +315,12 @@ describe('gpustack-operator cards on a live cluster', () => {
   });
 
   it('with whole and shared claims allocated by the scheduler: the CLI and the metrics match the live claims exactly', async () => {
-    await client.applyObject(template('whole-h100', 'default', `gpustack-${h100()}`, {}));
-    await client.applyObject(template('two-h200', 'default', `gpustack-${h200()}`, { count: 2 }));
-    await client.applyObject(template('share', 'default', `gpustack-${h100()}-shared`, { memory: '20Gi' }));
-    await client.applyObject(template('share', TEAM_B, `gpustack-${h100()}-shared`, { memory: '30Gi' }));
+    await client.applyObject(claimTemplate('whole-h100', `gpustack-${h100()}`));
+    await client.applyObject(claimTemplate('two-h200', `gpustack-${h200()}`, { count: 2 }));
+    await client.applyObject(claimTemplate('share', `gpustack-${h100()}-shared`, { capacity: { memory: '20Gi' } }));
+    await client.applyObject(
+      claimTemplate('share', `gpustack-${h100()}-shared`, { namespace: TEAM_B, capacity: { memory: '30Gi' } }),
+    );
     const pods: [string, string, string][] = [
       ['train-a', 'default', 'whole-h100'],
       ['infer-a', 'default', 'share'],
@@ -451,12 +397,12 @@ describe('gpustack-operator cards on a live cluster', () => {
     ).toEqual(['error: node "no-such-node" publishes no cards of ours (no ResourceSlice of our drivers names it)']);
   });
 
-  it('kubectl v1.36.3 finds kubectl-gpustack on PATH and runs `kubectl gpustack cards` against the cluster', async () => {
+  it('kubectl finds kubectl-gpustack on PATH and runs `kubectl gpustack cards` against the cluster', async () => {
     const env = {
       ...process.env,
       // The plugin's shebang runs `node`: the Node.js this suite runs on (24) first on PATH.
       PATH: `${pluginDir}:${path.dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
-      KUBECONFIG: plane.kubeconfig,
+      KUBECONFIG: cluster.kubeconfig,
     };
     const kubectl = path.join(pluginDir, 'kubectl');
     const list = await run(kubectl, ['plugin', 'list'], env);
@@ -492,6 +438,5 @@ describe('gpustack-operator cards on a live cluster', () => {
     for (const counts of Object.values(pools))
       expect(counts['gpustack_pool_cards_free']).toBe(counts['gpustack_pool_cards']);
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    failed = false;
   });
 });

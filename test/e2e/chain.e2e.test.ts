@@ -1,11 +1,11 @@
 // The whole chain on a real control plane: etcd, kube-apiserver, kube-controller-manager and
 // Metacontroller built from the Go module proxy, Kueue's v1beta2 CRDs, our hook server (the
 // built CLI) and our manifests. Run with `npm run test:e2e`.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
@@ -16,14 +16,13 @@ import {
   diffAgainstRender,
   exampleClusterFiles,
   exampleNodes,
-  installOurManifests,
   readLiveChain,
 } from '../../harness/e2e/chain.js';
-import { describeComponents, ensureCrds } from '../../harness/e2e/components.js';
-import { readLog, startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { readLog } from '../../harness/e2e/control-plane.js';
 import { nvidiaMachine, startAgentProcess } from '../../harness/e2e/agent.js';
-import { startHookServer, type HookServer } from '../../harness/e2e/hook-server.js';
+import { type HookServer } from '../../harness/e2e/hook-server.js';
 import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { makeInstanceType } from '../builders/gpustack.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -38,10 +37,8 @@ type ClusterQueueSpec = {
 };
 type Status<T> = KubeObject & { status?: T };
 
-let plane: ControlPlane;
 let client: KubeClient;
 let server: HookServer;
-let failed = false;
 
 async function liveNamespaces(): Promise<string[]> {
   return (await client.list('v1', 'Namespace')).map((n) => n.metadata.name).sort();
@@ -103,7 +100,7 @@ async function chainSyncedSinceNow(): Promise<void> {
 async function refusedSince(offset: number, route: string): Promise<void> {
   await waitFor(
     () =>
-      readLog(plane, 'metacontroller')
+      readLog(cluster, 'metacontroller')
         .slice(offset)
         .split('\n')
         .some((line) => line.includes(route) && line.includes('connection refused')),
@@ -112,40 +109,14 @@ async function refusedSince(offset: number, route: string): Promise<void> {
   );
 }
 
-beforeAll(async () => {
-  plane = await startControlPlane();
-  client = plane.client;
-  const kueue = ensureCrds('kueue');
-  const crdFiles = readdirSync(kueue.dir)
-    .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-    .map((f) => path.join(kueue.dir, f));
-  await client.installCrds(crdFiles);
-  server = await startHookServer(plane.logsDir);
-  plane.adopt(server);
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(
-    describeComponents({
-      etcd: plane.components.etcd,
-      'kube-apiserver': plane.components.kubeApiserver,
-      ...(plane.components.kubeControllerManager
-        ? { 'kube-controller-manager': plane.components.kubeControllerManager }
-        : {}),
-      metacontroller: metacontroller.component,
-    }),
-  );
-  log(`kueue CRDs ${kueue.version} (${crdFiles.length} files); hook server ${server.url}; logs ${plane.logsDir}`);
-  const installed = await installOurManifests(client, server.url, metacontroller.component.version);
-  log(`applied ${installed.applied.join(', ')}; server-side dry-run ${installed.dryRun.join(', ')}`);
-}, 3_600_000);
-
-afterEach((context) => {
-  if (context.task.result?.state === 'fail') failed = true;
+const cluster = useCluster({
+  kueue: 'crds',
+  hooks: true,
+  setup: async (c) => {
+    client = c.client;
+    server = c.hookServer as HookServer;
+  },
 });
-
-afterAll(async () => {
-  if (failed) log(`component logs kept in ${plane?.logsDir}`);
-  await plane?.stop({ failed });
-}, 120_000);
 
 describe('the scheduling chain on a real control plane', () => {
   const clusterNodes = [...exampleNodes('reference-4-node.yaml'), ...exampleNodes('h100-8x.yaml')];
@@ -312,7 +283,7 @@ describe('the scheduling chain on a real control plane', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-agent-'));
     const writeCards = (count: number): string => machineFile(nvidiaMachine('NVIDIA H100 80GB HBM3', count), dir);
     const devices = writeCards(4);
-    const { process: agent, healthPort } = await startAgentProcess(plane, 'agent', node, ['nvidia'], {
+    const { process: agent, healthPort } = await startAgentProcess(cluster.plane, 'agent', node, ['nvidia'], {
       GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
       GPUSTACK_FAKE_DEVICES: devices,
       GPUSTACK_SYSFS_ROOT: dir,
@@ -542,7 +513,7 @@ describe('the scheduling chain on a real control plane', () => {
 
   it('survives the hook server being killed mid-run: nothing is lost, and the chain converges after restart', async () => {
     const before = await flavorNames();
-    const logOffset = readLog(plane, 'metacontroller').length;
+    const logOffset = readLog(cluster, 'metacontroller').length;
     await server.kill();
     await createNode(client, {
       apiVersion: 'v1',

@@ -1,11 +1,10 @@
 // Cordoning one card (issue 25) on real components: etcd, kube-apiserver, kube-controller-manager
-// (resource claim controller), kube-scheduler v1.36.3, Metacontroller, the Kueue manager v0.17.0
-// and, from this repository, the hook server, the admission checker, one node agent on the fake
-// NVIDIA library and the CLI binary. Kubernetes 1.36 serves DeviceTaintRule only as
-// resource.k8s.io/v1beta2 behind --runtime-config and the DRADeviceTaintRules gate (beta, off;
-// k8s.io/kubernetes v1.36.3 pkg/features/kube_features.go): both are set here, the gate on the
-// API server, the scheduler and the controller manager alike. No kubelet: a Pod the scheduler
-// binds stays Pending with its claim allocated, which is all a cordon acts on.
+// (resource claim controller), kube-scheduler, Metacontroller, the Kueue manager and, from this
+// repository, the hook server, the admission checker, one node agent on the fake NVIDIA library and
+// the CLI binary. DeviceTaintRule is served as resource.k8s.io/v1 from Kubernetes 1.37; 1.36 serves
+// it only as v1beta2 behind --runtime-config and the DRADeviceTaintRules gate, which the fixture
+// sets there (harness/e2e/versions.ts). No kubelet: a Pod the scheduler binds stays Pending with
+// its claim allocated, which is all a cordon acts on.
 //
 // Scenario: one Node with 4× H100; a whole claim and a share running; `cards cordon` of the
 // shared card (it keeps running) and of a free one → a Pod asking 2 whole cards and one asking 2
@@ -14,22 +13,12 @@
 // check's Retry; `cards uncordon` → all back.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MiB, type FakeMachine } from '../native/fake-machine.js';
-import { attributeOf, startFakeAgent, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
+import { attributeOf, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
-import { installOurManifests } from '../../harness/e2e/chain.js';
-import { describeComponents } from '../../harness/e2e/components.js';
-import {
-  DRA_CONTROLLERS,
-  planeComponents,
-  startControlPlane,
-  startMetacontroller,
-  type ControlPlane,
-} from '../../harness/e2e/control-plane.js';
-import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
-import { startKueue, type Kueue } from '../../harness/e2e/kueue.js';
-import { freePorts, startProcess } from '../../harness/e2e/processes.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 import {
   RESOURCE_API,
   allocated,
@@ -39,9 +28,10 @@ import {
   pod,
   waitBound,
   waitUnschedulable,
+  claimJob,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import { describeWorkload, waitWorkload } from '../../harness/e2e/workloads.js';
-import { log } from '../../harness/e2e/log.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
 
 const run = promisify(execFile);
@@ -51,7 +41,6 @@ const NODE = 'cordon-h100';
 const NVIDIA = 'nvidia.gpustack.ai';
 const CARDS = 'cards.gpustack.ai/nvidia';
 const CONVERGE_MS = 120_000;
-const RULES = '/apis/resource.k8s.io/v1beta2/devicetaintrules';
 
 const MACHINE: FakeMachine = {
   lib: { nvidia: { driver: '570.124.06', runtime: 12080 } },
@@ -67,63 +56,12 @@ const MACHINE: FakeMachine = {
   },
 };
 
-let plane: ControlPlane;
 let client: KubeClient;
-let kueue: Kueue | undefined;
-let failed = false;
 let productKey = '';
-
-function template(name: string, deviceClassName: string, count: number, capacity?: Record<string, string>): KubeObject {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: 'cards',
-              exactly: {
-                deviceClassName,
-                allocationMode: 'ExactCount',
-                count,
-                ...(capacity ? { capacity: { requests: capacity } } : {}),
-              },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
-/** A suspended Job through a LocalQueue whose one Pod uses a claim from `template` and asks nothing else. */
-function claimJob(name: string, queue: string, claimTemplate: string): KubeObject {
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name, namespace: NAMESPACE, labels: { 'kueue.x-k8s.io/queue-name': queue } },
-    spec: {
-      suspend: true,
-      parallelism: 1,
-      completions: 1,
-      template: {
-        spec: {
-          restartPolicy: 'Never',
-          resourceClaims: [{ name: 'cards', resourceClaimTemplateName: claimTemplate }],
-          containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'cards' }] } },
-          ],
-        },
-      },
-    },
-  };
-}
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--kubeconfig', plane.kubeconfig]);
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--kubeconfig', cluster.kubeconfig]);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
@@ -160,60 +98,37 @@ async function waitChain(what: string, check: () => Promise<boolean>): Promise<v
   await waitFor(async () => ((await check()) ? true : undefined), CONVERGE_MS, what, 1000);
 }
 
-beforeAll(async () => {
-  plane = await startControlPlane({
-    scheduler: true,
-    extraControllers: DRA_CONTROLLERS,
-    featureGates: { DRADeviceTaintRules: true },
-    apiserverArgs: ['--runtime-config=resource.k8s.io/v1beta2=true'],
-  });
-  client = plane.client;
-  kueue = await startKueue({ plane });
-  const server = await startHookServer(plane.logsDir);
-  plane.adopt(server);
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(
-    describeComponents({ ...planeComponents(plane), metacontroller: metacontroller.component, kueue: kueue.component }),
-  );
-  await installOurManifests(client, server.url, metacontroller.component.version);
-  const [healthPort] = (await freePorts(1)) as [number];
-  const checker = startProcess(
-    'admission-checker',
-    process.execPath,
-    [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)],
-    plane.logsDir,
-  );
-  plane.adopt({ name: 'admission-checker', stop: () => checker.stop() });
-  await createReadyNode(client, { name: NODE });
-  const agent = await startFakeAgent(plane, NODE, MACHINE);
-  const pool = await waitPool(
-    client,
-    agent,
-    NVIDIA,
-    (p) => p.devices.filter((d) => attributeOf(d, NVIDIA, 'mode')?.string === 'whole').length === 4,
-    'the agent publishes 4 whole cards',
-  );
-  productKey = attributeOf(pool.devices[0] as SliceDevice, NVIDIA, 'productKey')?.string ?? '';
-  await waitChain('the chain emits the DeviceClasses and the queue has 4 cards', async () => {
-    const names = (await client.list(RESOURCE_API, 'DeviceClass')).map((c) => c.metadata.name);
-    return names.includes('gpustack-nvidia-shared') && (await cardQuota()) === 4;
-  });
-  for (const t of [
-    template('one-card', 'gpustack-nvidia', 1),
-    template('two-cards', 'gpustack-nvidia', 2),
-    template('one-share', 'gpustack-nvidia-shared', 1, { memory: '10Gi' }),
-    template('two-shares', 'gpustack-nvidia-shared', 2, { memory: '10Gi' }),
-  ])
-    await client.applyObject(t);
-}, 3_600_000);
-
-afterAll(async () => {
-  if (failed) {
-    log(`component logs kept in ${plane?.logsDir}`);
-    if (kueue) log(`last lines of Kueue's log:\n${kueue.process.tail(8)}`);
-  }
-  await plane?.stop({ failed });
-}, 120_000);
+const cluster = useCluster({
+  scheduler: true,
+  deviceTaintRules: true,
+  kueue: true,
+  hooks: true,
+  checker: true,
+  setup: async (c) => {
+    client = c.client;
+    await createReadyNode(client, { name: NODE });
+    const agent = await c.startAgent(NODE, MACHINE);
+    const pool = await waitPool(
+      client,
+      agent,
+      NVIDIA,
+      (p) => p.devices.filter((d) => attributeOf(d, NVIDIA, 'mode')?.string === 'whole').length === 4,
+      'the agent publishes 4 whole cards',
+    );
+    productKey = attributeOf(pool.devices[0] as SliceDevice, NVIDIA, 'productKey')?.string ?? '';
+    await waitChain('the chain emits the DeviceClasses and the queue has 4 cards', async () => {
+      const names = (await client.list(RESOURCE_API, 'DeviceClass')).map((c) => c.metadata.name);
+      return names.includes('gpustack-nvidia-shared') && (await cardQuota()) === 4;
+    });
+    for (const t of [
+      claimTemplate('one-card', 'gpustack-nvidia'),
+      claimTemplate('two-cards', 'gpustack-nvidia', { count: 2 }),
+      claimTemplate('one-share', 'gpustack-nvidia-shared', { capacity: { memory: '10Gi' } }),
+      claimTemplate('two-shares', 'gpustack-nvidia-shared', { count: 2, capacity: { memory: '10Gi' } }),
+    ])
+      await client.applyObject(t);
+  },
+});
 
 /** The card index a bound Pod's claim holds (either device). */
 async function cardOf(name: string): Promise<number> {
@@ -223,7 +138,7 @@ async function cardOf(name: string): Promise<number> {
   return Number(/^card-(\d+)/.exec(device)?.[1]);
 }
 
-describe('cards cordon on a 1.36 control plane with DeviceTaintRule served (v1beta2)', () => {
+describe('cards cordon with DeviceTaintRule served (v1 on 1.37, v1beta2 on 1.36)', () => {
   it('takes a held and a free card out of the scheduler, the check and the quota; uncordon brings them back', async () => {
     try {
       await client.applyObject(pod('whole', NAMESPACE, { claims: [{ name: 'gpu', template: 'one-card' }] }));
@@ -248,7 +163,7 @@ describe('cards cordon on a 1.36 control plane with DeviceTaintRule served (v1be
       expect(spare.code, spare.stderr).toBe(0);
       const rules = await client.request<{ items: KubeObject[] }>(
         'GET',
-        `${RULES}?labelSelector=gpustack.ai/cordon=true`,
+        `${cluster.deviceTaintRules?.path}?labelSelector=gpustack.ai/cordon=true`,
       );
       expect(rules.items.map((r) => r.metadata.name).sort()).toEqual(
         [shared, free[0]]
@@ -319,7 +234,7 @@ describe('cards cordon on a 1.36 control plane with DeviceTaintRule served (v1be
         `error: node "${NODE}" has no card "card-9" (it has card-0, card-1, card-2, card-3)\n`,
       );
     } catch (error) {
-      failed = true;
+      cluster.markFailed();
       throw error;
     }
   }, 900_000);

@@ -1,5 +1,5 @@
 // One owner per card (docs/architecture.md#device-owner) on real components: etcd, kube-apiserver,
-// kube-controller-manager (the resource claim controller) and kube-scheduler v1.36.3 (KEP-5004's
+// kube-controller-manager (the resource claim controller) and kube-scheduler (KEP-5004's
 // DRAExtendedResource: beta, on by default), and one real node agent per Node on the fake NVML.
 // The DeviceClasses are the chain's (`buildDeviceClasses`), applied directly: no Metacontroller or
 // Kueue is needed to prove who hands out the cards. No kubelet: the harness marks Nodes Ready and
@@ -7,25 +7,11 @@
 // does for one.
 //
 // Cluster: `owner-plugin` and `owner-dra`, two H100s each.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { OWNER_TAINT_KEY, buildDeviceClasses } from '../../src/dra/index.js';
-import {
-  nvidiaMachine,
-  poolOf,
-  startFakeAgent,
-  waitPool,
-  type FakeAgent,
-  type SliceDevice,
-} from '../../harness/e2e/agent.js';
+import { nvidiaMachine, poolOf, waitPool, type FakeAgent, type SliceDevice } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
-import { describeComponents } from '../../harness/e2e/components.js';
-import {
-  DRA_CONTROLLERS,
-  planeComponents,
-  startControlPlane,
-  type ControlPlane,
-} from '../../harness/e2e/control-plane.js';
 import {
   RESOURCE_API,
   allocated,
@@ -35,8 +21,9 @@ import {
   pod,
   waitBound,
   waitUnschedulable,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
-import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const NAMESPACE = 'default';
 const NVIDIA = 'nvidia.gpustack.ai';
@@ -45,9 +32,7 @@ const PLUGIN_NODE = 'owner-plugin';
 const DRA_NODE = 'owner-dra';
 const NODE_CAPACITY = { cpu: '64', memory: '512Gi', pods: '110' };
 
-let plane: ControlPlane;
 let client: KubeClient;
-let failed = false;
 const agents = new Map<string, FakeAgent>();
 
 function agentOf(node: string): FakeAgent {
@@ -75,45 +60,20 @@ const ownerTainted = (devices: readonly SliceDevice[]): boolean =>
   devices.length > 0 &&
   devices.every((d) => ((d as { taints?: { key: string }[] }).taints ?? []).some((t) => t.key === OWNER_TAINT_KEY));
 
-/** A ResourceClaimTemplate asking `count` whole cards of the manufacturer's class. */
-function wholeCards(name: string, count = 1): KubeObject {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            { name: 'cards', exactly: { deviceClassName: 'gpustack-nvidia', allocationMode: 'ExactCount', count } },
-          ],
-        },
-      },
-    },
-  } as KubeObject;
-}
-
-beforeAll(async () => {
-  plane = await startControlPlane({ scheduler: true, extraControllers: DRA_CONTROLLERS });
-  client = plane.client;
-  log(describeComponents(planeComponents(plane)));
-  for (const deviceClass of buildDeviceClasses(new Set(['nvidia']), []))
-    await client.applyObject(deviceClass as KubeObject);
-  for (const node of [PLUGIN_NODE, DRA_NODE]) {
-    await createReadyNode(client, { name: node, capacity: NODE_CAPACITY });
-    agents.set(node, await startFakeAgent(plane, node, nvidiaMachine('NVIDIA H100 80GB HBM3', 2)));
-  }
-  await client.applyObject(wholeCards('one-card'));
-  for (const node of [PLUGIN_NODE, DRA_NODE])
-    await waitPool(client, agentOf(node), NVIDIA, (p) => p.devices.length === 4, 'both cards published');
-}, 600_000);
-
-afterEach((context) => {
-  if (context.task.result?.state === 'fail') failed = true;
-});
-
-afterAll(async () => {
-  await plane?.stop({ failed });
+useCluster({
+  scheduler: true,
+  setup: async (c) => {
+    client = c.client;
+    for (const deviceClass of buildDeviceClasses(new Set(['nvidia']), []))
+      await client.applyObject(deviceClass as KubeObject);
+    for (const node of [PLUGIN_NODE, DRA_NODE]) {
+      await createReadyNode(client, { name: node, capacity: NODE_CAPACITY });
+      agents.set(node, await c.startAgent(node, nvidiaMachine('NVIDIA H100 80GB HBM3', 2)));
+    }
+    await client.applyObject(claimTemplate('one-card', 'gpustack-nvidia'));
+    for (const node of [PLUGIN_NODE, DRA_NODE])
+      await waitPool(client, agentOf(node), NVIDIA, (p) => p.devices.length === 4, 'both cards published');
+  },
 });
 
 describe('one owner per card: the device plugin or DRA, decided per node', () => {

@@ -1,6 +1,6 @@
 // Device allocation through DRA (docs/architecture.md#dra, issue 10 item 6) on real components: etcd,
 // kube-apiserver, kube-controller-manager (with the resource claim controller), kube-scheduler
-// v1.36.3, Metacontroller, the Kueue manager (v0.17.0, webhooks registered) and, from this
+// (the lane's versions, printed at start), Metacontroller, the Kueue manager (webhooks registered) and, from this
 // repository, the hook server, the admission checker and one node agent per Node, all on
 // 127.0.0.1. The agents run on the fake vendor libraries (test/native/fakes) and publish labels
 // and ResourceSlices; the chain emits the DeviceClasses; the real scheduler allocates. No kubelet:
@@ -8,34 +8,16 @@
 // set and its claim allocated. Run with `npm run test:e2e`.
 //
 // Cluster: two Nodes with 4× H100 each and one with 2× L4 (nvidia), one with 2× MI300X (amd).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 
 import { parseQuantity, type ManufacturerName } from '../../src/k8s/index.js';
 import { DEFAULT_KUEUE_MINOR, DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { CREDITS_PER_CARD, localQueueName } from '../../src/nodefeature/index.js';
 import { MANUFACTURERS } from '../../src/contracts/index.js';
 import { MiB, type FakeFields, type FakeMachine } from '../native/fake-machine.js';
-import {
-  attributeOf,
-  poolOf,
-  startFakeAgent,
-  waitPool,
-  type FakeAgent,
-  type SliceDevice,
-} from '../../harness/e2e/agent.js';
+import { attributeOf, poolOf, waitPool, type FakeAgent, type SliceDevice } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
-import { installOurManifests } from '../../harness/e2e/chain.js';
-import { describeComponents } from '../../harness/e2e/components.js';
-import {
-  DRA_CONTROLLERS,
-  planeComponents,
-  startControlPlane,
-  startMetacontroller,
-  type ControlPlane,
-} from '../../harness/e2e/control-plane.js';
-import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
-import { KUEUE_API, startKueue, type Kueue } from '../../harness/e2e/kueue.js';
-import { freePorts, startProcess } from '../../harness/e2e/processes.js';
+import { KUEUE_API, type Kueue } from '../../harness/e2e/kueue.js';
 import {
   RESOURCE_API,
   allocated,
@@ -48,6 +30,8 @@ import {
   waitUnschedulable,
   type Pod,
   type ResourceClaim,
+  claimJob,
+  claimTemplate,
 } from '../../harness/e2e/scheduling.js';
 import {
   conditionOf,
@@ -57,6 +41,7 @@ import {
   type Workload,
 } from '../../harness/e2e/workloads.js';
 import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const NAMESPACE = 'default';
 const CHECK = 'gpustack-node-devices';
@@ -100,10 +85,8 @@ const MACHINES: Record<string, FakeMachine> = {
   'dra-mi300x': { lib: { amd: { driver: '6.10.5' } }, devices: { amd: cards(2, mi300x) } },
 };
 
-let plane: ControlPlane;
 let client: KubeClient;
 let kueue: Kueue | undefined;
-let failed = false;
 const agents = new Map<string, FakeAgent>();
 /** The productKey attribute (= aKey) our agents publish, by Node. */
 const productKeys = new Map<string, string>();
@@ -132,37 +115,6 @@ function mebibytes(quantity: string): number {
   return Number(match[1]) * scale;
 }
 
-/** A ResourceClaimTemplate with one request. */
-function claimTemplate(
-  name: string,
-  deviceClassName: string,
-  options: { count?: number; cel?: string[]; capacity?: Record<string, string> } = {},
-): KubeObject {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: 'cards',
-              exactly: {
-                deviceClassName,
-                allocationMode: 'ExactCount',
-                count: options.count ?? 1,
-                ...(options.cel ? { selectors: options.cel.map((expression) => ({ cel: { expression } })) } : {}),
-                ...(options.capacity ? { capacity: { requests: options.capacity } } : {}),
-              },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
 /**
  * Whole nvidia cards through the manufacturer's class, the one `kueue-config` maps for Kueue 0.17
  * without a node dump (`gpustack-<aKey>` is mapped only with `--nodes`). No CEL selector: Kueue
@@ -171,34 +123,6 @@ function claimTemplate(
  */
 function nvidiaTemplate(name: string, count: number): KubeObject {
   return claimTemplate(name, 'gpustack-nvidia', { count });
-}
-
-/** A suspended Job through a LocalQueue whose one Pod uses a claim from `template` and requests nothing else. */
-function claimJob(name: string, queue: string, template: string): KubeObject {
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name, namespace: NAMESPACE, labels: { 'kueue.x-k8s.io/queue-name': queue } },
-    spec: {
-      suspend: true,
-      parallelism: 1,
-      completions: 1,
-      template: {
-        spec: {
-          restartPolicy: 'Never',
-          resourceClaims: [{ name: 'cards', resourceClaimTemplateName: template }],
-          containers: [
-            {
-              name: 'main',
-              image: 'registry.k8s.io/pause:3.10',
-              // Nothing else: a device ClusterQueue covers only its credits (cpu would be unavailable).
-              resources: { claims: [{ name: 'cards' }] },
-            },
-          ],
-        },
-      },
-    },
-  };
 }
 
 /** The claim of a bound Pod and the one device allocated to it, with the slice's view of that device. */
@@ -237,67 +161,55 @@ async function noClaimsLeft(): Promise<void> {
   });
 }
 
-beforeAll(async () => {
-  plane = await startControlPlane({ scheduler: true, extraControllers: DRA_CONTROLLERS });
-  client = plane.client;
-  kueue = await startKueue({ plane });
-  const server = await startHookServer(plane.logsDir);
-  plane.adopt(server);
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(
-    describeComponents({ ...planeComponents(plane), metacontroller: metacontroller.component, kueue: kueue.component }),
-  );
-  await installOurManifests(client, server.url, metacontroller.component.version);
-
-  const [healthPort] = (await freePorts(1)) as [number];
-  const checker = startProcess(
-    'admission-checker',
-    process.execPath,
-    [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)],
-    plane.logsDir,
-  );
-  plane.adopt({ name: 'admission-checker', stop: () => checker.stop() });
-
-  for (const [node, machine] of Object.entries(MACHINES)) {
-    await createReadyNode(client, { name: node });
-    agents.set(node, await startFakeAgent(plane, node, machine));
-  }
-  for (const [node, machine] of Object.entries(MACHINES)) {
-    const mfr = Object.keys(machine.devices ?? {})[0] as ManufacturerName;
-    const count = machine.devices?.[mfr]?.length ?? 0;
-    const pool = await waitPool(
-      client,
-      agents.get(node) as FakeAgent,
-      driverOf(mfr),
-      (p) => p.devices.filter((d) => attributeOf(d, driverOf(mfr), 'mode')?.string === 'whole').length === count,
-      `the agent publishes ${count} whole cards`,
+useCluster({
+  scheduler: true,
+  kueue: true,
+  hooks: true,
+  checker: true,
+  setup: async (c) => {
+    client = c.client;
+    kueue = c.kueue;
+    for (const [node, machine] of Object.entries(MACHINES)) {
+      await createReadyNode(client, { name: node });
+      agents.set(node, await c.startAgent(node, machine));
+    }
+    for (const [node, machine] of Object.entries(MACHINES)) {
+      const mfr = Object.keys(machine.devices ?? {})[0] as ManufacturerName;
+      const count = machine.devices?.[mfr]?.length ?? 0;
+      const pool = await waitPool(
+        client,
+        agents.get(node) as FakeAgent,
+        driverOf(mfr),
+        (p) => p.devices.filter((d) => attributeOf(d, driverOf(mfr), 'mode')?.string === 'whole').length === count,
+        `the agent publishes ${count} whole cards`,
+      );
+      const key = attributeOf(pool.devices[0] as SliceDevice, driverOf(mfr), 'productKey')?.string;
+      if (!key) throw new Error(`${node}: device ${pool.devices[0]?.name} has no productKey attribute`);
+      productKeys.set(node, key);
+    }
+    const classes = [
+      'gpustack-nvidia',
+      'gpustack-nvidia-shared',
+      'gpustack-amd',
+      ...Object.keys(MACHINES).flatMap((node) => [modelClass(node), `${modelClass(node)}-shared`]),
+    ];
+    let missing: string[] = [];
+    await waitFor(
+      async () => {
+        const names = (await client.list(RESOURCE_API, 'DeviceClass')).map((c) => c.metadata.name);
+        missing = classes.filter((c) => !names.includes(c));
+        return missing.length === 0;
+      },
+      CONVERGE_MS,
+      'the chain emits our DeviceClasses',
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; missing ${missing.join(', ')}`, { cause: error });
+    });
+    log(
+      `agents publish ${[...productKeys].map(([n, k]) => `${n}: ${k}`).join(', ')}; DeviceClasses ${classes.join(' ')}`,
     );
-    const key = attributeOf(pool.devices[0] as SliceDevice, driverOf(mfr), 'productKey')?.string;
-    if (!key) throw new Error(`${node}: device ${pool.devices[0]?.name} has no productKey attribute`);
-    productKeys.set(node, key);
-  }
-  const classes = [
-    'gpustack-nvidia',
-    'gpustack-nvidia-shared',
-    'gpustack-amd',
-    ...Object.keys(MACHINES).flatMap((node) => [modelClass(node), `${modelClass(node)}-shared`]),
-  ];
-  let missing: string[] = [];
-  await waitFor(
-    async () => {
-      const names = (await client.list(RESOURCE_API, 'DeviceClass')).map((c) => c.metadata.name);
-      missing = classes.filter((c) => !names.includes(c));
-      return missing.length === 0;
-    },
-    CONVERGE_MS,
-    'the chain emits our DeviceClasses',
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}; missing ${missing.join(', ')}`, { cause: error });
-  });
-  log(
-    `agents publish ${[...productKeys].map(([n, k]) => `${n}: ${k}`).join(', ')}; DeviceClasses ${classes.join(' ')}`,
-  );
-}, 3_600_000);
+  },
+});
 
 beforeEach(() => {
   startedAt = Date.now();
@@ -307,7 +219,6 @@ afterEach(async (context) => {
   const state = context.task.result?.state === 'fail' ? 'FAIL' : 'pass';
   timings.push(`${state} ${((Date.now() - startedAt) / 1000).toFixed(1)} s  ${context.task.name}`);
   if (state === 'pass') return;
-  failed = true;
   // What a failed scenario left (Pods holding cards, Jobs holding quota) must not fail the next one.
   for (const job of await client.list('batch/v1', 'Job', { namespace: NAMESPACE }))
     await client.delete('batch/v1', 'Job', job.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
@@ -318,14 +229,9 @@ afterEach(async (context) => {
   await noClaimsLeft();
 }, 120_000);
 
-afterAll(async () => {
+afterAll(() => {
   log(`scenario outcomes:\n  ${timings.join('\n  ')}`);
-  if (failed) {
-    log(`component logs kept in ${plane?.logsDir}`);
-    if (kueue) log(`last lines of Kueue's log:\n${kueue.process.tail(8)}`);
-  }
-  await plane?.stop({ failed });
-}, 120_000);
+});
 
 describe('harness: kube-scheduler and the resource claim controller on the e2e control plane', () => {
   it('binds a plain Pod to the only Node that fits it, and leaves one that fits nowhere unschedulable', async () => {

@@ -8,18 +8,18 @@
 // scheduler or Deployment controller nothing runs them, so the API server's validation and
 // defaulting is what they prove, as the dry-run of chain.ts does for manifests/.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 
 import { kustomizeBuild, type KustomizeImage } from '../support/kustomize.js';
 import { parseManifests, waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { createNode, diffAgainstRender, exampleNodes, readLiveChain, subsetDiff } from '../../harness/e2e/chain.js';
-import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { describeComponents, ensureComponents } from '../../harness/e2e/components.js';
+import type { Metacontroller } from '../../harness/e2e/control-plane.js';
 import {
   CHART,
   HELM_LABELS,
@@ -36,9 +36,10 @@ import {
   withoutHelmLabels,
   type Helm,
 } from '../../harness/e2e/helm.js';
-import { CLI, startHookServer, type HookServer } from '../../harness/e2e/hook-server.js';
+import { CLI, type HookServer } from '../../harness/e2e/hook-server.js';
 import { log } from '../../harness/e2e/log.js';
 import { monitorTargets } from '../../harness/e2e/monitors.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
@@ -64,7 +65,6 @@ const CHART_MADE = [
 const isChartMade = (o: KubeObject): boolean => CHART_MADE.includes(objectId(o));
 
 let helm: Helm;
-let failed = false;
 
 const kustomized = (images?: readonly KustomizeImage[]): KubeObject[] =>
   kustomizeBuild(MANIFESTS, images) as unknown as KubeObject[];
@@ -76,10 +76,6 @@ beforeAll(() => {
   helm = createHelm(component);
   log(describeComponents({ helm: component }));
 }, 3_600_000);
-
-afterEach((context) => {
-  if (context.task.result?.state === 'fail') failed = true;
-});
 
 const scratchDirs: string[] = [];
 function helmScratch(): string {
@@ -430,13 +426,12 @@ describe("Kueue's own Helm chart takes our configuration as a value (kueue-confi
 });
 
 describe('helm install, upgrade and uninstall on a real API server', () => {
-  let plane: ControlPlane;
   let client: KubeClient;
   let server: HookServer;
   /** The values every upgrade passes (helm upgrade starts again from the chart's defaults). */
   const values: Record<string, string> = {};
 
-  const kube = (args: string[]): string => helm.run(args, { kubeconfig: plane.kubeconfig, timeoutMs: 180_000 });
+  const kube = (args: string[]): string => helm.run(args, { kubeconfig: cluster.kubeconfig, timeoutMs: 180_000 });
   const upgrade = (set: Record<string, string>): string => {
     Object.assign(values, set);
     return kube(['upgrade', RELEASE, CHART, '--namespace', NAMESPACE, ...helm.valueArgs({ set: values })]);
@@ -446,35 +441,28 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
   const live = (o: KubeObject): Promise<KubeObject | undefined> =>
     client.get(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace);
 
-  beforeAll(async () => {
-    plane = await startControlPlane();
-    client = plane.client;
-    const kueue = ensureCrds('kueue');
-    await client.installCrds(
-      readdirSync(kueue.dir)
-        .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-        .map((f) => path.join(kueue.dir, f)),
-    );
-    // Metacontroller first: it installs its own (1.5.20) CRDs, which then get the v4 fields.
-    const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-    const crdFile = path.join(metacontroller.component.crds ?? '', 'metacontroller-crds-v1.yaml');
-    const { crds, added } = metacontrollerCrdsWithV4Fields(crdFile);
-    for (const crd of crds) await client.applyObject(crd);
-    await client.waitForCrds(crds.map((c) => c.metadata.name));
-    const monitor = monitorCrds();
-    await client.installCrds(monitor.files);
-    server = await startHookServer(plane.logsDir);
-    plane.adopt(server);
-    log(
-      `metacontroller ${metacontroller.component.version}, CRD fields added: ${added.join(', ') || 'none'}; ` +
-        `ServiceMonitor and PodMonitor CRDs from ${monitor.source}; hook server ${server.url}; logs ${plane.logsDir}`,
-    );
-  }, 3_600_000);
-
-  afterAll(async () => {
-    if (failed) log(`component logs kept in ${plane?.logsDir}`);
-    await plane?.stop({ failed });
-  }, 120_000);
+  const cluster = useCluster({
+    kueue: 'crds',
+    hooks: true,
+    // The chart installs our controllers; the hook URL comes with an upgrade below.
+    manifests: false,
+    setup: async (c) => {
+      client = c.client;
+      server = c.hookServer as HookServer;
+      // Metacontroller installs its own CRDs at start; they get the v4 fields the chart's controllers use.
+      const metacontroller = c.metacontroller as Metacontroller;
+      const crdFile = path.join(metacontroller.component.crds ?? '', 'metacontroller-crds-v1.yaml');
+      const { crds, added } = metacontrollerCrdsWithV4Fields(crdFile);
+      for (const crd of crds) await client.applyObject(crd);
+      await client.waitForCrds(crds.map((c) => c.metadata.name));
+      const monitor = monitorCrds();
+      await client.installCrds(monitor.files);
+      log(
+        `metacontroller ${metacontroller.component.version}, CRD fields added: ${added.join(', ') || 'none'}; ` +
+          `ServiceMonitor and PodMonitor CRDs from ${monitor.source}; hook server ${server.url}; logs ${c.logsDir}`,
+      );
+    },
+  });
 
   it('helm install (default values, server-side apply) creates what `kubectl apply -k manifests/` would, CRDs first', async () => {
     const out = kube(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace']);

@@ -1,7 +1,7 @@
 // The image as shipped (docs/development.md#e2e-image): built from the repository's Dockerfile by
 // scripts/e2e/build-image.sh (locally made bases as build arguments, no registry), imported into the
 // e2e containerd, and the chart installed with helm on a control plane with one real node (kubelet
-// v1.36.3 + containerd). The kubelet runs the hook server, the admission checker and the agent
+// of the lane + containerd). The kubelet runs the hook server, the admission checker and the agent
 // DaemonSet from the image with the chart's own securityContext, mounts and probes; Metacontroller
 // (a host process) converges the chain through the containerised server; the agent publishes the
 // node's labels and ResourceSlices from its container and its kubelet plugin registers from the
@@ -28,20 +28,15 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { nvidiaMachine } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { diffAgainstRender, readLiveChain } from '../../harness/e2e/chain.js';
-import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
-import {
-  DRA_CONTROLLERS,
-  startControlPlane,
-  startMetacontroller,
-  type ControlPlane,
-} from '../../harness/e2e/control-plane.js';
+import type { Component } from '../../harness/e2e/components.js';
+import type { Metacontroller } from '../../harness/e2e/control-plane.js';
 import {
   CHART,
   createHelm,
@@ -63,6 +58,7 @@ import {
   type PodNetwork,
 } from '../../harness/e2e/image.js';
 import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 import {
   buildPauseImage,
   startContainerd,
@@ -104,7 +100,6 @@ const ready = (pod: Pod): boolean =>
 describe.skipIf(skipScenario('image', missing))(
   'the image built from the Dockerfile, run by the real kubelet from the chart',
   () => {
-    let plane: ControlPlane;
     let client: KubeClient;
     let helm: Helm;
     let image: ImageRecord;
@@ -115,7 +110,6 @@ describe.skipIf(skipScenario('image', missing))(
     let apiserverVip: Forwarder;
     let dir: string;
     let cdiDir: string;
-    let failed = false;
     /** Every Pod run from the image, by namespace/name: its last phase seen and its uid (for its logs). */
     const ran = new Map<string, { phase: string; uid: string }>();
     const seen = (pod: Pod): void =>
@@ -134,194 +128,179 @@ describe.skipIf(skipScenario('image', missing))(
         )
         .join('\n  ');
 
-    beforeAll(async () => {
-      assertPrerequisite('image', missing);
-      const started = Date.now();
-      image = ensureImage();
-      log(
-        `image ${image.ref} ${image.digest}: ${image.size} (${(image.archiveBytes / 1e6).toFixed(0)} MB compressed), ${image.layers} layers ` +
-          `(${image.baseLayers} of the base), built in ${image.buildSeconds} s (bases ${image.baseSeconds} s); ` +
-          `ready after ${((Date.now() - started) / 1000).toFixed(0)} s here`,
-      );
-      // 10.<n>.0.0/24 Services, 10.<n>.1.0/24 Pods: another run's leftovers never collide.
-      const octet = 200 + Math.floor(Math.random() * 50);
-      plane = await startControlPlane({
-        scheduler: true,
-        serviceAccountTokens: true,
-        extraControllers: [
-          'deployment',
-          'replicaset',
-          'daemonset',
-          'endpointslice',
-          'serviceaccount',
-          'root-ca-cert-publisher',
-          // Lifts the not-ready taint the kubelet registers the node with.
-          'nodelifecycle',
-          ...DRA_CONTROLLERS,
-        ],
-        apiserverArgs: [`--service-cluster-ip-range=10.${octet}.0.0/24`],
-      });
-      client = plane.client;
-      helm = createHelm(ensureComponents(['helm']).helm);
-      process.stderr.write(
-        `[e2e] node side:\n${describeComponents(ensureComponents(['kubelet', 'containerd', 'runc', 'helm'] as const))}\n`,
-      );
-      const kueue = ensureCrds('kueue');
-      await client.installCrds(
-        readdirSync(kueue.dir)
-          .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-          .map((f) => path.join(kueue.dir, f)),
-      );
-      const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-      const { crds } = metacontrollerCrdsWithV4Fields(
-        path.join(metacontroller.component.crds ?? '', 'metacontroller-crds-v1.yaml'),
-      );
-      for (const crd of crds) await client.applyObject(crd);
-      await client.waitForCrds(crds.map((c) => c.metadata.name));
+    // 10.<n>.0.0/24 Services, 10.<n>.1.0/24 Pods: another run's leftovers never collide.
+    const octet = 200 + Math.floor(Math.random() * 50);
+    useCluster({
+      scheduler: true,
+      serviceAccountTokens: true,
+      controllers: [
+        'deployment',
+        'replicaset',
+        'daemonset',
+        'endpointslice',
+        'serviceaccount',
+        'root-ca-cert-publisher',
+        // Lifts the not-ready taint the kubelet registers the node with.
+        'nodelifecycle',
+      ],
+      apiserverArgs: [`--service-cluster-ip-range=10.${octet}.0.0/24`],
+      kueue: 'crds',
+      metacontroller: true,
+      components: ['kubelet', 'containerd', 'runc', 'helm'],
+      setup: async (c) => {
+        assertPrerequisite('image', missing);
+        const started = Date.now();
+        image = ensureImage();
+        log(
+          `image ${image.ref} ${image.digest}: ${image.size} (${(image.archiveBytes / 1e6).toFixed(0)} MB compressed), ${image.layers} layers ` +
+            `(${image.baseLayers} of the base), built in ${image.buildSeconds} s (bases ${image.baseSeconds} s); ` +
+            `ready after ${((Date.now() - started) / 1000).toFixed(0)} s here`,
+        );
+        client = c.client;
+        helm = createHelm(c.components.helm as Component);
+        const metacontroller = c.metacontroller as Metacontroller;
+        const { crds } = metacontrollerCrdsWithV4Fields(
+          path.join(metacontroller.component.crds ?? '', 'metacontroller-crds-v1.yaml'),
+        );
+        for (const crd of crds) await client.applyObject(crd);
+        await client.waitForCrds(crds.map((c) => c.metadata.name));
 
-      dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-image-'));
-      cdiDir = path.join(dir, 'cdi');
-      mkdirSync(cdiDir);
-      // The node's host: the fake driver (one H200) where the NVIDIA container toolkit puts NVML.
-      const overlay = path.join(dir, 'host-usr-local');
-      placeFakeDriver(overlay, FAKE_LIBRARIES.nvidia, machineFile(nvidiaMachine('NVIDIA H200', 1), dir));
-      const host = await startHostNamespace(plane.logsDir, overlay);
-      plane.adopt({ name: 'host-namespace', stop: () => host.process.stop() });
-      mountTmpfs(host, path.join(dir, 'containerd', 'root'));
-      network = createPodNetwork(dir, octet);
-      const pods = network;
-      plane.adopt({ name: 'pod-network', stop: async () => pods.remove() });
+        dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-image-'));
+        cdiDir = path.join(dir, 'cdi');
+        mkdirSync(cdiDir);
+        // The node's host: the fake driver (one H200) where the NVIDIA container toolkit puts NVML.
+        const overlay = path.join(dir, 'host-usr-local');
+        placeFakeDriver(overlay, FAKE_LIBRARIES.nvidia, machineFile(nvidiaMachine('NVIDIA H200', 1), dir));
+        const host = await startHostNamespace(c.logsDir, overlay);
+        c.onStop('host-namespace', () => host.process.stop());
+        mountTmpfs(host, path.join(dir, 'containerd', 'root'));
+        network = createPodNetwork(dir, octet);
+        const pods = network;
+        c.onStop('pod-network', async () => pods.remove());
 
-      containerd = await startContainerd(dir, plane.logsDir, cdiDir, {
-        mountNamespaceOf: host.pid,
-        cni: { confDir: network.confDir, binDir: CNI_BIN_DIR },
-        snapshotter: 'overlayfs',
-      });
-      plane.adopt({
-        name: 'containerd',
-        stop: async () => {
+        containerd = await startContainerd(dir, c.logsDir, cdiDir, {
+          mountNamespaceOf: host.pid,
+          cni: { confDir: network.confDir, binDir: CNI_BIN_DIR },
+          snapshotter: 'overlayfs',
+        });
+        c.manage(containerd.process, async () => {
           containerd.killTasks();
           await containerd.process.stop(20_000);
-        },
-      });
-      containerd.ctr(['images', 'import', '--all-platforms', buildPauseImage(dir, 'v1.36.3')]);
-      // Unpacked here, into the CRI's snapshotter: through the transfer service (ctr's default) the
-      // image is stored but not unpacked (buildah's index names no platform), and the kubelet's first
-      // CreateContainer calls, unpacking it concurrently, outlast their deadline on two busy cores.
-      containerd.ctr(['images', 'import', '--local', '--snapshotter', 'overlayfs', image.archive]);
-      kubelet = await startKubelet({
-        dir,
-        logsDir: plane.logsDir,
-        kubeconfig: plane.kubeconfig,
-        nodeName: NODE,
-        containerdSocket: containerd.socket,
-        mountNamespaceOf: host.pid,
-      });
-      plane.adopt({ name: 'kubelet', stop: () => kubelet.process.stop(20_000) });
-
-      // kube-proxy's part. The `kubernetes` Service's ClusterIP → the API server.
-      const kubernetes = await waitFor(
-        async () => client.get<KubeObject & { spec: { clusterIP: string } }>('v1', 'Service', 'kubernetes', 'default'),
-        60_000,
-        'the API server created no `kubernetes` Service',
-      );
-      network.addAddress(kubernetes.spec.clusterIP);
-      const apiserverPort = Number(new URL(plane.server).port);
-      apiserverVip = await forward(kubernetes.spec.clusterIP, 443, async () => ({
-        host: '127.0.0.1',
-        port: apiserverPort,
-      }));
-      plane.adopt({ name: 'apiserver-vip', stop: () => apiserverVip.close() });
-      // Metacontroller → a ready endpoint of the chart's Service.
-      let turn = 0;
-      hooks = await forward('127.0.0.1', 0, async () => {
-        const slices = await client.list<
-          KubeObject & {
-            endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[];
-            ports?: { name?: string; port: number }[];
-          }
-        >('discovery.k8s.io/v1', 'EndpointSlice', {
-          namespace: NAMESPACE,
-          labelSelector: 'kubernetes.io/service-name=gpustack-operator',
         });
-        const targets = slices.flatMap((s) => {
-          // The hook port (HTTPS): the forwarder passes TLS through, Metacontroller verifies the chart's CA.
-          const port = s.ports?.find((p) => p.name === 'hooks')?.port;
-          return port === undefined
-            ? []
-            : (s.endpoints ?? [])
-                .filter((e) => e.conditions?.ready !== false)
-                .map((e) => ({ host: e.addresses[0] as string, port }));
+        containerd.ctr(['images', 'import', '--all-platforms', buildPauseImage(dir, c.versions.kubernetes)]);
+        // Unpacked here, into the CRI's snapshotter: through the transfer service (ctr's default) the
+        // image is stored but not unpacked (buildah's index names no platform), and the kubelet's first
+        // CreateContainer calls, unpacking it concurrently, outlast their deadline on two busy cores.
+        containerd.ctr(['images', 'import', '--local', '--snapshotter', 'overlayfs', image.archive]);
+        kubelet = await startKubelet({
+          dir,
+          logsDir: c.logsDir,
+          kubeconfig: c.kubeconfig,
+          nodeName: NODE,
+          containerdSocket: containerd.socket,
+          mountNamespaceOf: host.pid,
         });
-        return targets.length === 0 ? undefined : targets[turn++ % targets.length];
-      });
-      plane.adopt({ name: 'hook-forwarder', stop: () => hooks.close() });
+        c.manage(kubelet.process, () => kubelet.process.stop(20_000));
 
-      await waitFor(
-        async () => {
-          const node = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
-            'v1',
-            'Node',
-            NODE,
-          );
-          return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-        },
-        120_000,
-        `node ${NODE} did not turn Ready (CNI?); see ${kubelet.process.logFile} and ${containerd.process.logFile}`,
-        1000,
-      );
+        // kube-proxy's part. The `kubernetes` Service's ClusterIP → the API server.
+        const kubernetes = await waitFor(
+          async () =>
+            client.get<KubeObject & { spec: { clusterIP: string } }>('v1', 'Service', 'kubernetes', 'default'),
+          60_000,
+          'the API server created no `kubernetes` Service',
+        );
+        network.addAddress(kubernetes.spec.clusterIP);
+        const apiserverPort = Number(new URL(c.plane.server).port);
+        apiserverVip = await forward(kubernetes.spec.clusterIP, 443, async () => ({
+          host: '127.0.0.1',
+          port: apiserverPort,
+        }));
+        c.onStop('apiserver-vip', () => apiserverVip.close());
+        // Metacontroller → a ready endpoint of the chart's Service.
+        let turn = 0;
+        hooks = await forward('127.0.0.1', 0, async () => {
+          const slices = await client.list<
+            KubeObject & {
+              endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[];
+              ports?: { name?: string; port: number }[];
+            }
+          >('discovery.k8s.io/v1', 'EndpointSlice', {
+            namespace: NAMESPACE,
+            labelSelector: 'kubernetes.io/service-name=gpustack-operator',
+          });
+          const targets = slices.flatMap((s) => {
+            // The hook port (HTTPS): the forwarder passes TLS through, Metacontroller verifies the chart's CA.
+            const port = s.ports?.find((p) => p.name === 'hooks')?.port;
+            return port === undefined
+              ? []
+              : (s.endpoints ?? [])
+                  .filter((e) => e.conditions?.ready !== false)
+                  .map((e) => ({ host: e.addresses[0] as string, port }));
+          });
+          return targets.length === 0 ? undefined : targets[turn++ % targets.length];
+        });
+        c.onStop('hook-forwarder', () => hooks.close());
 
-      const out = helm.run(
-        [
-          'install',
-          RELEASE,
-          CHART,
-          '--namespace',
-          NAMESPACE,
-          '--create-namespace',
-          ...helm.valueArgs({
-            set: {
-              // https to the forwarder's address, which the chart's serving certificate then holds.
-              'controllers.hookBaseURL': hooks.url.replace(/^http:/, 'https:'),
-              'hooks.tls.extraIPAddresses[0]': '127.0.0.1',
-              // The Node's own labels: no NFD here.
-              'agent.publish': 'node-labels',
-              'agent.interval': '10s',
-              'agent.kubeletPlugin.registryDir': kubelet.registryDir,
-              'agent.kubeletPlugin.pluginsDir': kubelet.pluginsDir,
-              'agent.kubeletPlugin.cdiDir': cdiDir,
-            },
-          }),
-        ],
-        { kubeconfig: plane.kubeconfig, timeoutMs: 180_000 },
-      );
-      expect(out).toMatch(/STATUS: deployed/);
-    }, 3_600_000);
+        await waitFor(
+          async () => {
+            const node = await client.get<
+              KubeObject & { status?: { conditions?: { type: string; status: string }[] } }
+            >('v1', 'Node', NODE);
+            return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+          },
+          120_000,
+          `node ${NODE} did not turn Ready (CNI?); see ${kubelet.process.logFile} and ${containerd.process.logFile}`,
+          1000,
+        );
 
-    afterEach((context) => {
-      if (context.task.result?.state === 'fail') failed = true;
+        const out = helm.run(
+          [
+            'install',
+            RELEASE,
+            CHART,
+            '--namespace',
+            NAMESPACE,
+            '--create-namespace',
+            ...helm.valueArgs({
+              set: {
+                // https to the forwarder's address, which the chart's serving certificate then holds.
+                'controllers.hookBaseURL': hooks.url.replace(/^http:/, 'https:'),
+                'hooks.tls.extraIPAddresses[0]': '127.0.0.1',
+                // The Node's own labels: no NFD here.
+                'agent.publish': 'node-labels',
+                'agent.interval': '10s',
+                'agent.kubeletPlugin.registryDir': kubelet.registryDir,
+                'agent.kubeletPlugin.pluginsDir': kubelet.pluginsDir,
+                'agent.kubeletPlugin.cdiDir': cdiDir,
+              },
+            }),
+          ],
+          { kubeconfig: c.kubeconfig, timeoutMs: 180_000 },
+        );
+        expect(out).toMatch(/STATUS: deployed/);
+      },
+      teardown: async () => {
+        if (client && image) {
+          // What ran from the image: every Pod seen running it, with its phase now (or when last seen).
+          for (const pod of await client.list<Pod>('v1', 'Pod').catch(() => [] as Pod[]))
+            if (pod.spec.containers.some((c) => c.image === 'gpustack-operator:0.1.0')) seen(pod);
+          log(`image ${image.ref} digest ${image.digest} (id ${image.id}); Pods run from it:`);
+          for (const [name, { phase }] of ran) log(`  ${name} ${phase}`);
+        }
+        helm?.dispose();
+      },
+      cleanup: () => {
+        if (dir) {
+          unmountUnder(dir);
+          rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+        }
+        // The kubelet writes container logs to the machine's /var/log/pods: leave none of ours there.
+        for (const [name, { uid }] of ran) {
+          const [namespace, pod] = name.split('/') as [string, string];
+          rmSync(path.join('/var/log/pods', `${namespace}_${pod}_${uid}`), { recursive: true, force: true });
+        }
+      },
     });
-
-    afterAll(async () => {
-      if (client && image) {
-        // What ran from the image: every Pod seen running it, with its phase now (or when last seen).
-        for (const pod of await client.list<Pod>('v1', 'Pod').catch(() => [] as Pod[]))
-          if (pod.spec.containers.some((c) => c.image === 'gpustack-operator:0.1.0')) seen(pod);
-        log(`image ${image.ref} digest ${image.digest} (id ${image.id}); Pods run from it:`);
-        for (const [name, { phase }] of ran) log(`  ${name} ${phase}`);
-      }
-      helm?.dispose();
-      await plane?.stop({ failed });
-      if (dir) {
-        unmountUnder(dir);
-        rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-      }
-      // The kubelet writes container logs to the machine's /var/log/pods: leave none of ours there.
-      for (const [name, { uid }] of ran) {
-        const [namespace, pod] = name.split('/') as [string, string];
-        rmSync(path.join('/var/log/pods', `${namespace}_${pod}_${uid}`), { recursive: true, force: true });
-      }
-    }, 120_000);
 
     it('the kubelet runs every Pod of the chart from the image (its digest) and each turns Ready through its probes', async () => {
       const apps = ['gpustack-operator', 'gpustack-admission', 'gpustack-agent'];

@@ -1,4 +1,4 @@
-// Node side of DRA with a REAL kubelet (docs/architecture.md#kubelet-plugin): kubelet v1.36.3 built from
+// Node side of DRA with a REAL kubelet (docs/architecture.md#kubelet-plugin): the lane's kubelet built from
 // k8s.io/kubernetes and containerd on loopback, joined to the e2e control plane; our agent (fake
 // NVML, --kubelet-plugin) registers its plugin through the kubelet's plugin watcher, and the
 // kubelet prepares a claim for a real Pod, then unprepares it when the Pod goes.
@@ -12,14 +12,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { buildDeviceClasses } from '../../src/dra/index.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { waitFor, type KubeObject } from '../../harness/e2e/apply.js';
-import { describeComponents, ensureComponents } from '../../harness/e2e/components.js';
-import { startControlPlane, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { ensureComponents } from '../../harness/e2e/components.js';
+import type { ControlPlane } from '../../harness/e2e/control-plane.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { nvidiaMachine } from '../../harness/e2e/agent.js';
 import { CLI } from '../../harness/e2e/hook-server.js';
 import {
@@ -123,57 +124,49 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
     return health.kubeletPlugins ?? [];
   }
 
-  beforeAll(async () => {
-    assertPrerequisite('kubelet', missing);
-    plane = await startControlPlane({ controllerManager: false });
-    process.stderr.write(
-      `[e2e] node side:\n${describeComponents(ensureComponents(['kubelet', 'containerd', 'runc', 'kube-scheduler'] as const))}\n`,
-    );
-    dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
-    cdiDir = path.join(dir, 'cdi');
-    containerd = await startContainerd(dir, plane.logsDir, cdiDir);
-    plane.adopt({
-      name: 'containerd',
-      stop: async () => {
+  useCluster({
+    controllerManager: false,
+    // kube-scheduler: located and printed here, started by the scenario that needs it.
+    components: ['kubelet', 'containerd', 'runc', 'kube-scheduler'],
+    setup: async (c) => {
+      assertPrerequisite('kubelet', missing);
+      plane = c.plane;
+      dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-node-'));
+      cdiDir = path.join(dir, 'cdi');
+      containerd = await startContainerd(dir, plane.logsDir, cdiDir);
+      c.manage(containerd.process, async () => {
         containerd.killTasks();
         await containerd.process.stop(20_000);
-      },
-    });
-    const image = buildPauseImage(dir, 'v1.36.3');
-    containerd.ctr(['images', 'import', '--all-platforms', image]);
-    kubelet = await startKubelet({
-      dir,
-      logsDir: plane.logsDir,
-      kubeconfig: plane.kubeconfig,
-      nodeName: NODE,
-      containerdSocket: containerd.socket,
-    });
-    plane.adopt({ name: 'kubelet', stop: () => kubelet.process.stop(20_000) });
-    await waitFor(
-      async () => (await plane.client.get('v1', 'Node', NODE)) !== undefined,
-      120_000,
-      `the kubelet did not register node ${NODE}; see ${kubelet.process.logFile}`,
-      1000,
-    );
+      });
+      const image = buildPauseImage(dir, c.versions.kubernetes);
+      containerd.ctr(['images', 'import', '--all-platforms', image]);
+      kubelet = await startKubelet({
+        dir,
+        logsDir: plane.logsDir,
+        kubeconfig: plane.kubeconfig,
+        nodeName: NODE,
+        containerdSocket: containerd.socket,
+      });
+      c.manage(kubelet.process, () => kubelet.process.stop(20_000));
+      await waitFor(
+        async () => (await plane.client.get('v1', 'Node', NODE)) !== undefined,
+        120_000,
+        `the kubelet did not register node ${NODE}; see ${kubelet.process.logFile}`,
+        1000,
+      );
 
-    devicesFile = writeCards(1);
-    await startAgent('agent');
-    plane.adopt({ name: 'agent', stop: () => agent.stop() });
-  }, 900_000);
-
-  let failed = false;
-  afterEach((context) => {
-    if (context.task.result?.state === 'fail') failed = true;
-  });
-
-  afterAll(async () => {
-    await plane?.stop({ failed });
+      devicesFile = writeCards(1);
+      await startAgent('agent');
+      plane.adopt({ name: 'agent', stop: () => agent.stop() });
+    },
     // The kubelet bind-mounts its root dir onto itself (mount propagation) and containerd mounts each
     // sandbox's shm and rootfs: unmount them all, then remove the folder.
-    if (dir) {
-      unmountUnder(dir);
-      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-    }
+    cleanup: () => {
+      if (dir) {
+        unmountUnder(dir);
+        rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      }
+    },
   });
 
   it('the kubelet registers the plugin through its plugin watcher (GetInfo, then NotifyRegistrationStatus)', async () => {

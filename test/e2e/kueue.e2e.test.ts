@@ -6,20 +6,20 @@
 // hook server, Metacontroller, our manifests, then the Nodes.
 //
 // The gpustack-node-devices checker runs as the built CLI (`gpustack-operator admission`).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
 import { MANUFACTURER_NAMES, type Node } from '../../src/k8s/index.js';
 import { DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { sleep, waitFor, type KubeClient, type KubeObject, converge } from '../../harness/e2e/apply.js';
-import { createNode, exampleNodes, installOurManifests } from '../../harness/e2e/chain.js';
-import { describeComponents, ensureComponents } from '../../harness/e2e/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
-import { CLI, startHookServer } from '../../harness/e2e/hook-server.js';
-import { quantities, startKueue, type Kueue } from '../../harness/e2e/kueue.js';
+import { createNode, exampleNodes } from '../../harness/e2e/chain.js';
+import { ensureComponents } from '../../harness/e2e/components.js';
+import { CLI } from '../../harness/e2e/hook-server.js';
+import { quantities, type Kueue } from '../../harness/e2e/kueue.js';
 import { markNodeReady } from '../../harness/e2e/scheduling.js';
-import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
+import { type ManagedProcess } from '../../harness/e2e/processes.js';
 import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { makeInstanceType } from '../builders/gpustack.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -79,11 +79,9 @@ const KUEUE_VERSION = (() => {
   }
 })();
 
-let plane: ControlPlane;
 let client: KubeClient;
 let kueue: Kueue;
 let checker: ManagedProcess | undefined;
-let failed = false;
 
 const condition = (
   object: { status?: { conditions?: Condition[] } } | undefined,
@@ -289,58 +287,31 @@ async function deleteJob(name: string): Promise<void> {
   );
 }
 
-beforeAll(async () => {
-  plane = await startControlPlane();
-  client = plane.client;
-  // Kueue's CRDs, the Kueue manager and its webhooks before anything of ours exists.
-  kueue = await startKueue({ plane });
-  const server = await startHookServer(plane.logsDir);
-  plane.adopt(server);
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(
-    describeComponents({
-      etcd: plane.components.etcd,
-      'kube-apiserver': plane.components.kubeApiserver,
-      ...(plane.components.kubeControllerManager
-        ? { 'kube-controller-manager': plane.components.kubeControllerManager }
-        : {}),
-      metacontroller: metacontroller.component,
-      kueue: kueue.component,
-    }),
-  );
-  log(
-    `Kueue ${kueue.version}: config ${JSON.stringify({ ...kueue.config, resources: { ...(kueue.config['resources'] as object), transformations: `(${((kueue.config['resources'] as { transformations?: unknown[] }).transformations ?? []).length} from manifests/kueue)` } })}`,
-  );
-  const installed = await installOurManifests(client, server.url, metacontroller.component.version);
-  log(
-    `applied ${installed.applied.join(', ')} (through Kueue's webhooks); hook server ${server.url}; logs ${plane.logsDir}`,
-  );
-  for (const node of clusterNodes()) {
-    await createNode(client, node);
-    await markReady(node.metadata.name);
-  }
-
-  const [healthPort] = (await freePorts(1)) as [number];
-  checker = startProcess(
-    'admission-checker',
-    process.execPath,
-    [CLI, 'admission', '--kubeconfig', plane.kubeconfig, '--health-port', String(healthPort)],
-    plane.logsDir,
-  );
-  const proc = checker;
-  plane.adopt({ name: 'admission-checker', stop: () => proc.stop() });
-  await waitFor(
-    async () => {
-      if (!proc.running()) throw new Error(`the checker exited: ${proc.tail()}`);
-      return (
-        (await fetch(`http://127.0.0.1:${healthPort}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200
-      );
-    },
-    60_000,
-    `the checker (gpustack-operator admission) did not report /healthz 200 on ${healthPort}; see ${proc.logFile}`,
-  );
-  log(`checker running: ${CLI} admission (pid ${proc.pid}, health ${healthPort})`);
-}, 3_600_000);
+// Install order (as the fixture does it): CRDs, Kueue + webhooks, our hook server, Metacontroller, our
+// manifests (through Kueue's webhooks), the checker; then the Nodes.
+useCluster({
+  kueue: true,
+  hooks: true,
+  checker: true,
+  setup: async (c) => {
+    client = c.client;
+    kueue = c.kueue as Kueue;
+    checker = c.checker?.process;
+    log(
+      `Kueue ${kueue.version}: config ${JSON.stringify({ ...kueue.config, resources: { ...(kueue.config['resources'] as object), transformations: `(${((kueue.config['resources'] as { transformations?: unknown[] }).transformations ?? []).length} from manifests/kueue)` } })}`,
+    );
+    for (const node of clusterNodes()) {
+      await createNode(client, node);
+      await markReady(node.metadata.name);
+    }
+    await waitFor(
+      async () => (await fetch(`${c.checker?.url}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200,
+      60_000,
+      `the checker (gpustack-operator admission) did not report /healthz 200 at ${c.checker?.url}; see ${checker?.logFile}`,
+    );
+    log(`checker running: ${CLI} admission (pid ${checker?.pid}, ${c.checker?.url})`);
+  },
+});
 
 /**
  * Removes what a test that failed before its own clean-up left behind, which would fail the next:
@@ -358,17 +329,8 @@ async function removeLeftovers(): Promise<void> {
     if (slice.metadata.name.startsWith('e2e-')) await client.delete(RESOURCE_API, 'ResourceSlice', slice.metadata.name);
 }
 
-afterEach(async (context) => {
-  if (context.task.result?.state === 'fail') failed = true;
+afterEach(async () => {
   await removeLeftovers();
-}, 120_000);
-
-afterAll(async () => {
-  if (failed) {
-    log(`component logs kept in ${plane?.logsDir}`);
-    if (kueue) log(`last lines of Kueue's log:\n${kueue.process.tail(30)}`);
-  }
-  await plane?.stop({ failed });
 }, 120_000);
 
 describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting work through the chain`, () => {

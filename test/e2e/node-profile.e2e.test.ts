@@ -3,19 +3,15 @@
 // within seconds, on every Metacontroller release. Run against Metacontroller v4 with
 // E2E_METACONTROLLER_BIN / E2E_METACONTROLLER_CRDS (CI runs v1.5.20, which has no
 // `ignoreStatusChanges` and syncs on every change: there this passes whatever the manifest says).
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { Node } from '../../src/k8s/index.js';
 import { renderChain } from '../../src/render/index.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
-import { createNode, exampleNodes, installOurManifests, registerNode } from '../../harness/e2e/chain.js';
-import { describeComponents, ensureCrds } from '../../harness/e2e/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
-import { startHookServer } from '../../harness/e2e/hook-server.js';
+import { createNode, exampleNodes, registerNode } from '../../harness/e2e/chain.js';
 import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
 const NODE_PROFILE = 'gpustack-node-profile';
@@ -23,9 +19,7 @@ const CPU_COUNT = 'general.feature.gpustack.ai/generic.count';
 /** Seconds, with a 2-core machine's slack, and far below any resync (300 s before, an hour now). */
 const LABELLED_MS = 30_000;
 
-let plane: ControlPlane;
 let client: KubeClient;
-let failed = false;
 
 /** An example Node under another name, as the kubelet registers it: labels and annotations, no status. */
 function renamed(node: Node, name: string): Node {
@@ -69,43 +63,28 @@ async function postStatus(name: string, capacity: Record<string, string>): Promi
   );
 }
 
-beforeAll(async () => {
-  plane = await startControlPlane({ controllerManager: false });
-  client = plane.client;
-  const kueue = ensureCrds('kueue');
-  await client.installCrds(
-    readdirSync(kueue.dir)
-      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-      .map((f) => path.join(kueue.dir, f)),
-  );
-  const server = await startHookServer(plane.logsDir);
-  plane.adopt(server);
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  log(describeComponents({ metacontroller: metacontroller.component }));
-  await installOurManifests(client, server.url, metacontroller.component.version, { shippedResync: [NODE_PROFILE] });
-  const controller = await client.get<KubeObject & { spec: { resyncPeriodSeconds?: number } }>(
-    'metacontroller.k8s.io/v1alpha1',
-    'DecoratorController',
-    NODE_PROFILE,
-  );
-  expect(controller?.spec.resyncPeriodSeconds).toBeGreaterThanOrEqual(300);
-  // node-profile relates the ChainSettings the chain writes; without it, it would label by defaults.
-  await waitFor(
-    async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
-    120_000,
-    'the chain wrote no ChainSettings',
-    500,
-  );
-}, 3_600_000);
-
-afterEach((context) => {
-  if (context.task.result?.state === 'fail') failed = true;
+useCluster({
+  controllerManager: false,
+  kueue: 'crds',
+  hooks: true,
+  manifests: { shippedResync: [NODE_PROFILE] },
+  setup: async (c) => {
+    client = c.client;
+    const controller = await client.get<KubeObject & { spec: { resyncPeriodSeconds?: number } }>(
+      'metacontroller.k8s.io/v1alpha1',
+      'DecoratorController',
+      NODE_PROFILE,
+    );
+    expect(controller?.spec.resyncPeriodSeconds).toBeGreaterThanOrEqual(300);
+    // node-profile relates the ChainSettings the chain writes; without it, it would label by defaults.
+    await waitFor(
+      async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
+      120_000,
+      'the chain wrote no ChainSettings',
+      500,
+    );
+  },
 });
-
-afterAll(async () => {
-  if (failed) log(`component logs kept in ${plane?.logsDir}`);
-  await plane?.stop({ failed });
-}, 120_000);
 
 describe('node-profile labels a Node from its events, not its resync', () => {
   it('a Node given its status right after it registers (as a kubelet does) gets every label, the CPU count among them, within seconds', async () => {

@@ -2,10 +2,8 @@
 // 2 shards, the chain's request as Metacontroller sends it holds the 2 NodeShards' summaries and no
 // Node or NodeProfile, the live objects equal render's, and a settings change still re-labels every
 // Node. A recording proxy between Metacontroller and our server keeps the last request per route.
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { Node, SchedulingChain } from '../../src/k8s/index.js';
 import { localQueueName } from '../../src/nodefeature/index.js';
@@ -17,16 +15,14 @@ import {
   installOurManifests,
   readLiveChain,
 } from '../../harness/e2e/chain.js';
-import { ensureCrds } from '../../harness/e2e/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import { startHookProxy, type HookProxy } from '../../harness/e2e/hook-proxy.js';
-import { startHookServer } from '../../harness/e2e/hook-server.js';
+import type { HookServer } from '../../harness/e2e/hook-server.js';
 import { log } from '../../harness/e2e/log.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const GPUSTACK = 'worker.gpustack.ai/v1alpha1';
 const CONVERGE_MS = 120_000;
 
-let plane: ControlPlane;
 let client: KubeClient;
 let proxy: HookProxy;
 
@@ -69,26 +65,19 @@ interface ChainRequest {
   readonly related: ObjectMap;
 }
 
-beforeAll(async () => {
-  plane = await startControlPlane();
-  client = plane.client;
-  const kueue = ensureCrds('kueue');
-  await client.installCrds(
-    readdirSync(kueue.dir)
-      .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
-      .map((f) => path.join(kueue.dir, f)),
-  );
-  const server = await startHookServer(plane.logsDir);
-  plane.adopt(server);
-  proxy = await startHookProxy(server.url, { keepBodies: true });
-  plane.adopt({ name: 'hook-proxy', stop: () => proxy.close() });
-  const metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
-  await installOurManifests(client, proxy.url, metacontroller.component.version);
-  log(`hook server ${server.url} behind the recording proxy ${proxy.url}; logs ${plane.logsDir}`);
-}, 3_600_000);
-
-afterAll(async () => {
-  await plane?.stop();
+useCluster({
+  kueue: 'crds',
+  hooks: true,
+  // Our manifests point at the recording proxy, not at the server.
+  manifests: false,
+  setup: async (c) => {
+    client = c.client;
+    const server = c.hookServer as HookServer;
+    proxy = await startHookProxy(server.url, { keepBodies: true });
+    c.onStop('hook-proxy', () => proxy.close());
+    await installOurManifests(client, proxy.url, c.versions.metacontroller ?? '');
+    log(`hook server ${server.url} behind the recording proxy ${proxy.url}; logs ${c.logsDir}`);
+  },
 });
 
 describe('node shards', () => {
