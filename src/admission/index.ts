@@ -22,7 +22,13 @@ export {
   type AdmissionMetrics,
   type AdmissionRecorder,
 } from './metrics.js';
-export { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
+export {
+  DEFAULT_BACKOFF,
+  ESTABLISHED_STREAM_MS,
+  Informer,
+  type InformerOptions,
+  type InformerStatus,
+} from './informer.js';
 export {
   Reconciler,
   differsFromObserved,

@@ -54,10 +54,22 @@ function statusCode(object: unknown): number | undefined {
 /** A stream that ends cleanly before this, having delivered nothing, counts as a failure (no hot loop). */
 const MIN_QUIET_STREAM_MS = 1000;
 
+/**
+ * A watch that stayed open this long after its list is re-established, events or not: the failure
+ * count resets when it ends, so the next drop relists after the initial backoff. A quiet resource
+ * (no events for minutes) would otherwise carry the count of an old outage into the next one and
+ * wait the capped backoff; one that drops sooner keeps its count, so a server that accepts every
+ * watch and drops it at once still gets a growing backoff (client-go resets its reflector's
+ * backoff the same way, after a quiet spell).
+ */
+export const ESTABLISHED_STREAM_MS = 10_000;
+
 export class Informer<T extends KubeObject> {
   readonly store = new Map<string, T>();
   readonly status: InformerStatus;
   private readonly clock: () => number;
+  /** When the open stream began (its response arrived); unset between streams. */
+  private streamOpenedAt: number | undefined;
 
   constructor(
     private readonly api: KubeApi,
@@ -132,6 +144,7 @@ export class Informer<T extends KubeObject> {
       );
     } finally {
       signal.removeEventListener('abort', stopStream);
+      this.endStream();
       this.markDown();
     }
     if (state.error) throw state.error;
@@ -198,7 +211,17 @@ export class Informer<T extends KubeObject> {
 
   private markStreaming(): void {
     this.status.streaming = true;
+    this.streamOpenedAt = this.clock();
     delete this.status.downSince;
+  }
+
+  /** A stream ends: one that was re-established (open ESTABLISHED_STREAM_MS) clears the failures. */
+  private endStream(): void {
+    const openedAt = this.streamOpenedAt;
+    this.streamOpenedAt = undefined;
+    if (openedAt === undefined || this.clock() - openedAt < ESTABLISHED_STREAM_MS) return;
+    this.status.failures = 0;
+    delete this.status.lastError;
   }
 
   private markDown(): void {

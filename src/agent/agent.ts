@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { DetectResult } from '../../native/index.js';
-import { backoffMs, sendMetrics, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
+import { backoffMs, sendMetrics, sleep, type Logger } from '../runtime/index.js';
 import {
   failedManufacturers,
   labelsFromDetection,
@@ -17,7 +17,7 @@ import {
 } from './labels.js';
 import { NO_RECORDING, type AgentRecorder, type PublishResult } from './metrics.js';
 import type { Publisher } from './publishers.js';
-import type { SlicePublisher } from './slice-publisher.js';
+import { SlicesNotServedError, type SlicePublisher } from './slice-publisher.js';
 import { draOwnedCards, type OwnerDecider, type OwnerDecisions } from './device-owners.js';
 import { isManufacturer } from '../contracts/index.js';
 import type { SliceCard } from '../dra/index.js';
@@ -92,7 +92,10 @@ async function publishSlices(
     }
     return outcome.result;
   } catch (error) {
-    state.sliceFailures++;
+    // A cluster that serves no ResourceSlices is one DRA is off in, not a failing publish: it
+    // neither backs off the labels' cycle nor makes the agent unready, but is still reported.
+    if (error instanceof SlicesNotServedError) state.sliceFailures = 0;
+    else state.sliceFailures++;
     // An ApiError's message carries the API's status and reason (422 field errors, 409 conflicts).
     state.lastSliceError = (error as Error).message;
     options.logger.error(
@@ -184,33 +187,57 @@ async function cycle(
   }
 }
 
-/** Agents restarted together (a node pool rollout, an API server upgrade) spread their retries. */
-export const AGENT_RETRY_JITTER = 0.2;
+/**
+ * How a failed publish is retried: 1 s doubling to 30 s, as client-go's reflector does (or to the
+ * interval when that is longer: a retry never comes later than the next cycle would), each delay
+ * varied by ±20 % so that agents that failed together (an API server restart) spread their retries
+ * instead of meeting the recovering server in lockstep; a success resets it. docs/operations.md
+ * gives the load a fleet sends during an outage.
+ */
+export const AGENT_RETRY = { initialMs: 1000, maxMs: 30_000, jitter: 0.2 } as const;
+
+/** The longest wait between two cycles: a retry at its cap with the jitter on top, or the interval. */
+export function longestCycleGapMs(intervalMs: number): number {
+  return Math.ceil(Math.max(intervalMs, AGENT_RETRY.maxMs) * (1 + AGENT_RETRY.jitter));
+}
 
 /**
- * Delay before the next cycle: the interval, or an exponential backoff (1 s, 2 s, 4 s … capped
- * at the interval) after failures, shortened by up to `backoff.jitter`.
+ * Delay before the next cycle: the interval, or after failures (of the labels or the slices,
+ * whichever has more) the retry backoff of AGENT_RETRY, jittered by `random` (in [0, 1)).
+ * @example nextDelayMs({ ...state, failures: 3 }, 60_000, () => 0.5) // 4000
  */
-export function nextDelayMs(
-  state: AgentState,
-  intervalMs: number,
-  backoff: Pick<BackoffOptions, 'jitter'> = {},
-): number {
+export function nextDelayMs(state: AgentState, intervalMs: number, random: () => number = Math.random): number {
   const failures = Math.max(state.failures, state.sliceFailures);
   if (failures === 0) return intervalMs;
-  return backoffMs(failures, { initialMs: 1000, maxMs: intervalMs, ...backoff });
+  const full = backoffMs(failures, {
+    initialMs: AGENT_RETRY.initialMs,
+    maxMs: Math.max(intervalMs, AGENT_RETRY.maxMs),
+  });
+  return Math.round(full * (1 + AGENT_RETRY.jitter * (2 * random() - 1)));
 }
 
 /** Runs cycles until `signal` aborts (SIGTERM), then resolves. */
 export async function runAgent(state: AgentState, options: AgentOptions, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     await runCycle(state, options);
-    await sleep(nextDelayMs(state, options.intervalMs, { jitter: AGENT_RETRY_JITTER }), signal);
+    await sleep(nextDelayMs(state, options.intervalMs), signal);
   }
 }
 
+/** A detection older than this makes /healthz fail: three of the longest gaps between cycles, and 30 s to spare. */
+export function detectionStaleAfterMs(intervalMs: number): number {
+  return 3 * longestCycleGapMs(intervalMs) + 30_000;
+}
+
+/** Why /readyz is 503: the labels' error first (they gate everything else), then the slices'. */
+function readyReason(state: AgentState): string {
+  if (state.failures > 0) return state.lastError ?? 'publishing the labels failed';
+  if (state.lastPublished === undefined) return 'no cycle has published the labels yet';
+  return `resource slices: ${state.lastSliceError ?? 'publishing failed'}`;
+}
+
 export interface HealthServerOptions {
-  /** The agent's detection interval: a detection older than three of them is unhealthy. */
+  /** The agent's detection interval: a detection older than detectionStaleAfterMs of it is unhealthy. */
   readonly intervalMs: number;
   /** 0 picks a free port (tests). */
   readonly port: number;
@@ -226,15 +253,15 @@ export interface HealthServerOptions {
 
 /**
  * `GET /healthz`: 200 with the time of the last successful detection while it is recent
- * (within three intervals, or the agent just started), 503 otherwise. `GET /readyz`: 200 once a
- * cycle has published its labels (or found them unchanged) and the last cycle did, 503 with the
- * reason otherwise. `GET /metrics`: the registry, when one is given.
+ * (within detectionStaleAfterMs, or the agent just started), 503 otherwise. `GET /readyz`: 200
+ * once a cycle has published its labels (or found them unchanged) and neither the last labels'
+ * publish nor the last slices' failed, 503 with the reason otherwise: ready says the node's cards
+ * reach the cluster. `GET /metrics`: the registry, when one is given.
  *
  * Liveness is the detection alone, on purpose: an agent that cannot reach the API server (or its
  * feature file) is waiting, not stuck, and restarting it would fix nothing, so a kubelet probing
- * /healthz must not kill it for that. /readyz is what says the node's labels are not being kept;
- * ResourceSlices are left out of it (a cluster without resource.k8s.io/v1 fails them for ever) and
- * shown in both bodies instead.
+ * /healthz must not kill it for that. A cluster that serves no ResourceSlices (resource.k8s.io/v1
+ * off) leaves readiness to the labels; the slices' error is shown in both bodies.
  */
 export function startHealthServer(state: AgentState, options: HealthServerOptions): Promise<Server> {
   const { intervalMs, port, host = '0.0.0.0', clock = () => new Date(), metrics, extra } = options;
@@ -245,12 +272,13 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
       return;
     }
     if (req.method === 'GET' && req.url === '/readyz') {
-      const ready = state.lastPublished !== undefined && state.failures === 0;
+      const ready = state.lastPublished !== undefined && state.failures === 0 && state.sliceFailures === 0;
       const body = {
         ready,
-        reason: ready ? null : (state.lastError ?? 'no cycle has published the labels yet'),
+        reason: ready ? null : readyReason(state),
         lastPublished: state.lastPublished ?? null,
         failures: state.failures,
+        sliceFailures: state.sliceFailures,
         lastSliceError: state.lastSliceError ?? null,
       };
       res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -262,7 +290,7 @@ export function startHealthServer(state: AgentState, options: HealthServerOption
     }
     const last = state.lastDetection ? Date.parse(state.lastDetection) : started;
     const more = extra?.();
-    const healthy = clock().getTime() - last <= 3 * intervalMs + 30_000 && (more?.healthy ?? true);
+    const healthy = clock().getTime() - last <= detectionStaleAfterMs(intervalMs) && (more?.healthy ?? true);
     const body = {
       healthy,
       lastDetection: state.lastDetection ?? null,

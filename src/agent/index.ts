@@ -1,6 +1,9 @@
 /** @module src/agent: the node agent (docs/architecture.md#node-agent) — detect, build labels, publish on change. */
 export {
+  AGENT_RETRY,
   createAgentState,
+  detectionStaleAfterMs,
+  longestCycleGapMs,
   nextDelayMs,
   runAgent,
   runCycle,
@@ -20,6 +23,7 @@ export {
   type Labels,
 } from './labels.js';
 export {
+  SlicesNotServedError,
   resourceSlicePublisher,
   type SlicePublishOutcome,
   type SlicePublishResult,

@@ -6,6 +6,7 @@
  * each other unnoticed: a 409 re-reads the pool and tries again, and the generation only grows.
  */
 import {
+  RESOURCE_API_VERSION,
   resourcePath,
   ReceivedPublishedSliceSchema,
   desiredSlices,
@@ -44,6 +45,14 @@ export interface SlicePublisher {
 }
 
 const COLLECTION = resourcePath('resourceslices');
+
+/** The API server answers 404 for the ResourceSlice collection: resource.k8s.io/v1 is not served (DRA off). */
+export class SlicesNotServedError extends Error {
+  override readonly name = 'SlicesNotServedError';
+  constructor(cause: ApiError) {
+    super(`${RESOURCE_API_VERSION} is not served by this cluster (DRA off): ${cause.message}`);
+  }
+}
 /** Conflicts re-read and retried within one call; beyond that the agent's backoff takes over. */
 const CONFLICT_ATTEMPTS = 4;
 const DRIVER_SUFFIX = `.${SYSTEM_DOMAIN}`;
@@ -225,7 +234,7 @@ class ResourceSlicePublisher implements SlicePublisher {
   /** Our slices on this node, by manufacturer (drivers `<mfr>.gpustack.ai`). */
   async #published(): Promise<Map<string, ReceivedPublishedSlice[]>> {
     const byMfr = new Map<string, ReceivedPublishedSlice[]>();
-    await this.#api.listEach(withQuery(COLLECTION, { fieldSelector: `spec.nodeName=${this.#node}` }), (item) => {
+    await this.#list((item) => {
       const parsed = ReceivedPublishedSliceSchema.safeParse(item);
       if (!parsed.success) return;
       const driver = parsed.data.spec.driver;
@@ -238,7 +247,16 @@ class ResourceSlicePublisher implements SlicePublisher {
     return byMfr;
   }
 
-  /** Writes one pool (or deletes it: `desired` empty); a 409 on the way rejects. */
+  /** Lists this node's slices; a 404 for the collection itself says the API is not served. */
+  async #list(onItem: (item: unknown) => void): Promise<void> {
+    try {
+      await this.#api.listEach(withQuery(COLLECTION, { fieldSelector: `spec.nodeName=${this.#node}` }), onItem);
+    } catch (error) {
+      throw error instanceof ApiError && error.status === 404 ? new SlicesNotServedError(error) : error;
+    }
+  }
+
+  /** Writes one pool (or deletes it: `desired` empty); a 404 or a 409 on the way rejects. */
   async #writePool(desired: readonly ResourceSlice[], existing: readonly ReceivedPublishedSlice[]): Promise<Writes> {
     // A slice of our driver on this node in another pool cannot be updated into ours (the pool
     // name is immutable: 422): it goes first, so its name is free.

@@ -6,6 +6,7 @@ import { detectFor } from './detection.js';
 import {
   PUBLISH_MODES,
   createAgentState,
+  detectionStaleAfterMs,
   featureFilePublisher,
   nodeFeaturePublisher,
   nodeLabelsPublisher,
@@ -51,8 +52,8 @@ async function kubeletPlugins(
     // mount): the DaemonSet mounts the host's /dev at /dev, and a container's /sys is the host's.
     hostRoot: '',
     readClaim: (namespace, name) => api.get(resourceClaimPath(namespace, name)),
-    // Health is sent after every detection; three missed ones (as /healthz) make it unknown.
-    healthTimeoutSeconds: Math.ceil((3 * intervalMs + 30_000) / 1000),
+    // Health is sent after every detection; as many missed as /healthz allows make it unknown.
+    healthTimeoutSeconds: Math.ceil(detectionStaleAfterMs(intervalMs) / 1000),
     logger,
   });
 }

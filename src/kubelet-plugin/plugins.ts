@@ -34,6 +34,12 @@ export interface KubeletPluginsOptions {
    * a few detection intervals (health is sent after every detection). @default 0 (the kubelet's default)
    */
   readonly healthTimeoutSeconds?: number;
+  /**
+   * Every this many detections (and at the first after a plugin starts) each plugin's checkpoint
+   * is compared with the API and the claims gone from it are unprepared (ClaimPreparer.collectStale),
+   * in the background. @default 10
+   */
+  readonly staleCheckEvery?: number;
   /** @default () => new Date() */
   readonly clock?: () => Date;
   readonly logger?: Logger;
@@ -53,6 +59,10 @@ export function resourceClaimPath(namespace: string, name: string): string {
 export class KubeletPlugins {
   private latest: readonly Device[] = [];
   private readonly plugins = new Map<ManufacturerName, RunningPlugin>();
+  private readonly preparers = new Map<ManufacturerName, ClaimPreparer>();
+  /** Detections since each manufacturer's last stale check. */
+  private readonly sinceStaleCheck = new Map<ManufacturerName, number>();
+  private collecting: Promise<void> = Promise.resolve();
   private readonly starting = new Map<ManufacturerName, Promise<void>>();
   private readonly failures = new Map<ManufacturerName, string>();
   /** Every card each manufacturer had since the agent started (index → UUID at first sight). */
@@ -66,6 +76,29 @@ export class KubeletPlugins {
     const present = [...new Set(result.devices.map((d) => d.manufacturer))];
     await Promise.all(present.map((mfr) => this.ensure(mfr)));
     for (const [mfr, plugin] of this.plugins) plugin.setHealth(this.health(mfr, result));
+    this.checkStale();
+  }
+
+  /** The stale checks under way (tests wait on it; the agent does not, so a slow API never holds a detection). */
+  staleChecks(): Promise<void> {
+    return this.collecting;
+  }
+
+  private checkStale(): void {
+    const every = Math.max(1, this.options.staleCheckEvery ?? 10);
+    const due = [...this.preparers].filter(([mfr]) => {
+      const since = this.sinceStaleCheck.get(mfr);
+      this.sinceStaleCheck.set(mfr, since === undefined || since + 1 >= every ? 0 : since + 1);
+      return since === undefined || since + 1 >= every;
+    });
+    if (due.length === 0) return;
+    const logger = this.options.logger ?? SILENT_LOGGER;
+    // collectStale answers its errors per claim; only a checkpoint it cannot read rejects.
+    const run = Promise.all(due.map(([, preparer]) => preparer.collectStale())).then(
+      () => undefined,
+      (error: Error) => logger.error({ err: error.message }, 'checking the checkpoint for stale claims failed'),
+    );
+    this.collecting = Promise.all([this.collecting, run]).then(() => undefined);
   }
 
   /**
@@ -124,6 +157,7 @@ export class KubeletPlugins {
     }).then(
       (plugin) => {
         this.plugins.set(mfr, plugin);
+        this.preparers.set(mfr, preparer);
         this.failures.delete(mfr);
       },
       (error: Error) => {
@@ -152,6 +186,7 @@ export class KubeletPlugins {
 
   async close(): Promise<void> {
     await Promise.all([...this.starting.values()]);
+    await this.collecting;
     await Promise.all([...this.plugins.values()].map((p) => p.close()));
     this.plugins.clear();
   }

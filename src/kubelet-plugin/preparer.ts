@@ -3,14 +3,18 @@
  * from the API, take the devices allocated to our driver in this node's pool, write the claim's CDI
  * spec and answer its CDI device ids. A checkpoint file records every prepared claim (its answer
  * and its spec) before the spec is written, so a repeated prepare answers the same ids, a spec lost
- * in a crash is rewritten, and an unprepare after a restart still removes the spec.
+ * in a crash is rewritten, and an unprepare after a restart still removes the spec. What a kill
+ * leaves half done is finished on the next start: the temporary files of an interrupted write are
+ * removed, and a claim the checkpoint holds that the API no longer has (deleted, or recreated under
+ * its name with another uid, while nothing told this plugin) is unprepared by `collectStale`.
  * Errors are per claim, in the answer (the kubelet retries those claims); nothing here throws to the caller.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Device } from '../../native/index.js';
 import {
+  CDI_CLASS,
   buildClaimSpec,
   cdiSpecFileName,
   claimAllocationOnNode,
@@ -104,8 +108,40 @@ export class ClaimPreparer {
     return next;
   }
 
+  /**
+   * Unprepares every checkpointed claim the API says is gone: not found, or found with another uid.
+   * Such a claim is no Pod's any more (a claim is deleted only once no Pod holds it), so its spec
+   * and entry are garbage the kubelet will not ask about if it lost track of it. A claim that
+   * cannot be read now (the API down) is kept for the next call. Answers the uids removed.
+   */
+  collectStale(): Promise<string[]> {
+    return this.serial(async () => {
+      const removed: string[] = [];
+      for (const [uid, entry] of Object.entries((await this.load()).claims)) {
+        let raw: unknown;
+        try {
+          raw = await this.options.readClaim(entry.namespace, entry.name);
+        } catch {
+          continue;
+        }
+        const current = (raw as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
+        if (raw !== undefined && current === uid) continue;
+        const error = await this.unprepareOne({ namespace: entry.namespace, name: entry.name, uid });
+        if (error === '') removed.push(uid);
+      }
+      if (removed.length > 0)
+        (this.options.logger ?? SILENT_LOGGER).info(
+          { driver: this.driver, claims: removed },
+          'unprepared stale claims',
+        );
+      return removed;
+    });
+  }
+
   private async load(): Promise<Checkpoint> {
     if (this.checkpoint) return this.checkpoint;
+    // First use in this process: no write of ours is under way, so a temporary file is a killed run's.
+    await this.removeInterruptedWrites();
     let text: string | undefined;
     try {
       text = await readFile(this.options.checkpointFile, 'utf8');
@@ -121,6 +157,25 @@ export class ClaimPreparer {
       throw new Error(`checkpoint ${this.options.checkpointFile} is not one this agent wrote: ${parsed.error.message}`);
     this.checkpoint = parsed.data;
     return this.checkpoint;
+  }
+
+  /** The dot-named temporary files of writeFileAtomic (checkpoint and this driver's specs) a kill left behind. */
+  private async removeInterruptedWrites(): Promise<void> {
+    const sweeps = [
+      { dir: this.options.cdiDir, prefix: `.${this.driver}-${CDI_CLASS}_` },
+      { dir: path.dirname(this.options.checkpointFile), prefix: `.${path.basename(this.options.checkpointFile)}.` },
+    ];
+    for (const { dir, prefix } of sweeps) {
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      for (const name of names)
+        if (name.startsWith(prefix) && name.endsWith('.tmp')) await removeFile(path.join(dir, name));
+    }
   }
 
   private async save(checkpoint: Checkpoint): Promise<void> {

@@ -4,7 +4,14 @@
  * failing list, skips objects that fail their schema, and its status says when it is live.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Informer, NODES, healthReport, isLive, type InformerStatus } from '../../src/admission/index.js';
+import {
+  ESTABLISHED_STREAM_MS,
+  Informer,
+  NODES,
+  healthReport,
+  isLive,
+  type InformerStatus,
+} from '../../src/admission/index.js';
 import type { Node } from '../../src/k8s/index.js';
 import { createKubeApi } from '../../src/api-client/index.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
@@ -156,6 +163,46 @@ describe('Informer: failures back off and relist', () => {
     expect(delays).toEqual([5, 10, 20, 20]);
     expect(informer.status.failures).toBe(4);
     expect(healthReport([informer.status], Date.now(), 60_000)).toMatchObject({ healthy: true, down: [] });
+  });
+
+  it('a watch re-established after failures clears them when it ends, events or not: a quiet resource relists after the initial backoff', async () => {
+    api.failLists('nodes', 3);
+    const logger = recordingLogger();
+    let now = 1_000_000;
+    const informer = new Informer(createKubeApi(kubeConfigFor(api.url)), NODES, {
+      logger,
+      onChange: () => {},
+      backoff: { initialMs: 5, maxMs: 20 },
+      clock: () => now,
+    });
+    running = informer.run(stop.signal);
+    await eventually(streaming(informer), 'watching after three failed lists');
+    expect(informer.status.failures).toBe(3);
+    // Quiet: no event arrives, and the stream holds past ESTABLISHED_STREAM_MS.
+    now += ESTABLISHED_STREAM_MS;
+    api.dropWatches();
+    await eventually(() => api.lists('nodes') === 5 && streaming(informer)(), 'relisted and watching again');
+    const retries = logger.entries.filter((e) => e.level === 'error').map((e) => e.fields['retryInMs']);
+    // The drop of an established watch starts again at 5 ms, not at the 20 ms cap of the old count.
+    expect(retries).toEqual([5, 10, 20, 5]);
+    expect(informer.status.failures).toBe(1);
+  });
+
+  it('a watch that drops before it is established keeps the count: a server that drops every watch at once is still backed off', async () => {
+    api.failLists('nodes', 2);
+    const logger = recordingLogger();
+    const informer = new Informer(createKubeApi(kubeConfigFor(api.url)), NODES, {
+      logger,
+      onChange: () => {},
+      backoff: { initialMs: 5, maxMs: 40 },
+      clock: () => 1_000_000,
+    });
+    running = informer.run(stop.signal);
+    await eventually(streaming(informer), 'watching after two failed lists');
+    api.dropWatches();
+    await eventually(() => api.lists('nodes') === 4 && streaming(informer)(), 'relisted and watching again');
+    const retries = logger.entries.filter((e) => e.level === 'error').map((e) => e.fields['retryInMs']);
+    expect(retries).toEqual([5, 10, 20]);
   });
 
   it('a line that is not JSON is a failure of that stream, then relists', async () => {

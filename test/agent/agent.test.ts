@@ -6,16 +6,21 @@ import type { DetectResult } from '../../native/index.js';
 import {
   createAgentMetrics,
   createAgentState,
+  detectionStaleAfterMs,
+  longestCycleGapMs,
   nextDelayMs,
   nodeFeaturePublisher,
   nodeLabelsPublisher,
   runAgent,
   runCycle,
+  SlicesNotServedError,
   startHealthServer,
   type AgentOptions,
   type Labels,
   type Publisher,
+  type SlicePublisher,
 } from '../../src/agent/index.js';
+import { ApiError } from '../../src/api-client/index.js';
 import { H100_LABELS, detection, h100, recordingLogger, times, useFakeApiServer } from './support.js';
 
 const NODE = 'gpu-h100-01';
@@ -159,22 +164,36 @@ describe('failures', () => {
 });
 
 describe('nextDelayMs', () => {
-  it('is the interval without failures, then 1 s, 2 s, 4 s … capped at the interval', () => {
+  /** The midpoint of the jitter: the retry delay unvaried. */
+  const MID = (): number => 0.5;
+
+  it('is the interval without failures, then 1 s, 2 s, 4 s … capped at 30 s — also when the interval is shorter', () => {
     const state = createAgentState();
-    expect(nextDelayMs(state, 60_000)).toBe(60_000);
-    const delays = [1, 2, 3, 4, 5, 6, 7, 8, 50, 10_000].map((failures) => nextDelayMs({ ...state, failures }, 60_000));
-    expect(delays).toEqual([1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000, 60_000]);
-    expect(nextDelayMs({ ...state, failures: 3 }, 2500)).toBe(2500);
+    expect(nextDelayMs(state, 60_000, MID)).toBe(60_000);
+    expect(nextDelayMs(state, 1000, MID)).toBe(1000);
+    // A 1 s interval (the e2e agents') used to cap the backoff at 1 s: ~1 request/s through an outage.
+    const short = [1, 2, 3, 4, 5, 6, 7, 50, 10_000].map((failures) => nextDelayMs({ ...state, failures }, 1000, MID));
+    expect(short).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000]);
+    expect(longestCycleGapMs(1000)).toBe(36_000);
   });
 
-  it('with jitter, a retry is shortened by at most that fraction; the interval itself is not', () => {
+  it('grows to the interval when that is longer than 30 s: a retry never waits longer than a cycle', () => {
     const state = createAgentState();
-    expect(nextDelayMs(state, 60_000, { jitter: 0.2 })).toBe(60_000);
-    for (let i = 0; i < 50; i++) {
-      const delay = nextDelayMs({ ...state, failures: 3 }, 60_000, { jitter: 0.2 });
-      expect(delay).toBeGreaterThanOrEqual(3200);
-      expect(delay).toBeLessThanOrEqual(4000);
-    }
+    const delays = [1, 2, 3, 4, 5, 6, 7, 8, 50].map((failures) => nextDelayMs({ ...state, failures }, 60_000, MID));
+    expect(delays).toEqual([1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000]);
+    expect(longestCycleGapMs(60_000)).toBe(72_000);
+  });
+
+  it('varies a retry by ±20 % (the slice failures count too); the interval itself is not varied', () => {
+    const state = { ...createAgentState(), sliceFailures: 3 };
+    expect(nextDelayMs(state, 60_000, () => 0)).toBe(3200);
+    expect(nextDelayMs(state, 60_000, () => 0.999_999)).toBe(4800);
+    expect(nextDelayMs(createAgentState(), 60_000, () => 0)).toBe(60_000);
+    const sampled = Array.from({ length: 200 }, () => nextDelayMs({ ...state, sliceFailures: 9 }, 1000));
+    expect(Math.min(...sampled)).toBeGreaterThanOrEqual(24_000);
+    expect(Math.max(...sampled)).toBeLessThanOrEqual(36_000);
+    // Both sides of the cap are used: agents that failed together do not retry together.
+    expect(sampled.some((d) => d < 29_000) && sampled.some((d) => d > 31_000)).toBe(true);
   });
 
   it('follows the failure count of real cycles and resets after a success', async () => {
@@ -184,11 +203,11 @@ describe('nextDelayMs', () => {
     const delays: number[] = [];
     for (let i = 0; i < 4; i++) {
       await runCycle(state, opts);
-      delays.push(nextDelayMs(state, 60_000));
+      delays.push(nextDelayMs(state, 60_000, () => 0.5));
     }
     fail = false;
     await runCycle(state, opts);
-    delays.push(nextDelayMs(state, 60_000));
+    delays.push(nextDelayMs(state, 60_000, () => 0.5));
     expect(delays).toEqual([1000, 2000, 4000, 8000, 60_000]);
   });
 });
@@ -342,7 +361,7 @@ describe('health endpoint', () => {
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
 
-  it('200 with lastDetection after a successful cycle; 503 once it is older than 3 intervals + 30 s; 404 elsewhere', async () => {
+  it('200 with lastDetection after a successful cycle; 503 once it is older than three of the longest cycle gaps + 30 s; 404 elsewhere', async () => {
     let now = new Date('2025-01-01T00:00:00.000Z');
     const clock = () => now;
     const state = createAgentState();
@@ -373,7 +392,8 @@ describe('health endpoint', () => {
       deviceOwners: null,
     });
 
-    now = new Date(Date.parse('2025-01-01T00:00:00.000Z') + 3 * INTERVAL + 30_000);
+    expect(detectionStaleAfterMs(INTERVAL)).toBe(3 * 72_000 + 30_000);
+    now = new Date(Date.parse('2025-01-01T00:00:00.000Z') + detectionStaleAfterMs(INTERVAL));
     expect((await get('/healthz')).status).toBe(200);
     now = new Date(now.getTime() + 1);
     res = await get('/healthz');
@@ -410,7 +430,7 @@ describe('health endpoint', () => {
     let now = new Date('2025-01-01T00:00:00.000Z');
     const state = createAgentState();
     server = await startHealthServer(state, { intervalMs: INTERVAL, port: 0, host: '127.0.0.1', clock: () => now });
-    now = new Date(now.getTime() + 3 * INTERVAL + 30_001);
+    now = new Date(now.getTime() + detectionStaleAfterMs(INTERVAL) + 1);
     expect((await get('/healthz')).status).toBe(503);
   });
 
@@ -440,6 +460,7 @@ describe('health endpoint', () => {
       reason: 'connect ECONNREFUSED 127.0.0.1:6443',
       lastPublished: null,
       failures: 1,
+      sliceFailures: 0,
       lastSliceError: null,
     });
     expect((await get('/healthz')).status).toBe(200);
@@ -463,6 +484,53 @@ describe('health endpoint', () => {
     ).toBe('unchanged');
     expect((await get('/readyz')).status).toBe(200);
     expect((await get('/readyz', 'POST')).status).toBe(404);
+  });
+
+  it('/readyz is 503 while the slices cannot be published and 200 again after the next success: ready = the cards reach the cluster', async () => {
+    const state = createAgentState();
+    server = await startHealthServer(state, { intervalMs: INTERVAL, port: 0, host: '127.0.0.1' });
+    let outage = true;
+    const slices: SlicePublisher = {
+      publish: () =>
+        outage
+          ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6443'))
+          : Promise.resolve({ result: 'published', written: 2, deleted: 0, problems: [] }),
+    };
+    const opts = options(memoryPublisher(), () => Promise.resolve(H100_X8), { slicePublisher: slices });
+    // The labels are published (from memory after the first cycle), the slices are not.
+    expect(await runCycle(state, opts)).toBe('published');
+    let res = await get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({
+      ready: false,
+      reason: 'resource slices: connect ECONNREFUSED 127.0.0.1:6443',
+      failures: 0,
+      sliceFailures: 1,
+    });
+    await runCycle(state, opts);
+    expect((await get('/readyz')).body).toMatchObject({ ready: false, sliceFailures: 2 });
+    expect((await get('/healthz')).status).toBe(200);
+
+    outage = false;
+    await runCycle(state, opts);
+    res = await get('/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ready: true, reason: null, sliceFailures: 0, lastSliceError: null });
+  });
+
+  it('/readyz stays 200 in a cluster that serves no ResourceSlices (DRA off), and that is no failure to back off from', async () => {
+    const state = createAgentState();
+    server = await startHealthServer(state, { intervalMs: INTERVAL, port: 0, host: '127.0.0.1' });
+    const notServed = new ApiError(404, 'GET', '/apis/resource.k8s.io/v1/resourceslices', '404 page not found');
+    const slices: SlicePublisher = { publish: () => Promise.reject(new SlicesNotServedError(notServed)) };
+    await runCycle(
+      state,
+      options(memoryPublisher(), () => Promise.resolve(H100_X8), { slicePublisher: slices }),
+    );
+    const res = await get('/readyz');
+    expect(res.status).toBe(200);
+    expect((res.body as { lastSliceError: string }).lastSliceError).toMatch(/resource.k8s.io\/v1 is not served/);
+    expect(nextDelayMs(state, INTERVAL, () => 0.5)).toBe(INTERVAL);
   });
 
   it('listens on every interface unless told otherwise', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resourceSlicePublisher } from '../../src/agent/index.js';
+import { SlicesNotServedError, resourceSlicePublisher } from '../../src/agent/index.js';
+import { ApiError } from '../../src/api-client/index.js';
 import type { SliceCard } from '../../src/dra/index.js';
 import { recordingApi } from './fake-slice-api.js';
 
@@ -45,5 +46,18 @@ describe('resourceSlicePublisher: requests per cycle', () => {
     await expect(publisher.publish([card(0)], NONE)).rejects.toThrow('connection refused');
     api.create = create;
     expect((await publisher.publish([card(0)], NONE)).result).toBe('published');
+  });
+
+  it('a 404 for the collection says resource.k8s.io/v1 is not served (DRA off); any other failure is itself', async () => {
+    const api = recordingApi();
+    const publisher = resourceSlicePublisher(api, 'n');
+    const path = '/apis/resource.k8s.io/v1/resourceslices';
+    api.listEach = () => Promise.reject(new ApiError(404, 'GET', path, '404 page not found'));
+    const notServed = await publisher.publish([card(0)], NONE).catch((error: unknown) => error);
+    expect(notServed).toBeInstanceOf(SlicesNotServedError);
+    expect((notServed as Error).message).toMatch(/resource.k8s.io\/v1 is not served.*HTTP 404/);
+    api.listEach = () => Promise.reject(new ApiError(503, 'GET', path, 'the server is shutting down'));
+    const down = await publisher.publish([card(0)], NONE).catch((error: unknown) => error);
+    expect(down).toBeInstanceOf(ApiError);
   });
 });

@@ -14,6 +14,9 @@ import type { SliceCard } from '../../src/dra/index.js';
 import { ApiError } from '../../src/api-client/index.js';
 import { detection, h100, mi300x, recordingLogger, times } from './support.js';
 
+/** The midpoint of the jitter: the retry delay unvaried. */
+const NO_JITTER = (): number => 0.5;
+
 function labelPublisher(): Publisher & { written: Labels[] } {
   const written: Labels[] = [];
   return {
@@ -99,13 +102,13 @@ describe('the agent cycle publishes ResourceSlices beside the labels', () => {
     const logged = logger.entries.find((e) => e.level === 'error');
     expect(logged?.message).toBe('publishing resource slices failed; will retry');
     expect((logged?.fields as { err: string }).err).toMatch(/Invalid/);
-    expect(nextDelayMs(state, 60_000, { jitter: 0 })).toBe(1000);
+    expect(nextDelayMs(state, 60_000, NO_JITTER)).toBe(1000);
     expect(await runCycle(state, options)).toBe('unchanged');
-    expect(nextDelayMs(state, 60_000, { jitter: 0 })).toBe(2000);
+    expect(nextDelayMs(state, 60_000, NO_JITTER)).toBe(2000);
     delete slices.failing;
     await runCycle(state, options);
     expect(state.sliceFailures).toBe(0);
-    expect(nextDelayMs(state, 60_000, { jitter: 0 })).toBe(60_000);
+    expect(nextDelayMs(state, 60_000, NO_JITTER)).toBe(60_000);
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/gpustack_agent_slice_publishes_total\{result="failed"\} 2/);
     expect(text).toMatch(/gpustack_agent_slice_publishes_total\{result="published"\} 1/);

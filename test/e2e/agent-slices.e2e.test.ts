@@ -25,6 +25,9 @@ import { createNode } from '../../harness/e2e/chain.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { nvidiaMachine, startAgentProcess } from '../../harness/e2e/agent.js';
 
+/** The midpoint of the jitter: the retry delay unvaried. */
+const NO_JITTER = (): number => 0.5;
+
 const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
 
 interface LiveSlice {
@@ -260,10 +263,10 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     const failure = logger.entries.find((e) => e.message === 'publishing resource slices failed; will retry');
     expect((failure?.fields as { err?: string }).err).toMatch(/HTTP 409.*AlreadyExists/);
     const { nextDelayMs } = await import('../../src/agent/index.js');
-    expect(nextDelayMs(state, 60_000, { jitter: 0 })).toBe(1000);
+    expect(nextDelayMs(state, 60_000, NO_JITTER)).toBe(1000);
     await runCycle(state, options);
     expect(state.sliceFailures).toBe(2);
-    expect(nextDelayMs(state, 60_000, { jitter: 0 })).toBe(2000);
+    expect(nextDelayMs(state, 60_000, NO_JITTER)).toBe(2000);
     // The squatter goes: the next cycle publishes and the backoff ends.
     await client.request('DELETE', `${SLICES}/squatted-nvidia-counters-0`);
     await runCycle(state, options);

@@ -362,10 +362,14 @@ describe('restart', () => {
     await plugins.close();
     expect(readdirSync(dirs().registryDir), 'stopping removes the registration sockets').toEqual([]);
 
-    // The claim is gone from the API by now (deleted with its Pod); the checkpoint still knows it.
-    api.clear();
-    plugins = startPlugins();
+    // The API cannot be reached now; the checkpoint still knows the claim.
+    plugins = new KubeletPlugins({
+      node: NODE,
+      ...dirs(),
+      readClaim: () => Promise.reject(new Error('connect ECONNREFUSED')),
+    });
     await plugins.update(DETECTION);
+    await plugins.staleChecks();
     const client = dra('nvidia.gpustack.ai');
     expect(await client.prepare([claim])).toEqual(before);
     expect(Object.keys(cdiSpecs())).toEqual(['nvidia.gpustack.ai-card_uid-1.json']);
@@ -380,6 +384,95 @@ describe('restart', () => {
     rmSync(path.join(dirs().cdiDir, 'nvidia.gpustack.ai-card_uid-1.json'));
     expect(await client.prepare([claim])).toEqual(before);
     expect(Object.keys(cdiSpecs())).toEqual(['nvidia.gpustack.ai-card_uid-1.json']);
+  });
+
+  it('an unprepare killed between removing the spec and saving the checkpoint is finished by the next one, after a restart', async () => {
+    const claim = claimOf('one-gpu', 'uid-1', [{ driver: 'nvidia.gpustack.ai', device: 'card-1' }]);
+    await dra('nvidia.gpustack.ai').prepare([claim]);
+    for (const c of clients.splice(0)) c.close();
+    await plugins.close();
+    // What the kill left: the spec removed, the entry still in the checkpoint.
+    rmSync(path.join(dirs().cdiDir, 'nvidia.gpustack.ai-card_uid-1.json'));
+    plugins = startPlugins();
+    await plugins.update(DETECTION);
+    expect(await dra('nvidia.gpustack.ai').unprepare([claim])).toEqual({ 'uid-1': { error: '' } });
+    const file = path.join(dirs().pluginsDir, 'nvidia.gpustack.ai', 'checkpoint.json');
+    expect(JSON.parse(readFileSync(file, 'utf8')).claims).toEqual({});
+    expect(cdiSpecs()).toEqual({});
+  });
+
+  it('a claim deleted from the API while the plugin was down is unprepared when it returns, without the kubelet', async () => {
+    const kept = claimOf('kept', 'uid-kept', [{ driver: 'nvidia.gpustack.ai', device: 'card-0' }]);
+    const gone = claimOf('gone', 'uid-gone', [{ driver: 'nvidia.gpustack.ai', device: 'card-1' }]);
+    const renamed = claimOf('again', 'uid-old', [{ driver: 'amd.gpustack.ai', device: 'card-0' }]);
+    await dra('nvidia.gpustack.ai').prepare([kept, gone]);
+    await dra('amd.gpustack.ai').prepare([renamed]);
+    for (const c of clients.splice(0)) c.close();
+    await plugins.close();
+
+    // While it was down: one claim deleted, one recreated under its name (another uid).
+    api.delete('team-a/gone');
+    claimOf('again', 'uid-new', [{ driver: 'amd.gpustack.ai', device: 'card-0' }]);
+    plugins = startPlugins();
+    await plugins.update(DETECTION);
+    await plugins.staleChecks();
+    expect(Object.keys(cdiSpecs())).toEqual(['nvidia.gpustack.ai-card_uid-kept.json']);
+    const checkpoint = (driver: string) =>
+      Object.keys(JSON.parse(readFileSync(path.join(dirs().pluginsDir, driver, 'checkpoint.json'), 'utf8')).claims);
+    expect(checkpoint('nvidia.gpustack.ai')).toEqual(['uid-kept']);
+    expect(checkpoint('amd.gpustack.ai')).toEqual([]);
+    // The kubelet's own unprepare, arriving later, still succeeds.
+    expect(await dra('nvidia.gpustack.ai').unprepare([gone])).toEqual({ 'uid-gone': { error: '' } });
+  });
+
+  it('keeps a checkpointed claim it cannot read now (the API down), and checks again later', async () => {
+    const claim = claimOf('one-gpu', 'uid-1', [{ driver: 'nvidia.gpustack.ai', device: 'card-1' }]);
+    await dra('nvidia.gpustack.ai').prepare([claim]);
+    for (const c of clients.splice(0)) c.close();
+    await plugins.close();
+    let down = true;
+    api.clear();
+    plugins = new KubeletPlugins({
+      node: NODE,
+      ...dirs(),
+      staleCheckEvery: 2,
+      readClaim: async (namespace, name) => {
+        if (down) throw new Error('connect ECONNREFUSED');
+        return api.get(`${namespace}/${name}`);
+      },
+    });
+    await plugins.update(DETECTION);
+    await plugins.staleChecks();
+    expect(Object.keys(cdiSpecs())).toEqual(['nvidia.gpustack.ai-card_uid-1.json']);
+    down = false;
+    await plugins.update(DETECTION);
+    await plugins.staleChecks();
+    expect(Object.keys(cdiSpecs()), 'not due yet: every second detection').toHaveLength(1);
+    await plugins.update(DETECTION);
+    await plugins.staleChecks();
+    expect(cdiSpecs()).toEqual({});
+  });
+
+  it('removes the temporary files of a write a kill interrupted, and nothing else', async () => {
+    for (const c of clients.splice(0)) c.close();
+    await plugins.close();
+    const cdi = dirs().cdiDir;
+    const own = path.join(dirs().pluginsDir, 'nvidia.gpustack.ai');
+    mkdirSync(cdi, { recursive: true });
+    mkdirSync(own, { recursive: true });
+    const leftovers = [
+      path.join(cdi, '.nvidia.gpustack.ai-card_uid-9.json.4242.tmp'),
+      path.join(own, '.checkpoint.json.4242.tmp'),
+    ];
+    for (const file of leftovers) writeFileSync(file, '{"half":');
+    // Another vendor's spec and its half-written file are not ours to remove.
+    const foreign = [path.join(cdi, 'other-vendor.json'), path.join(cdi, '.other-vendor.json.1.tmp')];
+    for (const file of foreign) writeFileSync(file, '{}');
+    plugins = startPlugins();
+    await plugins.update(DETECTION);
+    await plugins.staleChecks();
+    expect(readdirSync(cdi).sort()).toEqual(['.other-vendor.json.1.tmp', 'other-vendor.json']);
+    expect(readdirSync(own).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
   it('a checkpoint it cannot read fails the calls with a clear error, and the file is left alone', async () => {
