@@ -39,7 +39,7 @@ import { log } from '../../harness/e2e/log.js';
 import { monitorTargets, type MonitorTarget } from '../../harness/e2e/monitors.js';
 import { startProcess } from '../../harness/e2e/processes.js';
 import { startPrometheus, type Prometheus, type Sample } from '../../harness/e2e/prometheus.js';
-import { RESOURCE_API, createReadyNode, pod, waitBound } from '../../harness/e2e/scheduling.js';
+import { claimTemplate, createReadyNode, pod, waitBound } from '../../harness/e2e/scheduling.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const run = promisify(execFile);
@@ -253,31 +253,6 @@ useCluster({
   },
 });
 
-function claimTemplate(name: string, deviceClassName: string, options: { count?: number; memory?: string }) {
-  return {
-    apiVersion: RESOURCE_API,
-    kind: 'ResourceClaimTemplate',
-    metadata: { name, namespace: 'default' },
-    spec: {
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: 'cards',
-              exactly: {
-                deviceClassName,
-                allocationMode: 'ExactCount',
-                count: options.count ?? 1,
-                ...(options.memory ? { capacity: { requests: { memory: options.memory } } } : {}),
-              },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
 /** Waits until Prometheus answers every dashboard query as the live state says; prints them. */
 async function dashboardAgrees(what: string, cordoned: ReadonlySet<string>, unhealthy: ReadonlySet<string>) {
   let last: Awaited<ReturnType<typeof askDashboard>> = { diff: ['not asked yet'], answers: [] };
@@ -327,8 +302,8 @@ describe('the shipped dashboard answered by a real Prometheus', () => {
   it('with whole and shared claims allocated by the scheduler: every query answers the live state', async () => {
     await client.applyObject(claimTemplate('whole-h100', `gpustack-${h100()}`, {}));
     await client.applyObject(claimTemplate('two-h200', `gpustack-${h200()}`, { count: 2 }));
-    await client.applyObject(claimTemplate('share-20', `gpustack-${h100()}-shared`, { memory: '20Gi' }));
-    await client.applyObject(claimTemplate('share-30', `gpustack-${h100()}-shared`, { memory: '30Gi' }));
+    await client.applyObject(claimTemplate('share-20', `gpustack-${h100()}-shared`, { capacity: { memory: '20Gi' } }));
+    await client.applyObject(claimTemplate('share-30', `gpustack-${h100()}-shared`, { capacity: { memory: '30Gi' } }));
     for (const [name, tmpl] of [
       ['train-a', 'whole-h100'],
       ['train-big', 'two-h200'],
