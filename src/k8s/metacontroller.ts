@@ -1,5 +1,5 @@
 /**
- * @module Metacontroller hook wire format, hook API v2 (`reference/metacontroller-kueue.md` §A.2).
+ * @module Metacontroller hook wire format, hook API v2 (docs/architecture.md#hook-server).
  * Requests are loose (we receive whole objects); responses are strict because v2 hooks decode
  * responses strictly and reject unknown fields.
  */

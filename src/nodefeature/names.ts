@@ -1,6 +1,6 @@
 /**
  * @module Name normalisation (upstream `NormalizeName`, docs/architecture.md#keys) and label-value
- * sanitising (§3.4). Both are total: any string in, a valid fragment (possibly empty) out, and
+ * sanitising (any text to a valid label value, case kept). Both are total: any string in, a valid fragment (possibly empty) out, and
  * both read their input through one Unicode rule, `foldToAscii`.
  */
 

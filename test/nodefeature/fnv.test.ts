@@ -56,27 +56,27 @@ describe('localQueueName', () => {
       want: 'gpustack-fnv64-c6aee2b7b5c4dc6b',
     },
     {
-      name: 'CPU-aware H100 queue (§11.1)',
+      name: 'CPU-aware H100 queue',
       input: 'gpustack--intel-xeon-platinum-8480--nvidia-h100-80gb-hbm3-linux-amd64',
       want: 'gpustack-fnv64-0cf610a1ef8b8974',
     },
     {
-      name: 'Xeon 8480 CPU queue (§11.1)',
+      name: 'Xeon 8480 CPU queue',
       input: 'gpustack--intel-xeon-platinum-8480-linux-amd64',
       want: 'gpustack-fnv64-0749cbc29f1f0e90',
     },
     {
-      name: 'EPYC 7763 CPU queue (§11.3)',
+      name: 'EPYC 7763 CPU queue',
       input: 'gpustack--amd-epyc-7763-linux-amd64',
       want: 'gpustack-fnv64-f185b7b11c7b3eb3',
     },
     {
-      name: 'Ascend 910B2 queue (§11.4)',
+      name: 'Ascend 910B2 queue',
       input: 'gpustack--ascend-910b2-linux-arm64',
       want: 'gpustack-fnv64-d63887c050d9dbde',
     },
     {
-      name: 'generic arm64 queue (§11.4)',
+      name: 'generic arm64 queue',
       input: 'gpustack--generic-linux-arm64',
       want: 'gpustack-fnv64-80be98524a2c0f44',
     },
@@ -87,7 +87,7 @@ describe('localQueueName', () => {
     expect(isDnsLabel(got)).toBe(true);
   });
 
-  it('names the topology profile of the default level list like the reference (§4.6)', () => {
+  it('names the topology profile of the default level list like the modelled system', () => {
     expect(`fnv64-${fnv1a64Hex('kubernetes.io/hostname')}`).toBe('fnv64-87bf574bea2a4f23');
   });
 
