@@ -1,7 +1,7 @@
 // A throwaway Kubernetes control plane on 127.0.0.1 for the e2e suite: etcd +
 // kube-apiserver (+ kube-controller-manager for garbage collection and namespace
-// deletion, + kube-scheduler on request), then Metacontroller out-of-cluster. Reference §A.4,
-// §A.5, §B.4. No kubelet runs: Pods the scheduler binds stay Pending with spec.nodeName set.
+// deletion, + kube-scheduler on request), then Metacontroller out-of-cluster.
+// No kubelet runs: Pods the scheduler binds stay Pending with spec.nodeName set.
 //
 // Everything lives in one temp dir (removed by stop()); every component logs to one
 // file in logsDir, which stop({ failed: true }) keeps and prints (E2E_KEEP_LOGS=1
@@ -411,7 +411,7 @@ export interface MetacontrollerOptions {
   logsDir: string;
   /** When given, the control plane's stop() stops Metacontroller first. */
   plane?: ControlPlane;
-  /** Default `1s` (reference §A.4: new CRDs are invisible until the next refresh). */
+  /** Default `1s` (Metacontroller does not see a new CRD until its next discovery refresh). */
   discoveryInterval?: string;
   /** zap log level (4: API interaction, 5+: hooks, 6: webhook bodies); default 4. */
   logLevel?: number;

@@ -1,6 +1,6 @@
 // The real Kueue manager (sigs.k8s.io/kueue/cmd/kueue, built and cached by
 // scripts/e2e/build-components.sh) run out-of-cluster against the e2e control plane, with its
-// kueue.x-k8s.io admission webhooks registered so the API server calls it. Reference §B.3.
+// kueue.x-k8s.io admission webhooks registered so the API server calls it.
 //
 // Out-of-cluster Kueue needs (read from the v0.17.0 sources, cmd/kueue/main.go and
 // apis/config/v1beta2):

@@ -229,7 +229,7 @@ void DetectAmdSmi(const DetectContext& context, const Library& library, Report& 
 }
 
 // AMD SMI first, ROCm SMI for older ROCm. Only one of the two is ever loaded, which
-// also sidesteps their load-order trouble (device-runtimes.md §1.5).
+// also sidesteps their load-order trouble.
 bool OpenAmdLibrary(const DetectContext& context, Library* library, Report& report) {
   const Environment& env = context.env;
   std::string root = InstallRoot(env, {"ROCM_PATH", "ROCM_HOME"}, "/opt/rocm");

@@ -9,7 +9,7 @@ namespace gpustack {
 
 namespace {
 
-// Install-root variables from the vendor documentation (device-runtimes.md §0), and ours.
+// Install-root variables from the vendor documentation, and ours.
 constexpr const char* kInstallVariables[] = {
     "ROCM_PATH", "ROCM_HOME", "AMD_SMI_LIB_PATH", "ROCM_SMI_LIB_PATH", "CANN_HOME",
     "NEUWARE_HOME", "COREX_HOME", "MACA_HOME", "PPU_HOME", "GPUSTACK_SYSFS_ROOT",

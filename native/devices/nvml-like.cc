@@ -12,7 +12,7 @@
 namespace gpustack {
 namespace {
 
-// Declared here from the public nvml.h ABI (device-runtimes.md §2.4) so the build needs
+// Declared here from the public nvml.h ABI so the build needs
 // no vendor SDK. Sizes are asserted because the library writes through them.
 using Ret = int;
 using Handle = void*;
