@@ -12,6 +12,7 @@
 import type { KubeApi } from '../api-client/index.js';
 import type { Settings } from '../k8s/index.js';
 import { healthReport, type HealthReport } from './health.js';
+import { LeaderElector, SOLE_WRITER, type LeaderElectionOptions, type Leadership } from './leader-election.js';
 import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
@@ -62,10 +63,16 @@ export interface CheckerOptions {
   readonly recorder?: AdmissionRecorder;
   /** Called after each pass (tests and diagnostics). */
   readonly onPass?: (result: PassResult) => void;
+  /**
+   * Decide and write only while holding this Lease (several checkers at once: one leads, the
+   * others keep their stores listed and take over when its Lease expires). @default none: always decide
+   */
+  readonly leaderElection?: Omit<LeaderElectionOptions, 'api' | 'logger' | 'onChange' | 'clock'>;
 }
 
 export interface Checker {
-  health(): HealthReport;
+  /** The watches' health, and whether this checker leads (decides and writes) now. */
+  health(): HealthReport & { readonly leading: boolean };
   /** Resolves after the first pass that ran with every store listed (and settings to decide with). */
   readonly firstPass: Promise<void>;
   /** Stops the watches and timers and waits for a running pass. */
@@ -172,6 +179,8 @@ class RunningChecker implements Checker {
   readonly #informers: CheckerInformers;
   readonly #settings: SettingsTracker;
   readonly #reconciler: Reconciler;
+  readonly #elector: LeaderElector | undefined;
+  readonly #leadership: Leadership;
   readonly #resync: NodeJS.Timeout;
   readonly #runs: Promise<void>[];
   /** The next pass, when one is scheduled. */
@@ -197,21 +206,39 @@ class RunningChecker implements Checker {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
     });
     this.#settings = new SettingsTracker(options.logger);
-    this.#reconciler = createReconciler(options, this.#clock, this.#recorder);
+    this.#elector =
+      options.leaderElection === undefined
+        ? undefined
+        : new LeaderElector({
+            ...options.leaderElection,
+            api: options.api,
+            logger: options.logger,
+            clock: this.#clock,
+            onChange: (leading) => {
+              this.#recorder.leading?.(leading);
+              // Taking over: decide at once from the stores already listed, not at the next event.
+              if (leading) this.#schedule(0);
+            },
+          });
+    this.#leadership = this.#elector ?? SOLE_WRITER;
+    this.#recorder.leading?.(this.#elector === undefined);
+    this.#reconciler = createReconciler(options, this.#clock, this.#recorder, () => this.#leadership.leading());
     this.firstPass = new Promise<void>((resolve) => {
       this.#firstPassDone = resolve;
     });
     this.#resync = setInterval(() => this.#schedule(0), options.resyncMs ?? DEFAULT_RESYNC_MS);
     this.#runs = this.#informers.run(this.#stop.signal);
+    this.#elector?.start();
   }
 
-  health(): HealthReport {
+  health(): HealthReport & { readonly leading: boolean } {
     const graceMs = this.#options.graceMs ?? DEFAULT_WATCH_GRACE_MS;
-    return healthReport(
+    const report = healthReport(
       this.#informers.required.map((i) => i.status),
       this.#clock().getTime(),
       graceMs,
     );
+    return { ...report, leading: this.#leadership.leading() };
   }
 
   async stop(): Promise<void> {
@@ -220,6 +247,8 @@ class RunningChecker implements Checker {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     await Promise.all(this.#runs);
     await this.#running;
+    // After the last pass: the Lease goes back only once nothing more is written.
+    await this.#elector?.stop();
   }
 
   #schedule(delayMs: number): void {
@@ -231,7 +260,8 @@ class RunningChecker implements Checker {
   }
 
   async #runPass(): Promise<void> {
-    if (!this.#informers.listed()) return;
+    // A follower keeps its stores listed and decides nothing: the leader writes.
+    if (!this.#informers.listed() || !this.#leadership.leading()) return;
     // One pass at a time; changes during a pass get one more pass after it.
     if (this.#running) {
       this.#pending = true;
@@ -272,7 +302,12 @@ class RunningChecker implements Checker {
   }
 }
 
-function createReconciler(options: CheckerOptions, clock: () => Date, recorder: AdmissionRecorder): Reconciler {
+function createReconciler(
+  options: CheckerOptions,
+  clock: () => Date,
+  recorder: AdmissionRecorder,
+  mayWrite: () => boolean,
+): Reconciler {
   const checkName = options.checkName ?? DEFAULT_CHECK_NAME;
   return new Reconciler({
     writer: options.writer ?? kubeCheckWriter(options.api, checkName),
@@ -280,5 +315,6 @@ function createReconciler(options: CheckerOptions, clock: () => Date, recorder: 
     logger: options.logger,
     clock,
     recorder,
+    mayWrite,
   });
 }

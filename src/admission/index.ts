@@ -14,6 +14,21 @@ export {
   type WatchHealth,
 } from './health.js';
 export {
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+  LeaderElector,
+  SOLE_WRITER,
+  microTime,
+  nextLeaseStep,
+  releasedLease,
+  type LeaderElectionOptions,
+  type Leadership,
+  type LeaseStep,
+  type LeaseStepInput,
+  type ReceivedLease,
+} from './leader-election.js';
+export {
   CARD_LABELS,
   CARD_METRICS,
   NO_RECORDING,

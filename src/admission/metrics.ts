@@ -18,6 +18,8 @@ export interface AdmissionRecorder {
   watchRestart(resource: string): void;
   /** The cards as the latest pass's ledger has them; called when scraped, once per pass at most. */
   cards(rows: () => readonly CardRow[]): void;
+  /** This checker started or stopped leading (deciding and writing); also called once at the start. */
+  leading?(leading: boolean): void;
 }
 
 export const NO_RECORDING: AdmissionRecorder = {
@@ -57,8 +59,14 @@ export function createAdmissionMetrics(options: { defaultMetrics?: boolean } = {
     'Relists of a watched resource after its watch was lost (410 Gone, errors), by resource.',
     ['resource'],
   );
+  const leader = new Gauge({
+    name: 'gpustack_admission_leader',
+    help: '1 while this checker holds the leader Lease (decides and writes), 0 while another does.',
+    registers: [registry],
+  });
   return {
     registry,
+    leading: (leading) => leader.set(leading ? 1 : 0),
     pass: (seconds) => passDuration.observe(seconds),
     write: (result, state) => {
       writes.inc({ result });

@@ -155,6 +155,11 @@ export interface ReconcilerOptions {
   readonly clock?: () => Date;
   /** @default NO_RECORDING */
   readonly recorder?: AdmissionRecorder;
+  /**
+   * Asked before every write: false once this process stops leading (another checker decides
+   * now), so the rest of a pass under way writes nothing. @default always true
+   */
+  readonly mayWrite?: () => boolean;
 }
 
 export interface PassResult {
@@ -285,6 +290,7 @@ export class Reconciler {
       const previous = this.annotated.get(metadata.name);
       if (observed === text) continue;
       if (previous !== undefined && previous.resourceVersion === resourceVersion && previous.text === text) continue;
+      if (!(this.options.mayWrite?.() ?? true)) continue;
       try {
         await writeDevices(metadata.name, text);
         this.annotated.set(metadata.name, { resourceVersion, text });
@@ -346,6 +352,7 @@ export class Reconciler {
       message: entry.message,
     };
     const recorder = this.options.recorder ?? NO_RECORDING;
+    if (!(this.options.mayWrite?.() ?? true)) return 'skipped';
     try {
       await this.options.writer.write(ref, entry);
     } catch (error) {

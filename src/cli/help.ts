@@ -50,6 +50,7 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              write our entry of Workload.status.admissionChecks (Ready or Retry)
              [--kubeconfig FILE] (default $KUBECONFIG or in-cluster)  --health-port 8082
              --check-name gpustack-node-devices  --log-level info
+             --leader-elect true  --leader-election-namespace NS (default $POD_NAMESPACE)
 `,
   cards: `  cards      Print every card of the cluster: node, index, model, memory, state (free, whole,
              shared (claims)), memory promised, holders (namespace/pod), cordon and health taints

@@ -84,6 +84,8 @@ export async function serveCommand(args: string[]): Promise<void> {
         healthPort: values['health-port'],
         checkName: values['check-name'],
         logLevel,
+        leaderElect: values['leader-elect'],
+        leaderElectionNamespace: values['leader-election-namespace'],
         command: 'serve --admission',
       })
     : undefined;

@@ -3,7 +3,9 @@
  * and watches (newline-delimited JSON) the ten collections the checker reads (and discovery of
  * resource.k8s.io/v1, which serves DeviceTaintRules), applies our
  * status patch and echoes it as a MODIFIED event, and can answer `410 Gone`, drop its watch
- * connections or fail its lists on demand. Plus a recording logger and a kubeconfig for it.
+ * connections or fail its lists on demand; it also keeps Leases (get, create, replace with the
+ * resourceVersion precondition: 409 on a stale one) for leader election. Plus a recording logger
+ * and a kubeconfig for it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,6 +54,8 @@ export interface FakeKube {
   upsertSilently(collection: Collection, object: Json): void;
   remove(collection: Collection, key: string): void;
   get(collection: Collection, key: string): Json | undefined;
+  /** The Lease `namespace/name`, as last written. */
+  lease(key: string): Json | undefined;
   /** Sends raw text to every open watch of a collection (a line, or part of one with `newline` false). */
   sendRaw(collection: Collection, text: string, newline?: boolean): void;
   /** The next watch of each named collection answers with an ERROR event carrying 410 and ends. */
@@ -81,6 +85,7 @@ function collectionOf(pathname: string): Collection | undefined {
 
 const INSTANCE_TYPE_PATH = /^\/apis\/worker\.gpustack\.ai\/v1alpha1\/instancetypes\/([^/]+)$/;
 const STATUS_PATH = /^\/apis\/kueue\.x-k8s\.io\/v1beta2\/namespaces\/([^/]+)\/workloads\/([^/]+)\/status$/;
+const LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/;
 
 /** `servesTaintRules: false`: discovery of resource.k8s.io/v1 leaves DeviceTaintRule out (Kubernetes 1.36 by default). */
 export async function startFakeKube(options: { servesTaintRules?: boolean } = {}): Promise<FakeKube> {
@@ -97,6 +102,7 @@ export async function startFakeKube(options: { servesTaintRules?: boolean } = {}
   const listCounts = new Map<Collection, number>();
   const patchFailures = { status: 0, left: 0 };
   const requests: RecordedRequest[] = [];
+  const leases = new Map<string, Json>();
 
   const store = (c: Collection) => stores.get(c) as Map<string, Json>;
   const watching = (c: Collection) => watchers.get(c) as Set<ServerResponse>;
@@ -192,6 +198,30 @@ export async function startFakeKube(options: { servesTaintRules?: boolean } = {}
     json(res, 200, store('instancetypes').get(name));
   }
 
+  /** GET, POST (409 when it exists) and PUT (409 unless the resourceVersion is the stored one) of a Lease. */
+  function handleLease(method: string, namespace: string, name: string | undefined, body: Json, res: ServerResponse) {
+    const key = `${namespace}/${name ?? (body['metadata'] as Meta | undefined)?.name ?? ''}`;
+    const current = leases.get(key);
+    const save = (status: number) => {
+      const copy = structuredClone(body);
+      (copy['metadata'] as Meta).resourceVersion = String(++version);
+      leases.set(key, copy);
+      json(res, status, copy);
+    };
+    if (method === 'GET' && name !== undefined)
+      return current ? json(res, 200, current) : failure(res, 404, `leases "${name}" not found`);
+    if (method === 'POST' && name === undefined)
+      return current ? failure(res, 409, `leases "${key}" already exists`) : save(201);
+    if (method === 'PUT' && name !== undefined) {
+      if (!current) return failure(res, 404, `leases "${name}" not found`);
+      const sent = (body['metadata'] as Meta | undefined)?.resourceVersion;
+      if (sent !== (current['metadata'] as Meta).resourceVersion)
+        return failure(res, 409, `Operation cannot be fulfilled on leases "${name}": the object has been modified`);
+      return save(200);
+    }
+    return failure(res, 405, `${method} not allowed on leases`);
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = await readBody(req);
     let body: unknown;
@@ -203,6 +233,15 @@ export async function startFakeKube(options: { servesTaintRules?: boolean } = {}
     requests.push({ method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'], body });
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return failure(res, 401, 'Unauthorized');
     const { pathname, searchParams } = new URL(req.url ?? '', 'http://fake');
+    const lease = LEASE_PATH.exec(pathname);
+    if (lease)
+      return handleLease(
+        req.method ?? '',
+        decodeURIComponent(lease[1] as string),
+        lease[2] === undefined ? undefined : decodeURIComponent(lease[2]),
+        (body ?? {}) as Json,
+        res,
+      );
     const status = STATUS_PATH.exec(pathname);
     if (status && req.method === 'PATCH') {
       if (!searchParams.get('fieldManager')) return failure(res, 422, 'fieldManager is required for apply patch');
@@ -251,6 +290,7 @@ export async function startFakeKube(options: { servesTaintRules?: boolean } = {}
       send(c, 'DELETED', object);
     },
     get: (c, key) => store(c).get(key),
+    lease: (key) => leases.get(key),
     sendRaw(c, text, newline = true) {
       for (const res of watching(c)) res.write(newline ? `${text}\n` : text);
     },

@@ -6,6 +6,8 @@
 // hook server, Metacontroller, our manifests, then the Nodes.
 //
 // The gpustack-node-devices checker runs as the built CLI (`gpustack-operator admission`).
+import { readFileSync } from 'node:fs';
+
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { MANUFACTURER_NAMES, type Node } from '../../src/k8s/index.js';
@@ -17,7 +19,7 @@ import { ensureComponents } from '../../harness/e2e/components.js';
 import { CLI } from '../../harness/e2e/hook-server.js';
 import { quantities, type Kueue } from '../../harness/e2e/kueue.js';
 import { markNodeReady } from '../../harness/e2e/scheduling.js';
-import { type ManagedProcess } from '../../harness/e2e/processes.js';
+import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 import { log } from '../../harness/e2e/log.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { makeInstanceType } from '../builders/gpustack.js';
@@ -289,7 +291,7 @@ async function deleteJob(name: string): Promise<void> {
 
 // Install order (as the fixture does it): CRDs, Kueue + webhooks, our hook server, Metacontroller, our
 // manifests (through Kueue's webhooks), the checker; then the Nodes.
-useCluster({
+const cluster = useCluster({
   kueue: true,
   hooks: true,
   checker: true,
@@ -710,6 +712,69 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
     log(`shares Job ${name}: ${JSON.stringify(usage)}`);
     expect(quantities(usage)).toEqual({ 'credits.gpustack.ai/nvidia': 480_000 });
     await deleteJob(name);
+  });
+
+  it('6. two checkers at once: only the Lease holder decides; SIGKILLed, the other takes over and admits what the first would have', async () => {
+    const first = checker as ManagedProcess;
+    const firstUrl = cluster.checker?.url as string;
+    const [port] = (await freePorts(1)) as [number];
+    const secondUrl = `http://127.0.0.1:${port}`;
+    const healthz = async (url: string): Promise<{ healthy?: boolean; leading?: boolean }> => {
+      try {
+        return (await (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) })).json()) as object;
+      } catch {
+        return {};
+      }
+    };
+    // A second replica, as a rolling update or a node cut off from the cluster would run it.
+    const second = cluster.manage(
+      startProcess(
+        'admission-checker-2',
+        process.execPath,
+        [CLI, 'admission', '--kubeconfig', cluster.kubeconfig, '--health-port', String(port)],
+        cluster.logsDir,
+        { env: process.env },
+      ),
+    );
+    await waitFor(async () => (await healthz(secondUrl)).healthy, 60_000, 'the second checker lists every store', 500);
+    expect([(await healthz(firstUrl)).leading, (await healthz(secondUrl)).leading]).toEqual([true, false]);
+    const written = (proc: ManagedProcess) =>
+      readFileSync(proc.logFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"admission check written"')).length;
+
+    // 4 + 4 busy: the holder answers Retry, the follower writes nothing.
+    const blockers = [boundPod('e2e-blocker-1', 'gpu-h100-01', 4), boundPod('e2e-blocker-2', 'gpu-h100-02', 4)];
+    for (const pod of blockers) await client.applyObject(pod);
+    const name = 'e2e-h100-8-two-checkers';
+    const followerWritesBefore = written(second);
+    await client.applyObject(job(name, localQueueName(H100), { 'nvidia.com/gpu': '8' }));
+    await waitFor(
+      async () =>
+        (await workloadOf(name))?.status?.admissionChecks?.find((c) => c.name === CHECK && c.state === 'Retry'),
+      ADMIT_MS,
+      'the holder answers Retry',
+      500,
+    );
+    await sleep(3000);
+    expect(written(second), 'the follower wrote a verdict').toBe(followerWritesBefore);
+
+    // The holder dies mid-work (no goodbye: its Lease must expire); the blockers go meanwhile.
+    const killedAt = Date.now();
+    await first.kill();
+    for (const pod of blockers)
+      await client.delete('v1', 'Pod', pod.metadata.name, NAMESPACE, { gracePeriodSeconds: 0 });
+    await waitFor(async () => (await healthz(secondUrl)).leading, 60_000, 'the second checker leads', 500);
+    const tookOverMs = Date.now() - killedAt;
+    const { workload } = await admitted(name, RETRY_ADMIT_MS);
+    expect(workload.status?.admissionChecks).toContainEqual(expect.objectContaining({ name: CHECK, state: 'Ready' }));
+    expect(written(second)).toBeGreaterThan(followerWritesBefore);
+    log(
+      `fault: the leading checker SIGKILLed beside a second | took over ${(tookOverMs / 1000).toFixed(1)} s after the kill, admitted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after | checks: follower wrote nothing while following, one Ready (the single checker's verdict)`,
+    );
+    await deleteJob(name);
+    // The rest of the file runs on the second; the first stays down (its exit is not a clean one).
+    checker = second;
   });
 
   it('the checker exits 0 on SIGTERM', async () => {

@@ -86,13 +86,20 @@ function tableUnder(heading: string): string[][] {
 
 const list = (cell: string): string[] => cell.split(',').map((s) => s.trim());
 
-/** One permission: `<Kind> <name> <group>/<resource> <verb>` (group `core` for ""). */
+/**
+ * One permission: `<Kind> <name> <group>/<resource> <verb>` (group `core` for ""), a rule limited
+ * to some objects as `<resource>[<name>]` per name: a narrower grant is a different row.
+ */
 function permissions(role: Rendered): string[] {
   return (role.rules ?? []).flatMap((rule) =>
     (rule.apiGroups ?? ['(none)']).flatMap((group) =>
-      (rule.resources ?? rule.nonResourceURLs ?? []).flatMap((resource) =>
-        (rule.verbs ?? []).map((verb) => `${role.kind} ${role.metadata.name} ${group || 'core'}/${resource} ${verb}`),
-      ),
+      (rule.resources ?? rule.nonResourceURLs ?? [])
+        .flatMap((resource) =>
+          (rule.resourceNames ?? []).map((name) => `${resource}[${name}]`).concat(rule.resourceNames ? [] : [resource]),
+        )
+        .flatMap((resource) =>
+          (rule.verbs ?? []).map((verb) => `${role.kind} ${role.metadata.name} ${group || 'core'}/${resource} ${verb}`),
+        ),
     ),
   );
 }
@@ -112,6 +119,7 @@ describe('RBAC of the chart with every option on', () => {
       'ClusterRole gpustack-admission',
       'ClusterRole gpustack-agent',
       'ClusterRole gpustack-cards-cli',
+      'Role gpustack-admission-leader',
       'Role gpustack-agent',
     ]);
   });
@@ -168,6 +176,7 @@ describe('RBAC of the chart with every option on', () => {
     ].sort();
     expect(subjects).toEqual([
       `gpustack-admission ← ServiceAccount ${NAMESPACE}/gpustack-admission`,
+      `gpustack-admission-leader ← ServiceAccount ${NAMESPACE}/gpustack-admission`,
       `gpustack-agent ← ServiceAccount ${NAMESPACE}/gpustack-agent`,
       'gpustack-cards-cli ← Group gpu-admins',
     ]);
