@@ -266,7 +266,7 @@ describe('admission checker manifests ↔ the checker', () => {
     expect(deployment.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
     expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
     expect(container.resources.limits?.['memory']).toBeDefined();
-    // No leader election: one writer.
+    // One is enough; the leader Lease covers the times two run (docs/operations.md#leader-election).
     expect(deployment.spec.replicas).toBe(1);
   });
 });
@@ -280,6 +280,9 @@ interface AgentDaemonSet {
           env?: { name: string; value?: string }[];
           volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
           securityContext?: Record<string, unknown>;
+          ports?: { name: string; containerPort: number }[];
+          livenessProbe?: Probe;
+          readinessProbe?: Probe;
         }[];
         volumes: { name: string; hostPath?: { path: string } }[];
       };
@@ -297,6 +300,15 @@ describe('agent DaemonSet ↔ the agent', () => {
     expect(container.args[0]).toBe('agent');
     for (const arg of container.args.slice(1).filter((a) => a.startsWith('--')))
       expect(Object.keys(AGENT_FLAGS)).toContain(arg.slice(2));
+  });
+
+  it('is live while it detects (/healthz) and ready while its publishes reach the API server (/readyz), on --health-port', () => {
+    const port = container.ports?.find((p) => p.name === 'health')?.containerPort;
+    const at = container.args.indexOf('--health-port');
+    const flag = at < 0 ? AGENT_FLAGS['health-port'].default : container.args[at + 1];
+    expect(port).toBe(Number(flag));
+    expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'health' });
+    expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'health' });
   });
 
   it('sets no LD_* variable: the dynamic loader would hand the host libraries to Node itself', () => {
