@@ -111,6 +111,7 @@ describe.skipIf(skipScenario('image', missing))(
     let apiserverVip: Forwarder;
     let dir: string;
     let cdiDir: string;
+    let kubeconfig: string;
     /** Every Pod run from the image, by namespace/name: its last phase seen and its uid (for its logs). */
     const ran = new Map<string, { phase: string; uid: string }>();
     const seen = (pod: Pod): void =>
@@ -158,6 +159,7 @@ describe.skipIf(skipScenario('image', missing))(
             `ready after ${((Date.now() - started) / 1000).toFixed(0)} s here`,
         );
         client = c.client;
+        kubeconfig = c.kubeconfig;
         helm = createHelm(c.components.helm as Component);
         const metacontroller = c.metacontroller as Metacontroller;
         const { crds } = metacontrollerCrdsWithV4Fields(
@@ -169,9 +171,10 @@ describe.skipIf(skipScenario('image', missing))(
         dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-image-'));
         cdiDir = path.join(dir, 'cdi');
         mkdirSync(cdiDir);
-        // The node's host: the fake driver (one H200) where the NVIDIA container toolkit puts NVML.
+        // The node's host: the fake driver (two H200: one held whole and one shared across the upgrade)
+        // where the NVIDIA container toolkit puts NVML.
         const overlay = path.join(dir, 'host-usr-local');
-        placeFakeDriver(overlay, FAKE_LIBRARIES.nvidia, machineFile(nvidiaMachine('NVIDIA H200', 1), dir));
+        placeFakeDriver(overlay, FAKE_LIBRARIES.nvidia, machineFile(nvidiaMachine('NVIDIA H200', 2), dir));
         const host = await startHostNamespace(c.logsDir, overlay);
         c.onStop('host-namespace', () => host.process.stop());
         mountTmpfs(host, path.join(dir, 'containerd', 'root'));
@@ -458,9 +461,150 @@ describe.skipIf(skipScenario('image', missing))(
         `no output of uses-gpu in ${logDir}`,
         1000,
       );
-      expect(output).toContain('visible=GPU-e2e-0');
+      // The card the scheduler allocated (card-<i>: the fake driver's GPU-e2e-<i>).
+      const allocated = await client.get<
+        KubeObject & { status?: { allocation?: { devices?: { results?: { device: string }[] } } } }
+      >('resource.k8s.io/v1', 'ResourceClaim', 'one-gpu', WORKLOADS_NS);
+      const card = allocated?.status?.allocation?.devices?.results?.[0]?.device ?? '';
+      expect(card).toMatch(/^card-[01]$/);
+      expect(output).toContain(`visible=GPU-e2e-${card.slice('card-'.length)}`);
       await client.delete('v1', 'Pod', 'uses-gpu', WORKLOADS_NS, { gracePeriodSeconds: 0 });
       await waitFor(async () => !existsSync(specFile), 120_000, 'the kubelet did not unprepare the claim', 1000);
+    });
+
+    it('8. helm upgrade to a second image tag while Pods hold a whole card and a share: nothing evicted, they keep their cards and CDI specs, the new agent serves a new claim; helm rollback likewise', async () => {
+      const UPGRADE_TAG = '0.1.0-upgrade';
+      /** A claim on one device of `deviceClass` and a Pod of our image that holds it. */
+      const holder = async (name: string, deviceClass: string): Promise<void> => {
+        await client.applyObject({
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaim',
+          metadata: { name, namespace: WORKLOADS_NS },
+          spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass } }] } },
+        } as KubeObject);
+        await client.applyObject({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace: WORKLOADS_NS },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            tolerations: [{ operator: 'Exists' }],
+            resourceClaims: [{ name: 'gpu', resourceClaimName: name }],
+            containers: [
+              {
+                name: 'main',
+                image: 'gpustack-operator:0.1.0',
+                command: ['node', '-e', 'setInterval(() => {}, 1 << 30)'],
+                resources: { claims: [{ name: 'gpu' }] },
+              },
+            ],
+          },
+        } as KubeObject);
+      };
+      const runningPod = (name: string) =>
+        waitFor(
+          async () => {
+            const p = await client.get<Pod>('v1', 'Pod', name, WORKLOADS_NS);
+            return p?.status?.phase === 'Running' ? p : undefined;
+          },
+          180_000,
+          `Pod ${name} did not run; see ${kubelet.process.logFile}`,
+          1000,
+        ).catch(async (error: Error) => {
+          throw new Error(`${error.message}\n  ${await describePods()}`);
+        });
+      /** Every Pod of the chart on `image`, as many as the chart runs, each Ready; none left on another. */
+      const chartOn = async (imageRef: string, what: string): Promise<void> => {
+        const want: Record<string, number> = { 'gpustack-operator': 2, 'gpustack-admission': 1, 'gpustack-agent': 1 };
+        await waitFor(
+          async () => {
+            for (const [app, count] of Object.entries(want)) {
+              const pods = (await podsOf(app)).filter((p) => p.metadata.deletionTimestamp === undefined);
+              if (pods.length !== count || !pods.every((p) => ready(p) && p.spec.containers[0]?.image === imageRef))
+                return false;
+              pods.forEach(seen);
+            }
+            return true;
+          },
+          CONVERGE_MS,
+          what,
+          2000,
+        ).catch(async (error: Error) => {
+          throw new Error(`${error.message}\n  ${await describePods()}`);
+        });
+      };
+      const registrations = () =>
+        (readFileSync(kubelet.process.logFile, 'utf8').match(/Registered DRA plugin.*nvidia\.gpustack\.ai/g) ?? [])
+          .length;
+
+      const names = ['holds-whole', 'holds-share'];
+      await holder('holds-whole', 'gpustack-nvidia');
+      await holder('holds-share', 'gpustack-nvidia-shared');
+      const held = new Map<string, { uid: string; spec: string }>();
+      for (const name of names) {
+        const pod = await runningPod(name);
+        seen(pod);
+        const { file } = await claimCdiSpecFile(client, cdiDir, name, WORKLOADS_NS);
+        held.set(name, { uid: String(pod.metadata['uid']), spec: readFileSync(file, 'utf8') });
+      }
+      /** The holders: the same Pods (uid), running, never restarted, their CDI specs unchanged. */
+      const kept = async (when: string): Promise<void> => {
+        for (const name of names) {
+          const pod = await client.get<Pod>('v1', 'Pod', name, WORKLOADS_NS);
+          expect(pod?.metadata['uid'], `${name} ${when}`).toBe(held.get(name)?.uid);
+          expect(pod?.status?.phase, `${name} ${when}`).toBe('Running');
+          expect(pod?.status?.containerStatuses?.[0]?.restartCount, `${name} ${when}`).toBe(0);
+          const { file } = await claimCdiSpecFile(client, cdiDir, name, WORKLOADS_NS);
+          expect(readFileSync(file, 'utf8'), `${name}'s CDI spec ${when}`).toBe(held.get(name)?.spec);
+        }
+      };
+
+      // The second tag: the same image under a new name, as a release built from the same Dockerfile.
+      const source = containerd
+        .ctr(['images', 'ls', '-q'])
+        .split('\n')
+        .find((ref) => ref.endsWith('gpustack-operator:0.1.0'));
+      expect(source, 'the imported image').toBeDefined();
+      containerd.ctr(['images', 'tag', source as string, (source as string).replace(/:0\.1\.0$/, `:${UPGRADE_TAG}`)]);
+
+      const before = registrations();
+      const upgradeAt = Date.now();
+      const upgraded = helm.run(
+        ['upgrade', RELEASE, CHART, '--namespace', NAMESPACE, '--reuse-values', '--set', `image.tag=${UPGRADE_TAG}`],
+        { kubeconfig, timeoutMs: 180_000 },
+      );
+      expect(upgraded).toMatch(/STATUS: deployed/);
+      await chartOn(`gpustack-operator:${UPGRADE_TAG}`, 'every Pod of the chart on the new tag and Ready');
+      await waitFor(async () => registrations() > before, 120_000, 'the new agent re-registers its plugin', 1000);
+      const upgradeSeconds = (Date.now() - upgradeAt) / 1000;
+      await kept('after the upgrade');
+
+      // A new claim is prepared by the new agent's plugin: a second share of the shared card.
+      await holder('new-share', 'gpustack-nvidia-shared');
+      seen(await runningPod('new-share'));
+      const { file: newSpec } = await claimCdiSpecFile(client, cdiDir, 'new-share', WORKLOADS_NS);
+      expect(cdiSpecProblems(JSON.parse(readFileSync(newSpec, 'utf8')))).toEqual([]);
+
+      const rollbackAt = Date.now();
+      helm.run(['rollback', RELEASE, '1', '--namespace', NAMESPACE], { kubeconfig, timeoutMs: 180_000 });
+      await chartOn('gpustack-operator:0.1.0', 'every Pod of the chart back on the first tag and Ready');
+      const rollbackSeconds = (Date.now() - rollbackAt) / 1000;
+      await kept('after the rollback');
+
+      // Released through the rolled-back plugin: every claim unprepared, its CDI spec gone.
+      for (const name of [...names, 'new-share'])
+        await client.delete('v1', 'Pod', name, WORKLOADS_NS, { gracePeriodSeconds: 0 });
+      await waitFor(
+        async () => readdirSync(cdiDir).filter((f) => f.endsWith('.json')).length === 0,
+        120_000,
+        'the kubelet did not unprepare every claim',
+        1000,
+      );
+      for (const name of [...names, 'new-share'])
+        await client.delete('resource.k8s.io/v1', 'ResourceClaim', name, WORKLOADS_NS);
+      log(
+        `fault: helm upgrade to ${UPGRADE_TAG}, then rollback, with a whole card and a share held | upgraded in ${upgradeSeconds.toFixed(1)} s, rolled back in ${rollbackSeconds.toFixed(1)} s | checks: holders kept (uid, Running, 0 restarts, CDI specs unchanged) after both, plugin re-registered, new share prepared by the new agent, every claim unprepared after`,
+      );
     });
   },
 );
