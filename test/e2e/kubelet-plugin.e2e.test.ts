@@ -35,6 +35,7 @@ import {
 } from '../../harness/e2e/node.js';
 import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 import { assertPrerequisite, skipScenario } from '../../harness/e2e/skip.js';
+import { log } from '../../harness/e2e/log.js';
 
 const NODE = 'e2e-kubelet';
 /** One H200 for the fake NVML. */
@@ -302,6 +303,159 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
     // The claim still holds card-0 (this test allocated it; no controller clears reservedFor): free the card.
     await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'one-gpu', NAMESPACE);
   });
+  it('5. faults on the node: the kubelet SIGKILLed and restarted, the plugin SIGKILLed mid-Unprepare, a claim deleted while the plugin is down — each claim ends unprepared, nothing left behind', async () => {
+    const client = plane.client;
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    const checkpointClaims = () =>
+      Object.keys(
+        (
+          JSON.parse(readFileSync(path.join(kubelet.pluginsDir, 'nvidia.gpustack.ai', 'checkpoint.json'), 'utf8')) as {
+            claims: object;
+          }
+        ).claims,
+      );
+    const registrations = () =>
+      (readFileSync(kubelet.process.logFile, 'utf8').match(/Registered DRA plugin.*nvidia\.gpustack\.ai/g) ?? [])
+        .length;
+    /** A Pod holding card-0 through a claim this test allocates (the scheduler's part), running; its CDI spec file. */
+    const preparedPod = async (name: string): Promise<{ specFile: string; claimUid: string }> => {
+      await client.applyObject({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceClaim',
+        metadata: { name, namespace: NAMESPACE },
+        spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpustack-nvidia' } }] } },
+      } as KubeObject);
+      const pod = await client.applyObject<KubeObject & { metadata: { uid: string } }>({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: NAMESPACE },
+        spec: {
+          nodeName: NODE,
+          hostNetwork: true,
+          terminationGracePeriodSeconds: 1,
+          resourceClaims: [{ name: 'gpu', resourceClaimName: name }],
+          containers: [
+            { name: 'main', image: PAUSE_IMAGE, imagePullPolicy: 'Never', resources: { claims: [{ name: 'gpu' }] } },
+          ],
+        },
+      } as KubeObject);
+      await client.applyObject(
+        {
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaim',
+          metadata: { name, namespace: NAMESPACE },
+          status: {
+            allocation: {
+              devices: { results: [{ request: 'gpu', driver: 'nvidia.gpustack.ai', pool: NODE, device: 'card-0' }] },
+              nodeSelector: {
+                nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [NODE] }] }],
+              },
+            },
+            reservedFor: [{ resource: 'pods', name, uid: pod.metadata.uid }],
+          },
+        } as KubeObject,
+        { subresource: 'status' },
+      );
+      const { file: specFile, uid: claimUid } = await claimCdiSpecFile(client, cdiDir, name, NAMESPACE);
+      await waitFor(
+        async () => {
+          const p = await client.get<KubeObject & { status?: { phase?: string } }>('v1', 'Pod', name, NAMESPACE);
+          return p?.status?.phase === 'Running' && existsSync(specFile);
+        },
+        180_000,
+        `Pod ${name} did not run; see ${kubelet.process.logFile} and ${agent.logFile}`,
+        1000,
+      );
+      return { specFile, claimUid: claimUid ?? '' };
+    };
+    /** The claim is unprepared: its spec file and checkpoint entry gone, no file of ours left in the CDI folder. */
+    const unprepared = async (what: string, specFile: string, claimUid: string): Promise<void> => {
+      await waitFor(
+        async () => !existsSync(specFile) && !checkpointClaims().includes(claimUid),
+        120_000,
+        `${what}: the claim was not unprepared; see ${kubelet.process.logFile} and ${agent.logFile}`,
+        1000,
+      );
+      expect(readdirSync(cdiDir), what).toEqual([]);
+    };
+    const lines: string[] = [];
+
+    // (a) The kubelet SIGKILLed with a prepared claim and restarted: the Pod keeps running and its spec,
+    // the kubelet registers the plugin again, and the Pod's deletion still unprepares the claim.
+    {
+      const { specFile, claimUid } = await preparedPod('kubelet-restart');
+      const spec = readFileSync(specFile, 'utf8');
+      const before = registrations();
+      const killedAt = Date.now();
+      await kubelet.process.kill();
+      await kubelet.process.restart();
+      await waitFor(async () => registrations() > before, 120_000, 'the restarted kubelet registers the plugin', 1000);
+      const recoveredMs = Date.now() - killedAt;
+      const pod = await client.get<KubeObject & { status?: { phase?: string } }>(
+        'v1',
+        'Pod',
+        'kubelet-restart',
+        NAMESPACE,
+      );
+      expect(pod?.status?.phase).toBe('Running');
+      expect(readFileSync(specFile, 'utf8')).toBe(spec);
+      await client.delete('v1', 'Pod', 'kubelet-restart', NAMESPACE, { gracePeriodSeconds: 0 });
+      await unprepared('after the kubelet restart', specFile, claimUid);
+      await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'kubelet-restart', NAMESPACE);
+      lines.push(
+        `kubelet SIGKILLed and restarted: plugin registered again ${(recoveredMs / 1000).toFixed(1)} s after the kill`,
+      );
+    }
+
+    // (b) The plugin SIGKILLed while the kubelet unprepares: frozen (SIGSTOP) before the Pod is
+    // deleted, so the kubelet's NodeUnprepareResources waits on it, then killed; the kubelet retries
+    // against the restarted plugin.
+    {
+      const { specFile, claimUid } = await preparedPod('unprepare-kill');
+      await agent.kill('SIGSTOP');
+      await client.delete('v1', 'Pod', 'unprepare-kill', NAMESPACE, { gracePeriodSeconds: 0 });
+      // The kubelet stops the Pod and calls NodeUnprepareResources within seconds; the frozen plugin
+      // holds the call open until it is killed.
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      const killedAt = Date.now();
+      await agent.kill('SIGKILL');
+      expect(existsSync(specFile), 'the spec outlives the killed plugin').toBe(true);
+      await startAgent('agent-after-unprepare-kill');
+      await registered();
+      await unprepared('after the plugin was killed mid-Unprepare', specFile, claimUid);
+      lines.push(
+        `plugin SIGKILLed mid-Unprepare: claim unprepared ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+      );
+      await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'unprepare-kill', NAMESPACE);
+    }
+
+    // (c) The plugin down while the Pod and its claim are deleted: the kubelet's retry, or the plugin's
+    // own stale check at its first detection, unprepares a claim the API no longer has.
+    {
+      const { specFile, claimUid } = await preparedPod('deleted-while-down');
+      await agent.kill('SIGKILL');
+      const killedAt = Date.now();
+      await client.delete('v1', 'Pod', 'deleted-while-down', NAMESPACE, { gracePeriodSeconds: 0 });
+      await waitFor(
+        async () => (await client.get('v1', 'Pod', 'deleted-while-down', NAMESPACE)) === undefined,
+        60_000,
+        'the Pod is gone',
+        500,
+      ).catch(() => undefined);
+      await client.delete('resource.k8s.io/v1', 'ResourceClaim', 'deleted-while-down', NAMESPACE);
+      expect(existsSync(specFile), 'nothing unprepares while the plugin is down').toBe(true);
+      await startAgent('agent-after-claim-deleted');
+      await registered();
+      await unprepared('a claim deleted while the plugin was down', specFile, claimUid);
+      lines.push(
+        `claim deleted while the plugin was down: unprepared ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+      );
+    }
+    log(
+      `fault: the node side (kubelet plugin, kubelet) | ${lines.join('; ')} | checks: Pod kept running, spec unchanged, every claim unprepared (spec file and checkpoint entry gone, CDI folder empty)`,
+    );
+  });
+
   it("two shares of one card, allocated by the real kube-scheduler from the agent's slices, reach one container with their summed limits", async () => {
     const client = plane.client;
     await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
