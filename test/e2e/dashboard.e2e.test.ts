@@ -103,13 +103,31 @@ const asMap = (samples: readonly Sample[], ...labels: string[]): Record<string, 
 const sorted = (entries: [string, number][]): Record<string, number> =>
   Object.fromEntries(entries.sort(([a], [b]) => a.localeCompare(b)));
 
+/**
+ * Every dashboard query this test checks, by the start of its expression, with the labels its
+ * answer is keyed by; `expectedAnswers` must give an answer for each (the type holds it to these).
+ */
+const ANSWER_LABELS = {
+  'gpustack_pool_cards_free{': ['pool'],
+  'gpustack_pool_cards{': ['pool'],
+  'sum(gpustack_pool_cards_cordoned': [],
+  'sum(gpustack_pool_cards_unhealthy': [],
+  'sum(gpustack_pool_cards_shared': [],
+  'topk(10, gpustack_holder_memory_promised_bytes)': ['namespace', 'pod'],
+  'gpustack_card_memory_promised_bytes / gpustack_card_memory_bytes': ['node', 'card'],
+  'sum by (node) (gpustack_card_memory_promised_bytes': ['node'],
+  'gpustack_card_cordoned *': ['node', 'card'],
+  'gpustack_card_unhealthy *': ['node', 'card'],
+} as const satisfies Record<string, readonly string[]>;
+type AnswerPrefix = keyof typeof ANSWER_LABELS;
+
 /** What every dashboard query must answer, computed from the live objects and the cordons/failures this test made. */
 function expectedAnswers(
   cards: readonly ExpectedCard[],
   holders: ReadonlyMap<string, number>,
   cordoned: ReadonlySet<string>,
   unhealthyNodes: ReadonlySet<string>,
-): Record<string, Record<string, number>> {
+): Record<AnswerPrefix, Record<string, number>> {
   const inPool = cards.filter((c) => c.pool !== null);
   const pools = [...new Set(inPool.map((c) => c.pool as string))];
   const count = (pred: (c: ExpectedCard) => boolean) =>
@@ -141,23 +159,11 @@ function expectedAnswers(
   };
 }
 
-/** The labels a query's answer is keyed by, from the same prefixes as `expectedAnswers`. */
-function answerKey(expr: string): { prefix: string; labels: string[] } {
-  const prefixes: [string, string[]][] = [
-    ['gpustack_pool_cards_free{', ['pool']],
-    ['gpustack_pool_cards{', ['pool']],
-    ['sum(gpustack_pool_cards_cordoned', []],
-    ['sum(gpustack_pool_cards_unhealthy', []],
-    ['sum(gpustack_pool_cards_shared', []],
-    ['topk(10, gpustack_holder_memory_promised_bytes)', ['namespace', 'pod']],
-    ['gpustack_card_memory_promised_bytes / gpustack_card_memory_bytes', ['node', 'card']],
-    ['sum by (node) (gpustack_card_memory_promised_bytes', ['node']],
-    ['gpustack_card_cordoned *', ['node', 'card']],
-    ['gpustack_card_unhealthy *', ['node', 'card']],
-  ];
-  const found = prefixes.find(([p]) => expr.startsWith(p));
-  if (!found) throw new Error(`a dashboard query this test does not know how to check: ${expr}`);
-  return { prefix: found[0], labels: found[1] };
+/** The labels a query's answer is keyed by. */
+function answerKey(expr: string): { prefix: AnswerPrefix; labels: readonly string[] } {
+  const prefix = (Object.keys(ANSWER_LABELS) as AnswerPrefix[]).find((p) => expr.startsWith(p));
+  if (!prefix) throw new Error(`a dashboard query this test does not know how to check: ${expr}`);
+  return { prefix, labels: ANSWER_LABELS[prefix] };
 }
 
 /** Asks every query; returns the differences from the expected answers (empty when all agree) and the answers. */
@@ -174,7 +180,7 @@ async function askDashboard(
     const { prefix, labels } = answerKey(expr);
     const answer = asMap(await prometheus.query(expr), ...labels);
     answers.push({ panel, expr, answer });
-    const want = expected[prefix] ?? {};
+    const want = expected[prefix];
     const close = (a: number | undefined, b: number | undefined) =>
       a !== undefined && b !== undefined && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
     const keys = new Set([...Object.keys(want), ...Object.keys(answer)]);
