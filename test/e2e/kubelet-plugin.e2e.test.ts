@@ -620,8 +620,12 @@ describe.skipIf(skipScenario('kubelet', missing))('the real kubelet and our DRA 
     const specFile = path.join(cdiDir, `nvidia.gpustack.ai-card_${claim?.metadata.uid}.json`);
     const spec = JSON.parse(readFileSync(specFile, 'utf8')) as { devices: { containerEdits: { env: string[] } }[] };
     expect(cdiSpecProblems(spec)).toEqual([]);
-    // The runtime applied the CDI spec to the container that asked nvidia.com/gpu: 1.
-    const ids = containerd.ctr(['containers', 'list', '-q']).split('\n').filter(Boolean);
+    // The runtime applied the CDI spec to the container that asked nvidia.com/gpu: 1 (this Pod's: the
+    // containers of earlier scenarios' deleted Pods may still wait for the kubelet's container GC).
+    const ids = containerd
+      .ctr(['containers', 'list', '-q', 'labels."io.kubernetes.pod.name"==plain-gpu'])
+      .split('\n')
+      .filter(Boolean);
     const infos = ids.map((id) => containerd.ctr(['containers', 'info', id]));
     expect(infos.filter((info) => info.includes('NVIDIA_VISIBLE_DEVICES=GPU-e2e-0'))).toHaveLength(1);
     expect(infos.some((info) => info.includes('CUDA_VISIBLE_DEVICES=GPU-e2e-0'))).toBe(true);
