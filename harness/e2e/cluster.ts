@@ -38,6 +38,8 @@ export interface ClusterOptions {
   dra?: boolean;
   /** More kube-controller-manager controllers (e.g. `deployment`, `daemonset` for a chart's workloads). */
   controllers?: readonly string[];
+  /** More kube-controller-manager flags (e.g. `--node-monitor-grace-period=10s`). */
+  controllerManagerArgs?: readonly string[];
   /**
    * true: serve DeviceTaintRule (1.37: as is; 1.36: gate + runtime-config); false: serve none (1.37:
    * the resource turned off); default the version's own. `cluster.deviceTaintRules` says where.
@@ -133,6 +135,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ...(options.logsDir ? { logsDir: options.logsDir } : {}),
     scheduler,
     extraControllers: [...(options.controllers ?? []), ...((options.dra ?? scheduler) ? DRA_CONTROLLERS : [])],
+    ...(options.controllerManagerArgs ? { controllerManagerArgs: options.controllerManagerArgs } : {}),
     featureGates: flags.featureGates,
     apiserverArgs: flags.apiserverArgs,
     ...(options.serviceAccountTokens ? { serviceAccountTokens: true } : {}),

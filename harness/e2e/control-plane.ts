@@ -69,6 +69,8 @@ export interface ControlPlaneOptions {
    * DRA_CONTROLLERS (ignored without the controller manager).
    */
   extraControllers?: readonly string[];
+  /** Extra kube-controller-manager flags (`--flag=value`), e.g. the node monitor's periods. */
+  controllerManagerArgs?: readonly string[];
   /** Run kube-scheduler (default false): Pods with no nodeName get bound, DRA claims allocated. */
   scheduler?: boolean;
   /**
@@ -297,6 +299,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           '--secure-port=0',
           '--concurrent-gc-syncs=5',
           ...featureGateArgs,
+          ...(options.controllerManagerArgs ?? []),
         ],
         logsDir,
       );
