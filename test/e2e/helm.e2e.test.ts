@@ -51,6 +51,9 @@ const CHECKER = [
   'v1 ServiceAccount gpustack-system/gpustack-admission',
   'rbac.authorization.k8s.io/v1 ClusterRole gpustack-admission',
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding gpustack-admission',
+  // Its leader Lease, in the release namespace.
+  'rbac.authorization.k8s.io/v1 Role gpustack-system/gpustack-admission-leader',
+  'rbac.authorization.k8s.io/v1 RoleBinding gpustack-system/gpustack-admission-leader',
   'networking.k8s.io/v1 NetworkPolicy gpustack-system/gpustack-admission',
 ];
 /**

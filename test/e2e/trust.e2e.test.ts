@@ -12,18 +12,18 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { makeLeaf } from '../support/certs.js';
 import { KubeClient, KubeError, waitFor, type KubeObject } from '../../harness/e2e/apply.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { createNode, diffAgainstRender, exampleNodes, readLiveChain } from '../../harness/e2e/chain.js';
-import { describeComponents, ensureComponents, ensureCrds } from '../../harness/e2e/components.js';
-import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { ensureCrds, type Component } from '../../harness/e2e/components.js';
+import { startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import { CHART, NAMESPACE, createHelm, type Helm } from '../../harness/e2e/helm.js';
 import { CLI } from '../../harness/e2e/hook-server.js';
-import { log } from '../../harness/e2e/log.js';
 import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
+import { useCluster } from '../../harness/e2e/use-cluster.js';
 
 const AGENT = 'gpustack-agent';
 const NODE_A = 'trust-node-a';
@@ -34,27 +34,21 @@ const CONVERGE_MS = 120_000;
 let helm: Helm;
 let plane: ControlPlane;
 let admin: KubeClient;
-let failed = false;
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-trust-'));
 
-afterEach((context) => {
-  if (context.task.result?.state === 'fail') failed = true;
+// The API server alone (no controllers: nothing here needs them); each describe starts what it
+// tests itself, the hook server from the certificates the chart renders.
+useCluster({
+  controllerManager: false,
+  components: ['helm'],
+  setup: async (c) => {
+    plane = c.plane;
+    admin = c.client;
+    helm = createHelm(c.components.helm as Component);
+  },
+  teardown: async () => helm?.dispose(),
+  cleanup: () => rmSync(scratch, { recursive: true, force: true }),
 });
-
-beforeAll(async () => {
-  const { helm: component } = ensureComponents(['helm']);
-  helm = createHelm(component);
-  plane = await startControlPlane({ controllerManager: false });
-  admin = plane.client;
-  log(describeComponents({ helm: component }));
-}, 3_600_000);
-
-afterAll(async () => {
-  helm?.dispose();
-  if (failed) log(`component logs kept in ${plane?.logsDir}`);
-  await plane?.stop({ failed });
-  rmSync(scratch, { recursive: true, force: true });
-}, 120_000);
 
 /** The chart's objects of these kinds, rendered with `set`. */
 function chartObjects(kinds: readonly string[], set: Record<string, string> = {}): KubeObject[] {
