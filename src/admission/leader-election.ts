@@ -146,6 +146,7 @@ export class LeaderElector implements Leadership {
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> | undefined;
   #stopped = false;
+  #lastRefusal: string | undefined;
 
   constructor(options: LeaderElectionOptions) {
     this.#options = options;
@@ -206,13 +207,28 @@ export class LeaderElector implements Leadership {
       this.#setLeading(true);
     } catch (error) {
       // 409: another candidate wrote first; it leads, or the next try sees who does.
-      if (!(error instanceof ApiError && error.status === 409))
+      if (error instanceof ApiError && error.status === 403) this.#forbidden(error);
+      else if (!(error instanceof ApiError && error.status === 409))
         logger.warn({ err: (error as Error).message }, 'leader Lease: read or write failed; trying again');
       if (this.#leading && !this.leading()) {
         logger.error({}, 'leader Lease not renewed within the renew deadline: no longer deciding');
         this.#setLeading(false);
       }
     }
+  }
+
+  /**
+   * No RBAC for the Lease: this checker would never decide, and say nothing a probe sees. One error
+   * naming what is missing, again only if the refusal changes (no line every retry period).
+   */
+  #forbidden(error: ApiError): void {
+    if (this.#lastRefusal === error.message) return;
+    this.#lastRefusal = error.message;
+    const { namespace, name } = this.#options;
+    this.#options.logger.error(
+      { err: error.message, namespace, lease: name },
+      `leader Lease refused: the checker decides nothing until its account may create leases and get and update the lease ${name} in namespace ${namespace} (the chart's Role gpustack-admission-leader), or it runs with --leader-elect false`,
+    );
   }
 
   /** Expired: the holder's lease duration has passed since this process first saw this version of it. */

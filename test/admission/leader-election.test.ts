@@ -162,6 +162,19 @@ describe('LeaderElector', () => {
     expect(holder()).toBe(a.leading() ? 'a' : 'b');
   });
 
+  it('without RBAC for the Lease it never leads and says once, as an error, what the account lacks', async () => {
+    api.forbidLeases();
+    const logger = recordingLogger();
+    const a = candidate('a', { logger });
+    for (let i = 0; i < 3; i++) await a.tryOnce();
+    expect(a.leading()).toBe(false);
+    const errors = logger.entries.filter((e) => e.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toMatch(
+      /may create leases and get and update the lease gpustack-node-devices in namespace gpustack-system.*--leader-elect false/,
+    );
+  });
+
   it('hands the Lease back on stop, so the next candidate leads at once', async () => {
     const a = candidate('a');
     const b = candidate('b');

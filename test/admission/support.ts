@@ -56,6 +56,8 @@ export interface FakeKube {
   get(collection: Collection, key: string): Json | undefined;
   /** The Lease `namespace/name`, as last written. */
   lease(key: string): Json | undefined;
+  /** Every Lease request answers 403 from now on (an account without the Role). */
+  forbidLeases(): void;
   /** Sends raw text to every open watch of a collection (a line, or part of one with `newline` false). */
   sendRaw(collection: Collection, text: string, newline?: boolean): void;
   /** The next watch of each named collection answers with an ERROR event carrying 410 and ends. */
@@ -103,6 +105,7 @@ export async function startFakeKube(options: { servesTaintRules?: boolean } = {}
   const patchFailures = { status: 0, left: 0 };
   const requests: RecordedRequest[] = [];
   const leases = new Map<string, Json>();
+  let leasesForbidden = false;
 
   const store = (c: Collection) => stores.get(c) as Map<string, Json>;
   const watching = (c: Collection) => watchers.get(c) as Set<ServerResponse>;
@@ -200,6 +203,7 @@ export async function startFakeKube(options: { servesTaintRules?: boolean } = {}
 
   /** GET, POST (409 when it exists) and PUT (409 unless the resourceVersion is the stored one) of a Lease. */
   function handleLease(method: string, namespace: string, name: string | undefined, body: Json, res: ServerResponse) {
+    if (leasesForbidden) return failure(res, 403, `leases is forbidden: User cannot ${method} leases in ${namespace}`);
     const key = `${namespace}/${name ?? (body['metadata'] as Meta | undefined)?.name ?? ''}`;
     const current = leases.get(key);
     const save = (status: number) => {
@@ -291,6 +295,9 @@ export async function startFakeKube(options: { servesTaintRules?: boolean } = {}
     },
     get: (c, key) => store(c).get(key),
     lease: (key) => leases.get(key),
+    forbidLeases: () => {
+      leasesForbidden = true;
+    },
     sendRaw(c, text, newline = true) {
       for (const res of watching(c)) res.write(newline ? `${text}\n` : text);
     },
