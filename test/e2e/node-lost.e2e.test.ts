@@ -9,6 +9,7 @@
 // file unreachable.
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { microTime } from '../../src/admission/index.js';
 import { attributeOf, waitPool, nvidiaMachine, type SliceDevice } from '../../harness/e2e/agent.js';
 import { liveCards } from '../../harness/e2e/cards.js';
 import { converge, log, useCluster, waitFor, type KubeObject } from '../../harness/e2e/index.js';
@@ -45,7 +46,7 @@ function startHeartbeat(node: string): { stop(): void } {
   let renewals = 0;
   let failures = 0;
   let lastError = '';
-  const renewTime = () => new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  const renewTime = () => microTime(new Date());
   const beat = async (): Promise<void> => {
     try {
       await cluster.client.mergePatch(
