@@ -26,7 +26,7 @@ import { sleep, waitFor, type KubeClient, type KubeObject } from '../../harness/
 import { diffObjects, idOf, ourManifests } from '../../harness/e2e/chain.js';
 import { ensureCrds } from '../../harness/e2e/components.js';
 import { startControlPlane, startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
-import { startHookProxy } from '../../harness/e2e/hook-proxy.js';
+import type { RequestSizes } from '../../harness/e2e/hook-proxy.js';
 import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
 import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from '../shared/child.js';
 import { argument, logger, processUse } from '../shared/process.js';
@@ -44,6 +44,7 @@ import {
   type Reaction,
   type StatusReport,
 } from './control-plane-report.js';
+import { installTable, type InstallFile, type InstallRun } from './install-report.js';
 import { commitOf } from '../shared/results-header.js';
 import { quantile } from '../shared/stats.js';
 
@@ -143,6 +144,68 @@ async function startServer(logsDir: string): Promise<{ url: string; proc: Manage
     `hook server did not become ready on ${url}`,
   );
   return { url, proc };
+}
+
+/** The recording proxy in its own process (bench/cluster/hook-proxy-process.ts), read over its control port. */
+interface ProxyProcess {
+  readonly url: string;
+  readonly pid: number;
+  sizes(): Promise<Record<string, RequestSizes>>;
+  takeMax(): Promise<Record<string, number>>;
+}
+
+async function startProxyProcess(plane: ControlPlane, target: string): Promise<ProxyProcess> {
+  const [port, controlPort] = (await freePorts(2)) as [number, number];
+  const proc = startProcess(
+    'hook-proxy',
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(BENCH_DIR, 'cluster', 'hook-proxy-process.ts'),
+      '--target',
+      target,
+      '--port',
+      String(port),
+      '--control-port',
+      String(controlPort),
+    ],
+    plane.logsDir,
+  );
+  plane.adopt({ name: 'hook-proxy', stop: () => proc.stop() });
+  const control = `http://127.0.0.1:${controlPort}`;
+  const call = async <T>(method: string, route: string): Promise<T> =>
+    (await (await fetch(`${control}${route}`, { method, signal: AbortSignal.timeout(10_000) })).json()) as T;
+  await waitFor(
+    async () => {
+      if (!proc.running()) throw new Error(`hook proxy exited: ${proc.tail()}`);
+      return (await fetch(`${control}/sizes`, { signal: AbortSignal.timeout(1000) })).ok;
+    },
+    30_000,
+    'hook proxy did not start',
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: proc.pid,
+    sizes: () => call('GET', '/sizes'),
+    takeMax: () => call('POST', '/take-max'),
+  };
+}
+
+/** Writes (POST, PUT, PATCH, DELETE, APPLY) the API server has answered, per resource, by its own counter. */
+async function apiServerWrites(client: KubeClient): Promise<Record<string, number>> {
+  const { body } = await client.raw('GET', '/metrics');
+  const writes: Record<string, number> = {};
+  for (const line of String(body).split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const verb = /[{,]verb="([^"]+)"/.exec(line)?.[1] ?? '';
+    if (!['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY'].includes(verb)) continue;
+    const resource = /[{,]resource="([^"]*)"/.exec(line)?.[1] ?? '';
+    const subresource = /[{,]subresource="([^"]*)"/.exec(line)?.[1] ?? '';
+    const key = subresource ? `${resource}/${subresource}` : resource;
+    writes[key] = (writes[key] ?? 0) + Number(line.split(' ').at(-1));
+  }
+  return writes;
 }
 
 /**
@@ -343,12 +406,30 @@ interface Bench {
   readonly plane: ControlPlane;
   readonly client: KubeClient;
   readonly serverUrl: string;
-  readonly proxy: Awaited<ReturnType<typeof startHookProxy>>;
+  readonly proxy: ProxyProcess;
   readonly metacontroller: Awaited<ReturnType<typeof startMetacontroller>>;
   readonly pids: Pids;
 }
 
-async function startBench(plane: ControlPlane): Promise<Bench> {
+/** What an install started from: the moment the manifests were applied and every counter then. */
+interface InstallStart {
+  readonly at: number;
+  readonly cpu: CpuSnapshot;
+  readonly calls: Record<string, number>;
+  readonly sizes: Record<string, RequestSizes>;
+  readonly writes: Record<string, number>;
+  readonly createSeconds: number;
+}
+
+/**
+ * The control plane with Kueue's CRDs, namespaces and Metacontroller (what a cluster runs before
+ * ours), then our server behind the proxy and our manifests. With `preexisting`, those Nodes are
+ * created before anything of ours, and the install is timed from the moment the manifests are applied.
+ */
+async function startBench(
+  plane: ControlPlane,
+  preexisting?: readonly Node[],
+): Promise<{ bench: Bench; install?: InstallStart }> {
   const { client } = plane;
   const kueue = ensureCrds('kueue');
   await client.installCrds(
@@ -359,11 +440,6 @@ async function startBench(plane: ControlPlane): Promise<Bench> {
   );
   for (let i = 0; i < TEAM_NAMESPACES; i++)
     await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `team-${i}` } });
-  const server = await startServer(plane.logsDir);
-  plane.adopt({ name: 'hook-server', stop: () => server.proc.stop() });
-  // Metacontroller calls the hooks through the proxy, which records each request's size per route.
-  const proxy = await startHookProxy(server.url);
-  plane.adopt({ name: 'hook-proxy', stop: () => proxy.close() });
   // Metacontroller's own manifest's discovery interval (20 s), not the e2e's 1 s: no CRD appears mid-run.
   const metacontroller = await startMetacontroller({
     kubeconfig: plane.kubeconfig,
@@ -372,21 +448,42 @@ async function startBench(plane: ControlPlane): Promise<Bench> {
     discoveryInterval: '20s',
     ...(WORKERS !== undefined ? { args: [`--workers=${WORKERS}`] } : {}),
   });
+  let createSeconds = 0;
+  if (preexisting) {
+    log(`creating ${preexisting.length} Nodes before the install`);
+    const created = await createNodes(client, preexisting);
+    createSeconds = (created.last - created.first) / 1000;
+  }
+  const server = await startServer(plane.logsDir);
+  plane.adopt({ name: 'hook-server', stop: () => server.proc.stop() });
+  // Metacontroller calls the hooks through the proxy, which records each request's size per route.
+  const proxy = await startProxyProcess(plane, server.url);
+  const pids: Pids = {
+    'our server': server.proc.pid,
+    metacontroller: metacontroller.process.pid,
+    'kube-apiserver': plane.processes.find((p) => p.name === 'kube-apiserver')?.pid ?? -1,
+    etcd: plane.processes.find((p) => p.name === 'etcd')?.pid ?? -1,
+    'hook proxy': proxy.pid,
+    'bench driver': process.pid,
+  };
+  const bench: Bench = { plane, client, serverUrl: server.url, proxy, metacontroller, pids };
+  const install = preexisting && {
+    cpu: cpuSnapshot(pids),
+    calls: await hookCounts(server.url),
+    sizes: await proxy.sizes(),
+    writes: await apiServerWrites(client),
+    createSeconds,
+    at: performance.now(),
+  };
   await installManifests(client, proxy.url, metacontroller.component.version);
+  if (install) return { bench, install };
   await waitFor(
     async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
     120_000,
     'the chain wrote no ChainSettings',
     500,
   );
-  const pids: Pids = {
-    'our server': server.proc.pid,
-    metacontroller: metacontroller.process.pid,
-    'kube-apiserver': plane.processes.find((p) => p.name === 'kube-apiserver')?.pid ?? -1,
-    etcd: plane.processes.find((p) => p.name === 'etcd')?.pid ?? -1,
-    'bench driver': process.pid,
-  };
-  return { plane, client, serverUrl: server.url, proxy, metacontroller, pids };
+  return { bench };
 }
 
 /** Creates every Node, 16 at a time (a fleet joining); performance.now() of the first and last creation. */
@@ -471,7 +568,7 @@ async function followChange(
   const wantLabels = want.nodes.find((n) => n.name === target.metadata.name)?.labels ?? {};
   const before = await quiet(serverUrl, metacontrollerPid, 2000, 60_000);
   const cpuBefore = cpuSnapshot(pids);
-  proxy.takeMax();
+  await proxy.takeMax();
   const started = performance.now();
   await client.mergePatch('v1', 'Node', target.metadata.name, { metadata: { labels: patch } });
   let done = 0;
@@ -492,7 +589,7 @@ async function followChange(
     seconds: (done - started) / 1000,
     calls: countsBetween(before, after),
     cpu: cpuBetween(cpuBefore, cpuSnapshot(pids)),
-    largestRequestBytes: proxy.takeMax(),
+    largestRequestBytes: await proxy.takeMax(),
   };
 }
 
@@ -563,7 +660,7 @@ async function runOnce(
   const nodes = slimNodes ? generateNodes(size).map(slim) : generateNodes(size);
   const plane = await startControlPlane({ controllerManager: false });
   try {
-    const bench = await startBench(plane);
+    const { bench } = await startBench(plane);
     const { client, serverUrl, proxy, pids } = bench;
     const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
     const expected = render(nodes, namespaces);
@@ -574,13 +671,13 @@ async function runOnce(
     log(`N = ${size}: creating Nodes`);
     const cpuStart = cpuSnapshot(pids);
     const callsStart = await hookCounts(serverUrl);
-    proxy.takeMax();
+    await proxy.takeMax();
     const created = await createNodes(client, nodes);
     log(`N = ${size}: created in ${((created.last - created.first) / 1000).toFixed(1)} s; waiting for convergence`);
     const converged = await waitForConvergence(client, size, expected, allKinds);
     const cpuConverged = cpuSnapshot(pids);
     const callsConverged = await hookCounts(serverUrl);
-    const largestConvergence = proxy.takeMax();
+    const largestConvergence = await proxy.takeMax();
     const { chainRequestBytes, profileBytes } = await measureChainRequest(client, withShards);
     log(`N = ${size}: converged ${((converged - created.last) / 1000).toFixed(1)} s after the last Node`);
 
@@ -603,7 +700,7 @@ async function runOnce(
       reactions: after.reactions,
       chainRequestBytes,
       largestRequestBytesConvergence: largestConvergence,
-      requestSizes: proxy.sizes(),
+      requestSizes: await proxy.sizes(),
       bytesPerNode: profileBytes / size,
       flavors: expected.objects.filter((o) => o.kind === 'ResourceFlavor').length,
       processes,
@@ -617,11 +714,120 @@ async function runOnce(
   }
 }
 
+/** Metacontroller's client rate as the harness starts it (`--client-go-qps`, docs/install.md's recommendation). */
+const METACONTROLLER_QPS = 100;
+
+/**
+ * The first install on a cluster that has its Nodes (`--install`): N Nodes created and reporting
+ * status before the CRDs, our server and the controllers, then timed from applying the manifests
+ * until the cluster equals `render` of its Nodes; then the same card changes as `runOnce`.
+ */
+async function runInstall(size: number, changes: number): Promise<InstallRun> {
+  const loadStart = os.loadavg();
+  log(`N = ${size}: generating and rendering (install on existing Nodes)`);
+  const nodes = generateNodes(size);
+  const plane = await startControlPlane({ controllerManager: false });
+  try {
+    const { bench, install } = await startBench(plane, nodes);
+    if (!install) throw new Error('startBench did not time the install');
+    const { client, serverUrl, proxy, pids } = bench;
+    const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
+    const expected = render(nodes, namespaces);
+    const withShards = expected.objects.some((o) => o.kind === 'NodeShard');
+    const allKinds = Object.keys(OWNED).filter((k) => k !== 'NodeShard' || withShards);
+    log(`N = ${size}: manifests applied; waiting for convergence`);
+    const timeline: { seconds: number; calls: Record<string, number> }[] = [];
+    const sampler = setInterval(() => {
+      const seconds = Math.round((performance.now() - install.at) / 100) / 10;
+      void hookCounts(serverUrl).then(
+        (counts) => timeline.push({ seconds, calls: countsBetween(install.calls, counts) }),
+        () => undefined,
+      );
+    }, 2000);
+    const converged = await waitForConvergence(client, size, expected, allKinds).finally(() => clearInterval(sampler));
+    const cpuConverged = cpuSnapshot(pids);
+    const calls = countsBetween(install.calls, await hookCounts(serverUrl));
+    const requests = requestsBetween(install.sizes, await proxy.sizes());
+    const writes = countsBetween(install.writes, await apiServerWrites(client));
+    const installSeconds = (converged - install.at) / 1000;
+    const { profileBytes } = await measureChainRequest(client, withShards);
+    log(`N = ${size}: installed in ${installSeconds.toFixed(1)} s: ${JSON.stringify(calls)}`);
+
+    await quiet(serverUrl, bench.metacontroller.process.pid, 3000, 120_000);
+    const cpuReactStart = cpuSnapshot(pids);
+    const after = await runReactions(bench, size, changes, nodes, namespaces);
+    const processes = processUses(pids, [install.cpu, cpuConverged, cpuReactStart, cpuSnapshot(pids)]);
+    const seconds = after.reactions.map((r) => r.seconds);
+    return {
+      nodes: size,
+      loadAverageStart: loadStart,
+      loadAverageEnd: os.loadavg(),
+      createSeconds: install.createSeconds,
+      installSeconds,
+      qps: METACONTROLLER_QPS,
+      writes,
+      calls,
+      requests,
+      profileBytes,
+      processes,
+      reaction:
+        seconds.length > 0
+          ? { p50: quantile(seconds, 0.5), p90: quantile(seconds, 0.9), max: Math.max(...seconds) }
+          : undefined,
+      reactions: after.reactions,
+      connectionResets: resets(plane),
+      metacontroller: bench.metacontroller.component.version,
+      timeline,
+    };
+  } finally {
+    await plane.stop();
+  }
+}
+
+/** Requests per route between two readings of the proxy: count, bytes, and the largest of all since the start. */
+function requestsBetween(
+  before: Record<string, RequestSizes>,
+  after: Record<string, RequestSizes>,
+): Record<string, RequestSizes> {
+  return Object.fromEntries(
+    Object.entries(after).map(([route, entry]) => {
+      const was = before[route] ?? { count: 0, totalBytes: 0, maxBytes: 0 };
+      return [
+        route,
+        { count: entry.count - was.count, totalBytes: entry.totalBytes - was.totalBytes, maxBytes: entry.maxBytes },
+      ];
+    }),
+  );
+}
+
+/** `--install`: the first-install runs, each written to `--out` (default bench/results/install-<date>.json) as it ends. */
+async function mainInstall(sizes: readonly number[], changes: number): Promise<void> {
+  const date = new Date().toISOString().slice(0, 10);
+  const out = argument('out') ?? path.join(BENCH_DIR, 'results', `install-${date}.json`);
+  const cpus = os.cpus();
+  const runs: InstallRun[] = [];
+  for (const size of sizes) {
+    runs.push(await runInstall(size, changes));
+    const file: InstallFile = {
+      date,
+      commit: commitOf(['src', 'manifests']),
+      machine: { cpus: cpus.length, cpuModel: cpus[0]?.model.trim() ?? 'unknown', node: process.version },
+      changes,
+      metacontrollerWorkers: WORKERS ?? 5,
+      runs,
+    };
+    writeFileSync(out, `${JSON.stringify(file, null, 2)}\n`);
+  }
+  process.stdout.write(`${installTable(runs)}\n`);
+  log(`wrote ${out}`);
+}
+
 async function main(): Promise<void> {
   const sizes = (argument('nodes') ?? '500,2000,5000').split(',').map(Number);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1))
     throw new Error(`--nodes: a comma-separated list of Node counts, not ${argument('nodes')}`);
   const changes = Number(argument('changes') ?? 20);
+  if (process.argv.includes('--install')) return mainInstall(sizes, changes);
   const write = !process.argv.includes('--no-write');
   const started = performance.now();
   const runs: ClusterRun[] = [];

@@ -23,8 +23,11 @@ export interface HookProxy {
   close(): Promise<void>;
 }
 
-/** Starts the proxy on a free port of 127.0.0.1, forwarding to `target` (`http://127.0.0.1:<port>`). */
-export async function startHookProxy(target: string, options: { keepBodies?: boolean } = {}): Promise<HookProxy> {
+/** Starts the proxy on 127.0.0.1 (`port`, or a free one), forwarding to `target` (`http://127.0.0.1:<port>`). */
+export async function startHookProxy(
+  target: string,
+  options: { keepBodies?: boolean; port?: number } = {},
+): Promise<HookProxy> {
   const upstream = new URL(target);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const sizes = new Map<string, { count: number; totalBytes: number; maxBytes: number }>();
@@ -68,7 +71,7 @@ export async function startHookProxy(target: string, options: { keepBodies?: boo
     req.pipe(forward);
   });
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   return {
