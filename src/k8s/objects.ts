@@ -128,6 +128,7 @@ export const ObjectMetaSchema = z.looseObject({
   namespace: z.string().optional(),
   uid: z.string().optional(),
   generation: z.number().optional(),
+  creationTimestamp: z.string().optional(),
   labels: ReceivedLabelsSchema.optional(),
   annotations: ReceivedLabelsSchema.optional(),
   deletionTimestamp: z.string().nullish(),

@@ -9,7 +9,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { DNS_SUBDOMAIN_MAX, boundText, canonicalize, pathPastDepth, rfc3339Seconds } from '../k8s/index.js';
 import { refusal, type CallerRequirements } from './credentials.js';
 import { errorBody, schemaErrorBody, statusOf, tooDeepErrorBody, type ErrorBody, type ErrorCode } from './errors.js';
-import { hookTable, type HookDefinition } from './hooks.js';
+import { hookTable, type HookDefinition, type PreparedHook } from './hooks.js';
 import {
   BUSY_RETRY_AFTER_SECONDS,
   DEFAULT_MAX_BODY_BYTES,
@@ -18,6 +18,7 @@ import {
   SERIAL_ABOVE_CHARACTERS,
 } from './limits.js';
 import type { HookMetrics } from './metrics.js';
+import type { ShardPacing } from './pacing.js';
 import { SILENT_LOGGER, type Logger } from '../runtime/index.js';
 
 export interface AppOptions {
@@ -39,6 +40,8 @@ export interface AppOptions {
   readonly callers?: () => CallerRequirements;
   /** Serve /healthz, /readyz and /metrics here too. @default true (false: they have their own port, {@link createServiceApp}) */
   readonly serviceRoutes?: boolean;
+  /** Holds shard syncs while Nodes join in numbers (src/server/pacing.ts). @default none: every hook answered at once */
+  readonly pacing?: ShardPacing;
 }
 
 /** An error answer; its code and (bounded) message also go to the call's log line, so a 400 says why. */
@@ -52,6 +55,8 @@ interface CallRecord {
   readonly hook: string;
   parent?: string;
   children?: number;
+  /** How long a paced shard sync was held before it was answered. */
+  heldMs?: number;
 }
 
 /** The error a call answered with, for its log line. */
@@ -138,6 +143,7 @@ interface HookRun {
   readonly time: RequestTime;
   readonly metrics: HookMetrics | undefined;
   readonly turn: () => Promise<void>;
+  readonly pacing: ShardPacing | undefined;
 }
 
 type HookHandler = (c: Context<AppEnv>, call: CallRecord) => Promise<Response>;
@@ -147,6 +153,7 @@ function handleHook(
   time: RequestTime,
   metrics: HookMetrics | undefined,
   processing: Serial,
+  pacing: ShardPacing | undefined,
 ): HookHandler {
   /** Answers one call; what the log line reports of it (parent, children) goes into `call`. */
   return async function hookHandler(c: Context<AppEnv>, call: CallRecord): Promise<Response> {
@@ -164,13 +171,29 @@ function handleHook(
     // (/healthz and the other connections go first); a small one at once: it takes milliseconds.
     const big = text.length > SERIAL_ABOVE_CHARACTERS;
     const turn = big ? () => nextTurn() : async () => {};
-    const answer = () => answerHook(c, call, text, { definition, time, metrics, turn });
-    return big ? processing.run(answer) : answer();
+    const run: HookRun = { definition, time, metrics, turn, pacing };
+    const inTurn = <T>(task: () => Promise<T>): Promise<T> => (big ? processing.run(task) : task());
+    const first = await inTurn(async () => {
+      const prepared = await prepareHook(c, call, text, run);
+      if (prepared instanceof Response) return prepared;
+      const arrival = pacing && prepared.arrival(time.now());
+      if (arrival === undefined || pacing?.holdMs(arrival) === 0) return answerHook(c, call, prepared, run);
+      return { prepared, arrival };
+    });
+    if (first instanceof Response || pacing === undefined) return first as Response;
+    // A paced shard waits outside the one-at-a-time queue: the others go on meanwhile.
+    call.heldMs = Math.round(await pacing.hold(first.arrival));
+    return inTurn(() => answerHook(c, call, first.prepared, run));
   };
 }
 
-/** Parses, checks and runs one hook body, and serialises its answer. */
-async function answerHook(c: Context<AppEnv>, call: CallRecord, text: string, run: HookRun): Promise<Response> {
+/** Parses and checks one hook body: the hook's runner bound to it, or the error answer. */
+async function prepareHook(
+  c: Context<AppEnv>,
+  call: CallRecord,
+  text: string,
+  run: HookRun,
+): Promise<Response | Extract<PreparedHook, { ok: true }>> {
   await run.turn();
   let body: unknown;
   try {
@@ -192,12 +215,23 @@ async function answerHook(c: Context<AppEnv>, call: CallRecord, text: string, ru
   await run.turn();
   const prepared = run.definition.prepare(body);
   if (!prepared.ok) return sendError(c, 'BadHookRequest', schemaErrorBody(prepared.error));
+  return prepared;
+}
+
+/** Runs a prepared hook and serialises its answer. */
+async function answerHook(
+  c: Context<AppEnv>,
+  call: CallRecord,
+  prepared: Extract<PreparedHook, { ok: true }>,
+  run: HookRun,
+): Promise<Response> {
   await run.turn();
   const outcome = prepared.run({ now: run.time.now() });
   if (!outcome.ok) {
     c.header('Retry-After', String(outcome.error.retryAfterSeconds));
     return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
   }
+  if (run.pacing && prepared.joins(outcome.response)) run.pacing.noteJoin();
   countChildren(outcome.response, call, run.metrics);
   await run.turn();
   return c.body(JSON.stringify(canonicalize(outcome.response, { keepNull: run.definition.keepNull })), 200, {
@@ -440,7 +474,7 @@ export function createApp(options: AppOptions = {}): Hono<AppEnv> {
   const time = new RequestTime(options.clock);
   const processing = new Serial();
   for (const { controller, kind: hook, definition } of hookTable()) {
-    const handle = handleHook(definition, time, options.metrics, processing);
+    const handle = handleHook(definition, time, options.metrics, processing, options.pacing);
     const metrics = new RouteMetrics(options.metrics, controller, hook);
     app.post(`/hooks/${controller}/${hook}`, createHookRoute(controller, hook, handle, metrics, shared));
   }

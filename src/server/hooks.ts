@@ -3,7 +3,7 @@
  * routes are generated from it, so a manifest's hook URL resolves iff it is listed here.
  */
 import type { z } from 'zod';
-import type { SyncOutcome } from '../k8s/index.js';
+import type { DecoratorSyncResponse, SyncOutcome } from '../k8s/index.js';
 import {
   InstanceTypeCustomizeRequestSchema,
   InstanceTypeSyncRequestSchema,
@@ -17,7 +17,10 @@ import {
   customizeInstanceType,
   customizeNodeProfile,
   customizeNodeShard,
+  createsProfile,
   customizeSchedulingChain,
+  NODE_PROFILE_KEY,
+  shardArrival,
   syncInstanceType,
   syncNodeDevicesCheck,
   syncNodeProfile,
@@ -32,7 +35,14 @@ export type ControllerName =
 
 /** A body that passed its hook's schema, ready to run; or the schema's issues. */
 export type PreparedHook =
-  | { readonly ok: true; run(context: SyncContext): SyncOutcome<object> }
+  | {
+      readonly ok: true;
+      run(context: SyncContext): SyncOutcome<object>;
+      /** How long what this parent summarises has been arriving (s), if it still is: the server paces it. */
+      arrival(now: string): number | undefined;
+      /** Whether this answer makes a Node join its shard (see `ShardPacing`). */
+      joins(response: object): boolean;
+    }
   | { readonly ok: false; readonly error: z.ZodError };
 
 /** What the server needs of any hook, whatever its request type. */
@@ -49,6 +59,13 @@ export interface Hook<S extends z.ZodType> extends HookDefinition {
   readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
 }
 
+/** What the hook server's shard pacing reads of a hook's request and answer (src/server/pacing.ts). */
+interface Pacing<S extends z.ZodType> {
+  readonly arrival?: (request: z.output<S>, now: string) => number | undefined;
+  // Typed by the caller: the answer of the hook's own runner.
+  readonly joins?: (request: z.output<S>, response: never) => boolean;
+}
+
 /**
  * Defines a hook from its request schema and its runner; the runner's input type is inferred from
  * the schema, so the pair cannot drift apart.
@@ -58,7 +75,9 @@ export function defineHook<S extends z.ZodType>(definition: {
   readonly schema: S;
   readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
   readonly keepNull?: boolean;
+  readonly pacing?: Pacing<S>;
 }): Hook<S> {
+  const { arrival, joins } = definition.pacing ?? {};
   const hook: Hook<S> = {
     schema: definition.schema,
     run: definition.run,
@@ -67,7 +86,12 @@ export function defineHook<S extends z.ZodType>(definition: {
       const parsed = hook.schema.safeParse(body);
       if (!parsed.success) return { ok: false, error: parsed.error };
       // `hook.run`, read at call time: a test may replace the runner of a defined hook.
-      return { ok: true, run: (context) => hook.run(parsed.data, context) };
+      return {
+        ok: true,
+        run: (context) => hook.run(parsed.data, context),
+        arrival: (now) => arrival?.(parsed.data, now),
+        joins: (response) => joins?.(parsed.data, response as never) ?? false,
+      };
     },
   };
   return hook;
@@ -83,14 +107,23 @@ export const HOOKS = {
       schema: NodeProfileCustomizeRequestSchema,
       run: (r) => always(customizeNodeProfile(r)),
     }),
-    sync: defineHook({ schema: NodeProfileSyncRequestSchema, run: (r) => syncNodeProfile(r), keepNull: true }),
+    sync: defineHook({
+      schema: NodeProfileSyncRequestSchema,
+      run: (r) => syncNodeProfile(r),
+      keepNull: true,
+      pacing: { joins: (r, response: DecoratorSyncResponse) => createsProfile(r, response) },
+    }),
   },
   'node-shard': {
     customize: defineHook({
       schema: NodeShardCustomizeRequestSchema,
       run: (r) => always(customizeNodeShard(r)),
     }),
-    sync: defineHook({ schema: NodeShardSyncRequestSchema, run: (r) => syncNodeShard(r) }),
+    sync: defineHook({
+      schema: NodeShardSyncRequestSchema,
+      run: (r) => syncNodeShard(r),
+      pacing: { arrival: (r, now) => shardArrival(Object.values(r.related[NODE_PROFILE_KEY] ?? {}), now) },
+    }),
   },
   'scheduling-chain': {
     customize: defineHook({

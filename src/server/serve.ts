@@ -29,10 +29,13 @@ import {
   inflightBudgetFor,
 } from './limits.js';
 import { createMetrics } from './metrics.js';
+import { ShardPacing } from './pacing.js';
 
 export interface ServeOptions {
   readonly port: number;
   readonly host: string;
+  /** The longest hold of a shard sync while Nodes join (src/server/pacing.ts); 0: none. @default 60 s */
+  readonly shardPacingMs?: number;
   readonly maxBodyBytes?: number;
   /** @default derived from the container's memory limit ({@link readContainerMemoryLimit}) */
   readonly maxInflightBytes?: number | undefined;
@@ -231,9 +234,11 @@ export function runServer(options: ServeOptions): Promise<void> {
   const clientCertificate = files.clientCaFile !== undefined;
   const checked = clientCertificate || files.tokenFile !== undefined;
   const metrics = createMetrics({ defaultMetrics: true });
+  const pacing = new ShardPacing({ maxHoldSeconds: (options.shardPacingMs ?? 60_000) / 1000 });
   const app = createApp({
     logger,
     metrics,
+    pacing,
     maxBodyBytes,
     maxInflightBytes,
     serviceRoutes: options.healthPort === undefined,
@@ -301,6 +306,7 @@ export function runServer(options: ServeOptions): Promise<void> {
     const stop = (signal: string) => {
       logger.info({ signal, drainTimeoutMs }, 'shutting down: no new connections, finishing the requests in flight');
       stopWatching();
+      pacing.stop();
       health?.close();
       health?.closeAllConnections();
       void drainServer(server, drainTimeoutMs, () =>

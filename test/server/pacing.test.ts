@@ -1,0 +1,112 @@
+// Shard syncs held while Nodes join in numbers (src/server/pacing.ts), on a fake clock: how long a
+// hold lasts, when it ends early, and that the server answers a held sync with the request's summary.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createApp, ShardPacing } from '../../src/server/index.js';
+import { exampleBody, post } from './helpers.js';
+
+describe('ShardPacing', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const clock = (): number => Date.now();
+
+  it('holds half of the arrival so far, at least 1 s and at most the maximum', () => {
+    const pacing = new ShardPacing({ maxHoldSeconds: 60, clock });
+
+    expect(pacing.holdMs(0)).toBe(1000);
+    expect(pacing.holdMs(30)).toBe(15_000);
+    expect(pacing.holdMs(1000)).toBe(60_000);
+    expect(new ShardPacing({ maxHoldSeconds: 0, clock }).holdMs(30)).toBe(0);
+  });
+
+  it('holds for the whole limit when this server saw no Node join (another replica may be seeing them)', async () => {
+    const pacing = new ShardPacing({ maxHoldSeconds: 60, clock });
+    const held = pacing.hold(20);
+    await vi.advanceTimersByTimeAsync(9_800);
+    let done = false;
+    void held.then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(done).toBe(false);
+
+    await vi.advanceTimersByTimeAsync(400);
+    expect(await held).toBeGreaterThanOrEqual(10_000);
+  });
+
+  it('ends a hold once the Nodes this server saw joining have stopped for quietSeconds', async () => {
+    const pacing = new ShardPacing({ maxHoldSeconds: 60, quietSeconds: 2, clock });
+    pacing.noteJoin();
+    const held = pacing.hold(100); // up to 50 s
+    for (let i = 0; i < 10; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      pacing.noteJoin(); // still joining: 10 s
+    }
+    await vi.advanceTimersByTimeAsync(2400);
+
+    const ms = await held;
+    expect(ms).toBeGreaterThanOrEqual(12_000);
+    expect(ms).toBeLessThan(13_000);
+  });
+
+  it('ends every hold at stop, and holds nothing after it', async () => {
+    const pacing = new ShardPacing({ maxHoldSeconds: 60, clock });
+    const held = pacing.hold(100);
+    await vi.advanceTimersByTimeAsync(1000);
+    pacing.stop();
+
+    expect(await held).toBe(1000);
+    expect(await pacing.hold(100)).toBe(0);
+  });
+});
+
+describe('the hook server with pacing', () => {
+  /** The example shard request with its profiles created `ageSeconds` before the server's clock. */
+  function shardRequest(ageSeconds: number): Record<string, unknown> {
+    const body = exampleBody('node-shard.sync.json');
+    const related = body['related'] as Record<string, Record<string, { metadata: Record<string, unknown> }>>;
+    const created = new Date(Date.parse('2026-06-01T00:00:00Z') - ageSeconds * 1000).toISOString();
+    for (const profiles of Object.values(related))
+      for (const profile of Object.values(profiles)) profile.metadata['creationTimestamp'] = created;
+    return body;
+  }
+  const clock = () => new Date('2026-06-01T00:00:00Z');
+
+  it('holds the sync of a shard whose profiles are arriving, then answers the same summary as without pacing', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
+    try {
+      const paced = createApp({ clock, pacing: new ShardPacing({ maxHoldSeconds: 60 }) });
+      const plain = createApp({ clock });
+      let answered = false;
+      const pending = post(paced, '/hooks/node-shard/sync', shardRequest(1)).then((answer) => {
+        answered = true;
+        return answer;
+      });
+      await vi.advanceTimersByTimeAsync(800);
+      expect(answered).toBe(false);
+
+      await vi.advanceTimersByTimeAsync(400);
+      const held = await pending;
+      const direct = await post(plain, '/hooks/node-shard/sync', shardRequest(1));
+      expect(held.status).toBe(200);
+      expect(held.json).toEqual(direct.json);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('answers at once when the shard is settled: no timer has to run', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
+    try {
+      const paced = createApp({ clock, pacing: new ShardPacing({ maxHoldSeconds: 60 }) });
+
+      const answer = await post(paced, '/hooks/node-shard/sync', shardRequest(3600));
+
+      expect(answer.status).toBe(200);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
