@@ -11,8 +11,8 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
                                above); default (container memory limit - 256Mi) / 6, 2Gi assumed
                                without a limit
              --drain-timeout 20s  on SIGTERM, time for requests in flight before connections close
-             --shard-pacing 60s  longest hold of a shard sync while Nodes join in numbers (0s: none;
-                               keep it under the node-shard sync hook's timeout, 90s)
+             --join-pacing 60s  longest hold of a shard or chain sync while Nodes join in numbers
+                               (0s: none; keep it under those hooks' timeout, 90s)
              [--tls-cert FILE --tls-key FILE] serve the hooks over HTTPS (PEM; read again when
                                they change, so a rotated Secret needs no restart)
              [--token-file FILE] callers must send Authorization: Bearer <its content>

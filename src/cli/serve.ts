@@ -51,7 +51,7 @@ export async function serveCommand(args: string[]): Promise<void> {
       'max-body': { type: 'string', default: '256Mi' },
       'max-inflight-bytes': { type: 'string' },
       'drain-timeout': { type: 'string', default: '20s' },
-      'shard-pacing': { type: 'string', default: '60s' },
+      'join-pacing': { type: 'string', default: '60s' },
       'log-level': { type: 'string', default: 'info' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
@@ -68,7 +68,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const inflight = values['max-inflight-bytes'];
   const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
   const drainTimeoutMs = parseDuration(values['drain-timeout'], '--drain-timeout');
-  const shardPacingMs = parseDuration(values['shard-pacing'], '--shard-pacing');
+  const joinPacingMs = parseDuration(values['join-pacing'], '--join-pacing');
   const logLevel = parseLogLevel(values['log-level']);
   const credentials = serveCredentials(values);
   const metricsPort = values['metrics-port'];
@@ -98,7 +98,7 @@ export async function serveCommand(args: string[]): Promise<void> {
       maxBodyBytes,
       maxInflightBytes,
       drainTimeoutMs,
-      shardPacingMs,
+      joinPacingMs,
       logLevel,
       credentials,
       healthPort,

@@ -18,7 +18,7 @@ import {
   SERIAL_ABOVE_CHARACTERS,
 } from './limits.js';
 import type { HookMetrics } from './metrics.js';
-import type { ShardPacing } from './pacing.js';
+import type { JoinPacing } from './join-pacing.js';
 import { SILENT_LOGGER, type Logger } from '../runtime/index.js';
 
 export interface AppOptions {
@@ -40,8 +40,8 @@ export interface AppOptions {
   readonly callers?: () => CallerRequirements;
   /** Serve /healthz, /readyz and /metrics here too. @default true (false: they have their own port, {@link createServiceApp}) */
   readonly serviceRoutes?: boolean;
-  /** Holds shard syncs while Nodes join in numbers (src/server/pacing.ts). @default none: every hook answered at once */
-  readonly pacing?: ShardPacing;
+  /** Holds shard and chain syncs while Nodes join in numbers (src/server/join-pacing.ts). @default none: every hook answered at once */
+  readonly pacing?: JoinPacing;
 }
 
 /** An error answer; its code and (bounded) message also go to the call's log line, so a 400 says why. */
@@ -143,7 +143,7 @@ interface HookRun {
   readonly time: RequestTime;
   readonly metrics: HookMetrics | undefined;
   readonly turn: () => Promise<void>;
-  readonly pacing: ShardPacing | undefined;
+  readonly pacing: JoinPacing | undefined;
 }
 
 type HookHandler = (c: Context<AppEnv>, call: CallRecord) => Promise<Response>;
@@ -153,7 +153,7 @@ function handleHook(
   time: RequestTime,
   metrics: HookMetrics | undefined,
   processing: Serial,
-  pacing: ShardPacing | undefined,
+  pacing: JoinPacing | undefined,
 ): HookHandler {
   /** Answers one call; what the log line reports of it (parent, children) goes into `call`. */
   return async function hookHandler(c: Context<AppEnv>, call: CallRecord): Promise<Response> {
@@ -176,12 +176,13 @@ function handleHook(
     const first = await inTurn(async () => {
       const prepared = await prepareHook(c, call, text, run);
       if (prepared instanceof Response) return prepared;
-      const arrival = pacing && prepared.arrival(time.now());
+      const arrival =
+        pacing && (prepared.arrival(time.now()) ?? (definition.pacedByJoins ? pacing.joinArrival() : undefined));
       if (arrival === undefined || pacing?.holdMs(arrival) === 0) return answerHook(c, call, prepared, run);
       return { prepared, arrival };
     });
     if (first instanceof Response || pacing === undefined) return first as Response;
-    // A paced shard waits outside the one-at-a-time queue: the others go on meanwhile.
+    // A paced sync waits outside the one-at-a-time queue: the others go on meanwhile.
     call.heldMs = Math.round(await pacing.hold(first.arrival));
     return inTurn(() => answerHook(c, call, first.prepared, run));
   };

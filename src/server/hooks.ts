@@ -38,9 +38,9 @@ export type PreparedHook =
   | {
       readonly ok: true;
       run(context: SyncContext): SyncOutcome<object>;
-      /** How long what this parent summarises has been arriving (s), if it still is: the server paces it. */
+      /** How long what this parent summarises has been arriving (s), read from the request, if it still is. */
       arrival(now: string): number | undefined;
-      /** Whether this answer makes a Node join its shard (see `ShardPacing`). */
+      /** Whether this answer makes a Node join its shard (see `JoinPacing`). */
       joins(response: object): boolean;
     }
   | { readonly ok: false; readonly error: z.ZodError };
@@ -49,6 +49,8 @@ export type PreparedHook =
 export interface HookDefinition {
   /** Decorator answers carry `null` label values that mean "remove"; they must survive serialisation. */
   readonly keepNull: boolean;
+  /** Held while this server sees Nodes join in numbers (src/server/join-pacing.ts): the chain. */
+  readonly pacedByJoins: boolean;
   /** Parses a body with the hook's schema; the runner it returns is bound to the parsed request. */
   prepare(body: unknown): PreparedHook;
 }
@@ -76,12 +78,14 @@ export function defineHook<S extends z.ZodType>(definition: {
   readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
   readonly keepNull?: boolean;
   readonly pacing?: Pacing<S>;
+  readonly pacedByJoins?: boolean;
 }): Hook<S> {
   const { arrival, joins } = definition.pacing ?? {};
   const hook: Hook<S> = {
     schema: definition.schema,
     run: definition.run,
     keepNull: definition.keepNull ?? false,
+    pacedByJoins: definition.pacedByJoins ?? false,
     prepare(body) {
       const parsed = hook.schema.safeParse(body);
       if (!parsed.success) return { ok: false, error: parsed.error };
@@ -130,7 +134,7 @@ export const HOOKS = {
       schema: SchedulingChainCustomizeRequestSchema,
       run: (r) => always(customizeSchedulingChain(r)),
     }),
-    sync: defineHook({ schema: SchedulingChainSyncRequestSchema, run: syncSchedulingChain }),
+    sync: defineHook({ schema: SchedulingChainSyncRequestSchema, run: syncSchedulingChain, pacedByJoins: true }),
   },
   'instance-type': {
     customize: defineHook({

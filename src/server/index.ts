@@ -24,7 +24,7 @@ export {
   type PreparedHook,
 } from './hooks.js';
 export { createMetrics, type HookMetrics } from './metrics.js';
-export { ShardPacing, type PacingOptions } from './pacing.js';
+export { JoinPacing, type PacingOptions } from './join-pacing.js';
 export { errorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 export {
   applyCredentials,

@@ -29,13 +29,13 @@ import {
   inflightBudgetFor,
 } from './limits.js';
 import { createMetrics } from './metrics.js';
-import { ShardPacing } from './pacing.js';
+import { JoinPacing } from './join-pacing.js';
 
 export interface ServeOptions {
   readonly port: number;
   readonly host: string;
-  /** The longest hold of a shard sync while Nodes join (src/server/pacing.ts); 0: none. @default 60 s */
-  readonly shardPacingMs?: number;
+  /** The longest hold of a shard or chain sync while Nodes join (src/server/join-pacing.ts); 0: none. @default 60 s */
+  readonly joinPacingMs?: number;
   readonly maxBodyBytes?: number;
   /** @default derived from the container's memory limit ({@link readContainerMemoryLimit}) */
   readonly maxInflightBytes?: number | undefined;
@@ -234,7 +234,7 @@ export function runServer(options: ServeOptions): Promise<void> {
   const clientCertificate = files.clientCaFile !== undefined;
   const checked = clientCertificate || files.tokenFile !== undefined;
   const metrics = createMetrics({ defaultMetrics: true });
-  const pacing = new ShardPacing({ maxHoldSeconds: (options.shardPacingMs ?? 60_000) / 1000 });
+  const pacing = new JoinPacing({ maxHoldSeconds: (options.joinPacingMs ?? 60_000) / 1000 });
   const app = createApp({
     logger,
     metrics,

@@ -1,10 +1,10 @@
 // Shard syncs held while Nodes join in numbers (src/server/pacing.ts), on a fake clock: how long a
 // hold lasts, when it ends early, and that the server answers a held sync with the request's summary.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createApp, ShardPacing } from '../../src/server/index.js';
+import { createApp, JoinPacing } from '../../src/server/index.js';
 import { exampleBody, post } from './helpers.js';
 
-describe('ShardPacing', () => {
+describe('JoinPacing', () => {
   beforeEach(() => {
     vi.useFakeTimers();
   });
@@ -14,16 +14,16 @@ describe('ShardPacing', () => {
   const clock = (): number => Date.now();
 
   it('holds half of the arrival so far, at least 1 s and at most the maximum', () => {
-    const pacing = new ShardPacing({ maxHoldSeconds: 60, clock });
+    const pacing = new JoinPacing({ maxHoldSeconds: 60, clock });
 
     expect(pacing.holdMs(0)).toBe(1000);
     expect(pacing.holdMs(30)).toBe(15_000);
     expect(pacing.holdMs(1000)).toBe(60_000);
-    expect(new ShardPacing({ maxHoldSeconds: 0, clock }).holdMs(30)).toBe(0);
+    expect(new JoinPacing({ maxHoldSeconds: 0, clock }).holdMs(30)).toBe(0);
   });
 
   it('holds for the whole limit when this server saw no Node join (another replica may be seeing them)', async () => {
-    const pacing = new ShardPacing({ maxHoldSeconds: 60, clock });
+    const pacing = new JoinPacing({ maxHoldSeconds: 60, clock });
     const held = pacing.hold(20);
     await vi.advanceTimersByTimeAsync(9_800);
     let done = false;
@@ -36,7 +36,7 @@ describe('ShardPacing', () => {
   });
 
   it('ends a hold once the Nodes this server saw joining have stopped for quietSeconds', async () => {
-    const pacing = new ShardPacing({ maxHoldSeconds: 60, quietSeconds: 2, clock });
+    const pacing = new JoinPacing({ maxHoldSeconds: 60, quietSeconds: 2, clock });
     pacing.noteJoin();
     const held = pacing.hold(100); // up to 50 s
     for (let i = 0; i < 10; i++) {
@@ -50,8 +50,34 @@ describe('ShardPacing', () => {
     expect(ms).toBeLessThan(13_000);
   });
 
+  it('ends at once a hold that starts after the joins this server saw have stopped', async () => {
+    const pacing = new JoinPacing({ maxHoldSeconds: 60, quietSeconds: 2, clock });
+    pacing.noteJoin();
+    await vi.advanceTimersByTimeAsync(3000);
+    const held = pacing.hold(100);
+    await vi.advanceTimersByTimeAsync(200);
+
+    expect(await held).toBe(200);
+  });
+
+  it('measures the arrival of the Nodes it sees joining, from the first join after a 10 s gap', async () => {
+    const pacing = new JoinPacing({ clock });
+    expect(pacing.joinArrival()).toBeUndefined();
+    pacing.noteJoin();
+    await vi.advanceTimersByTimeAsync(11_000);
+    pacing.noteJoin(); // after a gap: a new arrival
+    for (let i = 0; i < 5; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      pacing.noteJoin();
+    }
+    expect(pacing.joinArrival()).toBe(5);
+
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(pacing.joinArrival()).toBeUndefined();
+  });
+
   it('ends every hold at stop, and holds nothing after it', async () => {
-    const pacing = new ShardPacing({ maxHoldSeconds: 60, clock });
+    const pacing = new JoinPacing({ maxHoldSeconds: 60, clock });
     const held = pacing.hold(100);
     await vi.advanceTimersByTimeAsync(1000);
     pacing.stop();
@@ -76,7 +102,7 @@ describe('the hook server with pacing', () => {
   it('holds the sync of a shard whose profiles are arriving, then answers the same summary as without pacing', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
     try {
-      const paced = createApp({ clock, pacing: new ShardPacing({ maxHoldSeconds: 60 }) });
+      const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
       const plain = createApp({ clock });
       let answered = false;
       const pending = post(paced, '/hooks/node-shard/sync', shardRequest(1)).then((answer) => {
@@ -96,10 +122,36 @@ describe('the hook server with pacing', () => {
     }
   });
 
+  it('holds the chain while the node-profile calls it answered make Nodes join', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
+    try {
+      const pacing = new JoinPacing({ maxHoldSeconds: 60 });
+      const app = createApp({ clock, pacing });
+      // A Node without a profile: node-profile's answer creates one, a join.
+      const joined = await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+      expect(joined.status).toBe(200);
+      expect(pacing.joinArrival()).toBe(0);
+      let answered = false;
+      const pending = post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json')).then(
+        (answer) => {
+          answered = true;
+          return answer;
+        },
+      );
+      await vi.advanceTimersByTimeAsync(800);
+      expect(answered).toBe(false);
+
+      await vi.advanceTimersByTimeAsync(400); // an arrival of 0 s: held 1 s
+      expect((await pending).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('answers at once when the shard is settled: no timer has to run', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
     try {
-      const paced = createApp({ clock, pacing: new ShardPacing({ maxHoldSeconds: 60 }) });
+      const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
 
       const answer = await post(paced, '/hooks/node-shard/sync', shardRequest(3600));
 
