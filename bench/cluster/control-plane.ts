@@ -512,10 +512,10 @@ async function waitForConvergence(
   kinds: readonly string[],
 ): Promise<number> {
   let lastDiff: string[] = [];
-  const deadline = Date.now() + 15 * 60_000;
+  const deadline = Date.now() + 40 * 60_000;
   for (;;) {
     if (Date.now() > deadline)
-      throw new Error(`N = ${size}: no convergence in 15 min: ${lastDiff.slice(0, 5).join('; ')}`);
+      throw new Error(`N = ${size}: no convergence in 40 min: ${lastDiff.slice(0, 5).join('; ')}`);
     const at = performance.now();
     const unmanaged = await client.request<{ items: unknown[] }>(
       'GET',

@@ -1,7 +1,8 @@
 /**
  * @module The first-install benchmark's report (`npm run bench:cluster -- --install`): a table per
  * run file, and the before/after section of bench/RESULTS.md with the issue-35 targets.
- * `npx tsx bench/cluster/install-report.ts --before B.json --after A.json` writes that section.
+ * `npx tsx bench/cluster/install-report.ts --before B.json --after A.json --intro I.md [--outro O.md]`
+ * writes that section.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -90,6 +91,15 @@ export function writesPerNode(run: InstallRun): number {
   return perNode / run.nodes;
 }
 
+/**
+ * When the first hook call came after the manifests were applied (the 2 s sample that first counted
+ * one): Metacontroller starts a controller only once its discovery, every `--discovery-interval`
+ * (20 s in its manifests), has seen the new CRDs. Undefined without a timeline.
+ */
+export function firstCallSeconds(run: InstallRun): number | undefined {
+  return run.timeline?.find((sample) => Object.values(sample.calls).some((n) => n > 0))?.seconds;
+}
+
 /** The largest hook request of any card change after the install. */
 export function largestChangeRequest(run: InstallRun): number {
   return Math.max(0, ...run.reactions.flatMap((r) => Object.values(r.largestRequestBytes ?? {})));
@@ -111,6 +121,7 @@ function row(label: string | undefined, run: InstallRun): string {
     thousands(run.nodes),
     run.loadAverageStart.map((n) => n.toFixed(1)).join(' / '),
     s1(run.installSeconds),
+    firstCallSeconds(run) === undefined ? '—' : `≤ ${s1(firstCallSeconds(run) as number)}`,
     s1(floor),
     (run.installSeconds / floor).toFixed(2),
     writesPerNode(run).toFixed(2),
@@ -130,6 +141,7 @@ const HEADER = [
   'Nodes',
   'load avg at start',
   'install',
+  'first hook call',
   'floor (2 writes per Node)',
   '× floor',
   'writes per Node',
@@ -229,11 +241,151 @@ export function installTargets(before: InstallFile, after: InstallFile): Target[
   return targets;
 }
 
+/** Least squares of y = a + b·x (+ c·x² with `quadratic`): the coefficients, lowest power first. */
+export function fit(xs: readonly number[], ys: readonly number[], quadratic = false): number[] {
+  const k = quadratic ? 3 : 2;
+  // Normal equations, solved by Gaussian elimination (k ≤ 3).
+  const m = Array.from({ length: k }, (_, i) =>
+    Array.from({ length: k + 1 }, (_, j) =>
+      j < k ? sum(xs.map((x) => x ** (i + j))) : sum(xs.map((x, n) => (ys[n] ?? 0) * x ** i)),
+    ),
+  );
+  for (let col = 0; col < k; col++) {
+    const pivot = m[col] as number[];
+    for (let row = col + 1; row < k; row++) {
+      const r = m[row] as number[];
+      const f = (r[col] ?? 0) / (pivot[col] ?? 1);
+      for (let j = col; j <= k; j++) r[j] = (r[j] ?? 0) - f * (pivot[j] ?? 0);
+    }
+  }
+  const out = new Array<number>(k).fill(0);
+  for (let row = k - 1; row >= 0; row--) {
+    const r = m[row] as number[];
+    let v = r[k] ?? 0;
+    for (let j = row + 1; j < k; j++) v -= (r[j] ?? 0) * (out[j] ?? 0);
+    out[row] = v / (r[row] ?? 1);
+  }
+  return out;
+}
+
+const evaluate = (coefficients: readonly number[], x: number): number =>
+  coefficients.reduce((total, c, power) => total + c * x ** power, 0);
+
+export interface InstallModelRow {
+  readonly nodes: number;
+  readonly run: 'before' | 'after';
+  readonly installSeconds: number;
+  readonly requestBytes: number;
+  /** The shards' and the chain's request bytes over the profiles' (after: simulated holds). */
+  readonly aggregatingRatio: number;
+  readonly metacontrollerRssMB: number;
+  readonly apiServerRssMB: number;
+}
+
+/** The sizes the model is asked about: large clusters in use today and the largest offered. */
+export const MODEL_SIZES = [20_000, 65_000, 100_000] as const;
+
+/**
+ * A shard's request bytes over an arrival of `arrivalSeconds`, in units of its final profiles, under
+ * join pacing (src/server/join-pacing.ts): a sync at time t sends the t / arrival of its profiles
+ * that have come, and is held min(max, max(1, t / 2)) s; one last sync sends them all. Linear in N
+ * while the holds are under the cap (2 × the cap of arrival), growing with the arrival past it.
+ */
+export function pacedBytesRatio(arrivalSeconds: number, maxHoldSeconds = 60): number {
+  let t = 0;
+  let sent = 0;
+  for (;;) {
+    t += Math.min(maxHoldSeconds, Math.max(1, t / 2));
+    if (t >= arrivalSeconds) break;
+    sent += t / arrivalSeconds;
+  }
+  return sent + 1;
+}
+
+/**
+ * Install time, hook request bytes and peak RSS at `MODEL_SIZES`, fitted on the runs. Before, time
+ * and bytes as a + b·N + c·N² (every joining Node re-syncs a shard of N / nodeShards profiles).
+ * After, time as a + b·N; bytes as node-profile's (a + b·N: whole Nodes) plus the profiles' (a + b·N)
+ * times `pacedBytesRatio` of an arrival at the floor's pace (2 writes per Node at the client rate).
+ * RSS as a + b·N in both: Metacontroller and kube-apiserver cache every Node whole.
+ */
+export function installModel(before: InstallFile, after: InstallFile): InstallModelRow[] {
+  const rows: InstallModelRow[] = [];
+  for (const [label, file] of [
+    ['before', before],
+    ['after', after],
+  ] as const) {
+    const runs = file.runs;
+    const xs = runs.map((r) => r.nodes);
+    const quadratic = label === 'before' && xs.length >= 3;
+    const time = fit(
+      xs,
+      runs.map((r) => r.installSeconds),
+      quadratic,
+    );
+    const bytes = fit(
+      xs,
+      runs.map((r) => installBytes(r).all),
+      quadratic,
+    );
+    const nodeProfile = fit(
+      xs,
+      runs.map((r) => installBytes(r).all - installBytes(r).aggregating),
+    );
+    const profiles = fit(
+      xs,
+      runs.map((r) => r.profileBytes),
+    );
+    // Before, a shard's request per joining Node grows with N: the ratio, linearly.
+    const ratio = fit(
+      xs,
+      runs.map((r) => installBytes(r).aggregating / r.profileBytes),
+    );
+    const rss = (name: string): number[] =>
+      fit(
+        xs,
+        runs.map((r) => r.processes[name]?.peakRssMB ?? 0),
+      );
+    const [mc, api] = [rss('metacontroller'), rss('kube-apiserver')];
+    const qps = runs[0]?.qps ?? 100;
+    for (const nodes of MODEL_SIZES) {
+      const paced = pacedBytesRatio((INSTALL_TARGETS.writesPerNode * nodes) / qps);
+      rows.push({
+        nodes,
+        run: label,
+        installSeconds: evaluate(time, nodes),
+        requestBytes:
+          label === 'before'
+            ? evaluate(bytes, nodes)
+            : evaluate(nodeProfile, nodes) + paced * evaluate(profiles, nodes),
+        aggregatingRatio: label === 'before' ? evaluate(ratio, nodes) : paced,
+        metacontrollerRssMB: evaluate(mc, nodes),
+        apiServerRssMB: evaluate(api, nodes),
+      });
+    }
+  }
+  return rows;
+}
+
+function modelTable(before: InstallFile, after: InstallFile): string {
+  const minutes = (seconds: number): string => `${(seconds / 60).toFixed(1)} min`;
+  return [
+    '| Nodes | run | install | hook request bytes | shard + chain bytes ÷ NodeProfile bytes | Metacontroller peak RSS | kube-apiserver peak RSS |',
+    '|---:|---|---:|---:|---:|---:|---:|',
+    ...installModel(before, after)
+      .sort((a, b) => a.nodes - b.nodes)
+      .map(
+        (r) =>
+          `| ${thousands(r.nodes)} | ${r.run} | ${minutes(r.installSeconds)} | ${(r.requestBytes / 1e9).toFixed(1)} GB | ${r.aggregatingRatio.toFixed(1)} | ${(r.metacontrollerRssMB / 1024).toFixed(1)} GiB | ${(r.apiServerRssMB / 1024).toFixed(1)} GiB |`,
+      ),
+  ].join('\n');
+}
+
 const START = '<!-- bench:install start -->';
 const END = '<!-- bench:install end -->';
 
 /** The before/after section of bench/RESULTS.md. */
-export function installSection(before: InstallFile, after: InstallFile, intro: string): string {
+export function installSection(before: InstallFile, after: InstallFile, intro: string, outro = ''): string {
   const targets = installTargets(before, after);
   return [
     START,
@@ -260,6 +412,11 @@ export function installSection(before: InstallFile, after: InstallFile, intro: s
     '**CPU seconds (from applying the manifests to convergence) and peak RSS per process**:',
     '',
     processTable(before, after),
+    '',
+    '**The model** (fitted on the runs above; see `installModel`):',
+    '',
+    modelTable(before, after),
+    ...(outro ? ['', outro] : []),
     END,
   ].join('\n');
 }
@@ -283,9 +440,14 @@ async function main(): Promise<void> {
   const before = read(flag('before'));
   const after = read(flag('after'));
   const intro = readFileSync(flag('intro'), 'utf8').trim();
+  const outroFile = process.argv.includes('--outro') ? flag('outro') : undefined;
+  const outro = outroFile ? readFileSync(outroFile, 'utf8').trim() : '';
   const results = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'RESULTS.md');
-  writeFileSync(results, spliceInstallSection(readFileSync(results, 'utf8'), installSection(before, after, intro)));
-  process.stdout.write(`${installSection(before, after, intro)}\n`);
+  writeFileSync(
+    results,
+    spliceInstallSection(readFileSync(results, 'utf8'), installSection(before, after, intro, outro)),
+  );
+  process.stdout.write(`${installSection(before, after, intro, outro)}\n`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -2,8 +2,11 @@
 // 1,000 Nodes whose every derived number can be worked out here by hand.
 import { describe, expect, it } from 'vitest';
 import {
+  fit,
   floorSeconds,
   installBytes,
+  installModel,
+  pacedBytesRatio,
   installSection,
   installTable,
   installTargets,
@@ -83,7 +86,7 @@ describe('install report', () => {
 
   it('tabulates a run, and splices its section into RESULTS.md once', () => {
     expect(installTable([after])).toContain(
-      '| 5,000 | 0.5 / 0.4 / 0.3 | 140.0 s | 100.0 s | 1.40 | 2.00 | 10,000 / 40 / 5 | 203 MB | 40.5 | 0.50 | 0.50 / 0.90 s | 0.700 MB |',
+      '| 5,000 | 0.5 / 0.4 / 0.3 | 140.0 s | — | 100.0 s | 1.40 | 2.00 | 10,000 / 40 / 5 | 203 MB | 40.5 | 0.50 | 0.50 / 0.90 s | 0.700 MB |',
     );
     const section = installSection(file('b', [before]), file('a', [after]), 'Intro.');
     expect(section).toContain('| after | 5,000 | metacontroller | 12.3 | 300 |');
@@ -91,5 +94,65 @@ describe('install report', () => {
     const twice = spliceInstallSection(once, section);
     expect(twice).toBe(once);
     expect(once.match(/bench:install start/g)).toHaveLength(1);
+  });
+});
+
+describe('install model', () => {
+  it('fits a line and a parabola exactly where the points lie on one', () => {
+    const xs = [1, 2, 3, 4];
+    expect(
+      fit(
+        xs,
+        xs.map((x) => 3 + 2 * x),
+      ).map((c) => Number(c.toFixed(9))),
+    ).toEqual([3, 2]);
+    expect(
+      fit(
+        xs,
+        xs.map((x) => 1 - x + 0.5 * x * x),
+        true,
+      ).map((c) => Number(c.toFixed(9))),
+    ).toEqual([1, -1, 0.5]);
+  });
+
+  it('extrapolates before quadratically and after linearly to 20,000, 65,000 and 100,000 Nodes', () => {
+    const sizes = [1000, 2000, 4000];
+    // before: 1e-5 s per Node²; after: 20 s + 0.01 s per Node; RSS 100 MB + 0.25 MB per Node.
+    const withRss = (r: InstallRun): InstallRun => ({
+      ...r,
+      processes: {
+        metacontroller: { cpuSecondsConvergence: 1, cpuSecondsReactions: 0, peakRssMB: 100 + 0.25 * r.nodes },
+        'kube-apiserver': { cpuSecondsConvergence: 1, cpuSecondsReactions: 0, peakRssMB: 200 + 0.3 * r.nodes },
+      },
+    });
+    const before = file(
+      'b',
+      sizes.map((n) => withRss(run(n, 1e-5 * n * n, 0, 1))),
+    );
+    const after = file(
+      'a',
+      sizes.map((n) => withRss(run(n, 20 + 0.01 * n, 0, 1))),
+    );
+
+    const rows = installModel(before, after);
+    const at = (label: string, nodes: number) => rows.find((r) => r.run === label && r.nodes === nodes);
+    expect(at('before', 100_000)?.installSeconds).toBeCloseTo(100_000, 0);
+    expect(at('after', 100_000)?.installSeconds).toBeCloseTo(1020, 3);
+    expect(at('after', 65_000)?.metacontrollerRssMB).toBeCloseTo(100 + 0.25 * 65_000, 3);
+    expect(at('after', 20_000)?.apiServerRssMB).toBeCloseTo(200 + 0.3 * 20_000, 3);
+    expect(rows.map((r) => r.nodes)).toEqual([20_000, 65_000, 100_000, 20_000, 65_000, 100_000]);
+    // After: node-profile's 40 KB per Node, plus the profiles' 1 KB per Node times the paced ratio
+    // of a 2,000 s arrival (2 writes per Node at 100 q/s).
+    expect(at('after', 100_000)?.requestBytes).toBeCloseTo(4e9 + pacedBytesRatio(2000) * 1e8, -3);
+    expect(at('after', 100_000)?.aggregatingRatio).toBe(pacedBytesRatio(2000));
+  });
+
+  it('adds up the paced syncs of a shard: holds of half the arrival so far, 1 s at least, capped', () => {
+    // Syncs at 1, 2, 3, 4.5, 6.75 s of a 10 s arrival (the next at 10.125 s is past it), then one with all.
+    expect(pacedBytesRatio(10)).toBeCloseTo((1 + 2 + 3 + 4.5 + 6.75) / 10 + 1, 9);
+    // Under the cap the ratio stays near 3 whatever the arrival; past it, it grows with the arrival.
+    expect(pacedBytesRatio(200)).toBeLessThan(4);
+    expect(pacedBytesRatio(2000)).toBeGreaterThan(pacedBytesRatio(200) * 3);
+    expect(pacedBytesRatio(2000, 1000)).toBeLessThan(4);
   });
 });

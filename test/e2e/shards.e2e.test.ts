@@ -151,4 +151,35 @@ describe('node shards', () => {
       ).toBe(true);
     }
   });
+
+  it('coalesces a node pool joining at once: the shards and the chain sync a few times, not once per Node', async () => {
+    const cpuModel = { ...spec, generalKey: 'CPUModel' };
+    const gpu = nodes.find((n) => n.metadata.name !== 'node-cpu' && n.metadata.name !== 'node-cpu-2') as Node;
+    const pool = Array.from({ length: 60 }, (_, i) => ({
+      ...gpu,
+      metadata: { ...gpu.metadata, name: `pool-${String(i).padStart(2, '0')}` },
+    }));
+    const calls = (route: string): number => proxy.sizes()[route]?.count ?? 0;
+    const before = { shard: calls('node-shard/sync'), chain: calls('scheduling-chain/sync') };
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < pool.length) await createNode(client, pool[next++] as Node);
+      }),
+    );
+    await convergedTo(
+      [...nodes, ...pool],
+      cpuModel,
+      'the 60 joining Nodes in their pools, the chain equal to render',
+      stickyPool('gpustack-generic-linux-amd64', localQueueName('gpustack-generic-linux-amd64')),
+    );
+    const shardSyncs = calls('node-shard/sync') - before.shard;
+    const chainSyncs = calls('scheduling-chain/sync') - before.chain;
+    log(`60 Nodes joined: ${shardSyncs} shard syncs, ${chainSyncs} chain syncs`);
+    // Paced, 6 shard syncs and 10 chain syncs when written; unpaced (`serve --join-pacing 0s`) the
+    // shards synced 32 times, about once per two profiles written, the chain 12 (its work queue
+    // coalesces it already at this size: the bound on it only keeps it from growing per Node).
+    expect(shardSyncs).toBeLessThan(pool.length / 4);
+    expect(chainSyncs).toBeLessThan(pool.length / 4);
+  });
 });
