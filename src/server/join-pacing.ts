@@ -4,8 +4,8 @@
  * profile written into it, each time sending all of the shard's profiles, and the chain on every
  * shard summary that changes; the only thing that coalesces a parent's events in Metacontroller is a
  * sync of that parent in progress (its work queue re-adds the parent once, however many events came
- * meanwhile). So while Nodes arrive, such a sync is held before it is answered: for half of how long
- * they have been arriving (1 s to `maxHoldSeconds`), so the parent syncs at times growing by 1.5×,
+ * meanwhile). So while Nodes arrive, such a sync is held before it is answered: once they have been
+ * arriving for 2 s, for half of how long they have been arriving (1 s to `maxHoldSeconds`), so the parent syncs at times growing by 1.5×,
  * a number of syncs that grows with the logarithm of the arrival, not with its Nodes. The hold ends
  * early once this server has seen no Node join for `quietSeconds` (where it saw them join), and at
  * once when the server stops. Nothing depends on it for correctness: the held answer is computed from
@@ -23,6 +23,8 @@ export interface PacingOptions {
 }
 
 const MIN_HOLD_SECONDS = 1;
+/** Nodes arriving for less than this are not held: one Node (or a few) joining a settled cluster. */
+const MIN_ARRIVAL_SECONDS = 2;
 /** A hold lasts this fraction of the arrival so far: syncs of a parent at times growing by 1.5×. */
 const HOLD_FRACTION = 0.5;
 /** Joins further apart than this are separate arrivals (the same gap as `ARRIVAL_GAP_SECONDS`). */
@@ -59,7 +61,7 @@ export class JoinPacing {
 
   /** How long a parent whose Nodes have been arriving for `arrivalSeconds` is held, ms. */
   holdMs(arrivalSeconds: number): number {
-    if (this.#stopped || this.#maxHoldMs <= 0) return 0;
+    if (this.#stopped || this.#maxHoldMs <= 0 || arrivalSeconds < MIN_ARRIVAL_SECONDS) return 0;
     return Math.min(this.#maxHoldMs, Math.max(MIN_HOLD_SECONDS * 1000, HOLD_FRACTION * arrivalSeconds * 1000));
   }
 

@@ -13,10 +13,12 @@ describe('JoinPacing', () => {
   });
   const clock = (): number => Date.now();
 
-  it('holds half of the arrival so far, at least 1 s and at most the maximum', () => {
+  it('holds half of the arrival so far, at least 1 s and at most the maximum, from an arrival of 2 s', () => {
     const pacing = new JoinPacing({ maxHoldSeconds: 60, clock });
 
-    expect(pacing.holdMs(0)).toBe(1000);
+    expect(pacing.holdMs(0)).toBe(0); // one Node joining: answered at once
+    expect(pacing.holdMs(1.9)).toBe(0);
+    expect(pacing.holdMs(2)).toBe(1000);
     expect(pacing.holdMs(30)).toBe(15_000);
     expect(pacing.holdMs(1000)).toBe(60_000);
     expect(new JoinPacing({ maxHoldSeconds: 0, clock }).holdMs(30)).toBe(0);
@@ -88,13 +90,22 @@ describe('JoinPacing', () => {
 });
 
 describe('the hook server with pacing', () => {
-  /** The example shard request with its profiles created `ageSeconds` before the server's clock. */
-  function shardRequest(ageSeconds: number): Record<string, unknown> {
+  /**
+   * The example shard request, its profile created `ageSeconds` before the server's clock, and a
+   * copy of it created `arrivalSeconds` earlier: the shard's profiles have been arriving that long.
+   */
+  function shardRequest(ageSeconds: number, arrivalSeconds: number): Record<string, unknown> {
     const body = exampleBody('node-shard.sync.json');
     const related = body['related'] as Record<string, Record<string, { metadata: Record<string, unknown> }>>;
-    const created = new Date(Date.parse('2026-06-01T00:00:00Z') - ageSeconds * 1000).toISOString();
+    const at = (age: number) => new Date(Date.parse('2026-06-01T00:00:00Z') - age * 1000).toISOString();
     for (const profiles of Object.values(related))
-      for (const profile of Object.values(profiles)) profile.metadata['creationTimestamp'] = created;
+      for (const [name, profile] of Object.entries(profiles)) {
+        profile.metadata['creationTimestamp'] = at(ageSeconds);
+        const earlier = structuredClone(profile);
+        earlier.metadata['name'] = `${name}-earlier`;
+        earlier.metadata['creationTimestamp'] = at(ageSeconds + arrivalSeconds);
+        profiles[`${name}-earlier`] = earlier;
+      }
     return body;
   }
   const clock = () => new Date('2026-06-01T00:00:00Z');
@@ -105,7 +116,7 @@ describe('the hook server with pacing', () => {
       const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
       const plain = createApp({ clock });
       let answered = false;
-      const pending = post(paced, '/hooks/node-shard/sync', shardRequest(1)).then((answer) => {
+      const pending = post(paced, '/hooks/node-shard/sync', shardRequest(1, 2)).then((answer) => {
         answered = true;
         return answer;
       });
@@ -114,7 +125,7 @@ describe('the hook server with pacing', () => {
 
       await vi.advanceTimersByTimeAsync(400);
       const held = await pending;
-      const direct = await post(plain, '/hooks/node-shard/sync', shardRequest(1));
+      const direct = await post(plain, '/hooks/node-shard/sync', shardRequest(1, 2));
       expect(held.status).toBe(200);
       expect(held.json).toEqual(direct.json);
     } finally {
@@ -128,9 +139,13 @@ describe('the hook server with pacing', () => {
       const pacing = new JoinPacing({ maxHoldSeconds: 60 });
       const app = createApp({ clock, pacing });
       // A Node without a profile: node-profile's answer creates one, a join.
+      // Two Nodes without a profile 2.5 s apart: node-profile's answers create one each, two joins.
       const joined = await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
       expect(joined.status).toBe(200);
       expect(pacing.joinArrival()).toBe(0);
+      await vi.advanceTimersByTimeAsync(2500);
+      await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+      expect(pacing.joinArrival()).toBe(2.5);
       let answered = false;
       const pending = post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json')).then(
         (answer) => {
@@ -141,8 +156,25 @@ describe('the hook server with pacing', () => {
       await vi.advanceTimersByTimeAsync(800);
       expect(answered).toBe(false);
 
-      await vi.advanceTimersByTimeAsync(400); // an arrival of 0 s: held 1 s
+      await vi.advanceTimersByTimeAsync(600); // an arrival of 2.5 s: held 1.25 s
       expect((await pending).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('answers at once one Node joining a settled cluster: no hold under an arrival of 2 s', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
+    try {
+      const pacing = new JoinPacing({ maxHoldSeconds: 60 });
+      const app = createApp({ clock, pacing });
+      await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+
+      const shard = await post(app, '/hooks/node-shard/sync', shardRequest(1, 0));
+      const chain = await post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json'));
+
+      expect([shard.status, chain.status]).toEqual([200, 200]);
+      expect(vi.getTimerCount()).toBe(0);
     } finally {
       vi.useRealTimers();
     }
@@ -153,7 +185,7 @@ describe('the hook server with pacing', () => {
     try {
       const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
 
-      const answer = await post(paced, '/hooks/node-shard/sync', shardRequest(3600));
+      const answer = await post(paced, '/hooks/node-shard/sync', shardRequest(3600, 2));
 
       expect(answer.status).toBe(200);
       expect(vi.getTimerCount()).toBe(0);
