@@ -9,15 +9,24 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { RequestSizes } from '../../harness/e2e/hook-proxy.js';
-import type { ProcessUse, Reaction } from './control-plane-report.js';
+import type { ClusterRun } from './control-plane-report.js';
 
-/** One first install: N Nodes present before the manifests, timed from applying them to convergence. */
-export interface InstallRun {
-  readonly nodes: number;
-  readonly loadAverageStart: readonly number[];
-  readonly loadAverageEnd: readonly number[];
-  /** How long creating the Nodes took, before the install. */
-  readonly createSeconds: number;
+/**
+ * One first install: N Nodes present before the manifests, timed from applying them to convergence.
+ * What it shares with a `bench:cluster` run means the same (its `createSeconds`: the Nodes, created
+ * before the install; its `processes`' convergence CPU: from applying the manifests).
+ */
+export interface InstallRun extends Pick<
+  ClusterRun,
+  | 'nodes'
+  | 'loadAverageStart'
+  | 'loadAverageEnd'
+  | 'createSeconds'
+  | 'processes'
+  | 'reactions'
+  | 'connectionResets'
+  | 'metacontroller'
+> {
   /** Manifests applied → every owned object and every Node's labels equal `render`'s. */
   readonly installSeconds: number;
   /** Metacontroller's `--client-go-qps`. */
@@ -30,12 +39,8 @@ export interface InstallRun {
   readonly requests: Readonly<Record<string, RequestSizes>>;
   /** JSON of every NodeProfile as the API server serves them (what Metacontroller sends of them). */
   readonly profileBytes: number;
-  /** CPU seconds from applying the manifests to convergence (`cpuSecondsConvergence`), after it, peak RSS. */
-  readonly processes: Readonly<Record<string, ProcessUse>>;
-  readonly reaction: { readonly p50: number; readonly p90: number; readonly max: number } | undefined;
-  readonly reactions: readonly Reaction[];
-  readonly connectionResets: number;
-  readonly metacontroller: string;
+  /** Absent without changes. */
+  readonly reaction: ClusterRun['reaction'] | undefined;
   /** Hook answers per route so far, every 2 s from applying the manifests (where the install's time goes). */
   readonly timeline?: readonly { readonly seconds: number; readonly calls: Readonly<Record<string, number>> }[];
 }

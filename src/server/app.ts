@@ -55,7 +55,7 @@ interface CallRecord {
   readonly hook: string;
   parent?: string;
   children?: number;
-  /** How long a paced shard sync was held before it was answered. */
+  /** How long a paced sync (a shard's, the chain's) was held before it was answered. */
   heldMs?: number;
 }
 
@@ -176,16 +176,26 @@ function handleHook(
     const first = await inTurn(async () => {
       const prepared = await prepareHook(c, call, text, run);
       if (prepared instanceof Response) return prepared;
-      const arrival =
-        pacing && (prepared.arrival(time.now()) ?? (definition.pacedByJoins ? pacing.joinArrival() : undefined));
-      if (arrival === undefined || pacing?.holdMs(arrival) === 0) return answerHook(c, call, prepared, run);
-      return { prepared, arrival };
+      const arrival = pacing && arrivalOf(prepared, definition, pacing, time.now());
+      if (arrival === undefined || pacing === undefined || pacing.holdMs(arrival) === 0)
+        return answerHook(c, call, prepared, run);
+      return { prepared, arrival, pacing };
     });
-    if (first instanceof Response || pacing === undefined) return first as Response;
+    if (first instanceof Response) return first;
     // A paced sync waits outside the one-at-a-time queue: the others go on meanwhile.
-    call.heldMs = Math.round(await pacing.hold(first.arrival));
+    call.heldMs = Math.round(await first.pacing.hold(first.arrival));
     return inTurn(() => answerHook(c, call, first.prepared, run));
   };
+}
+
+/** How long what a parent summarises has been arriving: read from its request, or the joins this server saw. */
+function arrivalOf(
+  prepared: Extract<PreparedHook, { ok: true }>,
+  definition: HookDefinition,
+  pacing: JoinPacing,
+  now: string,
+): number | undefined {
+  return prepared.arrival(now) ?? (definition.pacedByJoins ? pacing.joinArrival() : undefined);
 }
 
 /** Parses and checks one hook body: the hook's runner bound to it, or the error answer. */

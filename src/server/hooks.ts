@@ -61,11 +61,14 @@ export interface Hook<S extends z.ZodType> extends HookDefinition {
   readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
 }
 
-/** What the hook server's shard pacing reads of a hook's request and answer (src/server/pacing.ts). */
+/** How join pacing (src/server/join-pacing.ts) reads a hook's request and answer. */
 interface Pacing<S extends z.ZodType> {
+  /** How long what the parent summarises has been arriving, read from its request. */
   readonly arrival?: (request: z.output<S>, now: string) => number | undefined;
   // Typed by the caller: the answer of the hook's own runner.
   readonly joins?: (request: z.output<S>, response: never) => boolean;
+  /** Held by the joins the server sees, not by its request (the chain). */
+  readonly byJoins?: boolean;
 }
 
 /**
@@ -78,14 +81,13 @@ export function defineHook<S extends z.ZodType>(definition: {
   readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
   readonly keepNull?: boolean;
   readonly pacing?: Pacing<S>;
-  readonly pacedByJoins?: boolean;
 }): Hook<S> {
-  const { arrival, joins } = definition.pacing ?? {};
+  const { arrival, joins, byJoins } = definition.pacing ?? {};
   const hook: Hook<S> = {
     schema: definition.schema,
     run: definition.run,
     keepNull: definition.keepNull ?? false,
-    pacedByJoins: definition.pacedByJoins ?? false,
+    pacedByJoins: byJoins ?? false,
     prepare(body) {
       const parsed = hook.schema.safeParse(body);
       if (!parsed.success) return { ok: false, error: parsed.error };
@@ -134,7 +136,7 @@ export const HOOKS = {
       schema: SchedulingChainCustomizeRequestSchema,
       run: (r) => always(customizeSchedulingChain(r)),
     }),
-    sync: defineHook({ schema: SchedulingChainSyncRequestSchema, run: syncSchedulingChain, pacedByJoins: true }),
+    sync: defineHook({ schema: SchedulingChainSyncRequestSchema, run: syncSchedulingChain, pacing: { byJoins: true } }),
   },
   'instance-type': {
     customize: defineHook({

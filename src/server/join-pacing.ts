@@ -12,6 +12,7 @@
  * the request as it came, and the sync Metacontroller runs right after it has what arrived meanwhile
  * (docs/architecture.md#join-pacing).
  */
+import { ARRIVAL_GAP_SECONDS } from '../sync/index.js';
 
 export interface PacingOptions {
   /** The longest hold; under the hooks' timeout (90 s in the manifests). 0: no pacing. @default 60 */
@@ -27,8 +28,8 @@ const MIN_HOLD_SECONDS = 1;
 const MIN_ARRIVAL_SECONDS = 2;
 /** A hold lasts this fraction of the arrival so far: syncs of a parent at times growing by 1.5×. */
 const HOLD_FRACTION = 0.5;
-/** Joins further apart than this are separate arrivals (the same gap as `ARRIVAL_GAP_SECONDS`). */
-const ARRIVAL_GAP_MS = 10_000;
+/** Joins further apart than this are separate arrivals, as profiles are for a shard. */
+const ARRIVAL_GAP_MS = ARRIVAL_GAP_SECONDS * 1000;
 const POLL_MS = 200;
 
 export class JoinPacing {

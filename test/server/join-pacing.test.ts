@@ -90,6 +90,21 @@ describe('JoinPacing', () => {
 });
 
 describe('the hook server with pacing', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  /** A call's answer, and whether it has come yet. */
+  function track<T>(call: Promise<T>): { readonly answered: () => boolean; readonly answer: Promise<T> } {
+    let done = false;
+    const answer = call.then((value) => {
+      done = true;
+      return value;
+    });
+    return { answered: () => done, answer };
+  }
   /**
    * The example shard request, its profile created `ageSeconds` before the server's clock, and a
    * copy of it created `arrivalSeconds` earlier: the shard's profiles have been arriving that long.
@@ -111,86 +126,55 @@ describe('the hook server with pacing', () => {
   const clock = () => new Date('2026-06-01T00:00:00Z');
 
   it('holds the sync of a shard whose profiles are arriving, then answers the same summary as without pacing', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
-    try {
-      const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
-      const plain = createApp({ clock });
-      let answered = false;
-      const pending = post(paced, '/hooks/node-shard/sync', shardRequest(1, 2)).then((answer) => {
-        answered = true;
-        return answer;
-      });
-      await vi.advanceTimersByTimeAsync(800);
-      expect(answered).toBe(false);
+    const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+    const plain = createApp({ clock });
+    const pending = track(post(paced, '/hooks/node-shard/sync', shardRequest(1, 2)));
+    await vi.advanceTimersByTimeAsync(800);
+    expect(pending.answered()).toBe(false);
 
-      await vi.advanceTimersByTimeAsync(400);
-      const held = await pending;
-      const direct = await post(plain, '/hooks/node-shard/sync', shardRequest(1, 2));
-      expect(held.status).toBe(200);
-      expect(held.json).toEqual(direct.json);
-    } finally {
-      vi.useRealTimers();
-    }
+    await vi.advanceTimersByTimeAsync(400);
+    const held = await pending.answer;
+    const direct = await post(plain, '/hooks/node-shard/sync', shardRequest(1, 2));
+    expect(held.status).toBe(200);
+    expect(held.json).toEqual(direct.json);
   });
 
   it('holds the chain while the node-profile calls it answered make Nodes join', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
-    try {
-      const pacing = new JoinPacing({ maxHoldSeconds: 60 });
-      const app = createApp({ clock, pacing });
-      // A Node without a profile: node-profile's answer creates one, a join.
-      // Two Nodes without a profile 2.5 s apart: node-profile's answers create one each, two joins.
-      const joined = await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
-      expect(joined.status).toBe(200);
-      expect(pacing.joinArrival()).toBe(0);
-      await vi.advanceTimersByTimeAsync(2500);
-      await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
-      expect(pacing.joinArrival()).toBe(2.5);
-      let answered = false;
-      const pending = post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json')).then(
-        (answer) => {
-          answered = true;
-          return answer;
-        },
-      );
-      await vi.advanceTimersByTimeAsync(800);
-      expect(answered).toBe(false);
+    const pacing = new JoinPacing({ maxHoldSeconds: 60 });
+    const app = createApp({ clock, pacing });
+    // Two Nodes without a profile 2.5 s apart: node-profile's answers create one each, two joins.
+    const joined = await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+    expect(joined.status).toBe(200);
+    expect(pacing.joinArrival()).toBe(0);
+    await vi.advanceTimersByTimeAsync(2500);
+    await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+    expect(pacing.joinArrival()).toBe(2.5);
+    const pending = track(post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json')));
+    await vi.advanceTimersByTimeAsync(800);
+    expect(pending.answered()).toBe(false);
 
-      await vi.advanceTimersByTimeAsync(600); // an arrival of 2.5 s: held 1.25 s
-      expect((await pending).status).toBe(200);
-    } finally {
-      vi.useRealTimers();
-    }
+    await vi.advanceTimersByTimeAsync(600); // an arrival of 2.5 s: held 1.25 s
+    expect((await pending.answer).status).toBe(200);
   });
 
   it('answers at once one Node joining a settled cluster: no hold under an arrival of 2 s', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
-    try {
-      const pacing = new JoinPacing({ maxHoldSeconds: 60 });
-      const app = createApp({ clock, pacing });
-      await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+    const pacing = new JoinPacing({ maxHoldSeconds: 60 });
+    const app = createApp({ clock, pacing });
+    await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
 
-      const shard = await post(app, '/hooks/node-shard/sync', shardRequest(1, 0));
-      const chain = await post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json'));
+    const shard = await post(app, '/hooks/node-shard/sync', shardRequest(1, 0));
+    const chain = await post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json'));
 
-      expect([shard.status, chain.status]).toEqual([200, 200]);
-      expect(vi.getTimerCount()).toBe(0);
-    } finally {
-      vi.useRealTimers();
-    }
+    expect([shard.status, chain.status]).toEqual([200, 200]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('answers at once when the shard is settled: no timer has to run', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
-    try {
-      const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+    const paced = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
 
-      const answer = await post(paced, '/hooks/node-shard/sync', shardRequest(3600, 2));
+    const answer = await post(paced, '/hooks/node-shard/sync', shardRequest(3600, 2));
 
-      expect(answer.status).toBe(200);
-      expect(vi.getTimerCount()).toBe(0);
-    } finally {
-      vi.useRealTimers();
-    }
+    expect(answer.status).toBe(200);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
