@@ -188,8 +188,7 @@ export function clusterMarkdown(result: ClusterResult): string {
     `## On a real control plane (\`npm run bench:cluster\`), ${result.date}`,
     '',
     `Commit \`${result.commit}\`, ${Math.round(result.durationSeconds / 60)} min in all, on ${result.machine.cpus} × ${result.machine.cpuModel}, Node ${result.machine.node}.` +
-      ` etcd, kube-apiserver v1.36.3, Metacontroller ${first?.metacontroller ?? '?'} (the release the Go module proxy serves; it predates hook v2 and` +
-      ' `ignoreStatusChanges`, so the bench strips them as the chain e2e does), and our server from `dist` (`serve`, the NODE_OPTIONS of its Deployment),' +
+      ` etcd, kube-apiserver v1.36.3, Metacontroller ${first?.metacontroller ?? '?'}, and our server from \`dist\` (\`serve\`, the NODE_OPTIONS of its Deployment),` +
       " all on this machine; no kube-controller-manager, no Kueue controller (CRDs only). Resync periods are the manifests' (node-profile 3600 s," +
       ' the others 60 s); Metacontroller runs with discovery every 20 s, zap log level 4, client QPS 100 / burst 200,' +
       ` ${result.metacontrollerWorkers ?? 5} sync workers per controller (\`--workers\`; its default is 5).` +

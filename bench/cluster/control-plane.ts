@@ -209,10 +209,10 @@ async function apiServerWrites(client: KubeClient): Promise<Record<string, numbe
 }
 
 /**
- * Our manifests as the chain e2e applies them (hook URLs to our server, hook v1 bodies for
- * Metacontroller 1.x), but with the resync periods the manifests ship, not the e2e's short ones.
+ * Our manifests as the chain e2e applies them (hook URLs to our server), but with the resync
+ * periods the manifests ship, not the e2e's short ones.
  */
-async function installManifests(client: KubeClient, hookUrl: string, metacontrollerVersion: string): Promise<void> {
+async function installManifests(client: KubeClient, hookUrl: string): Promise<void> {
   const shipped = new Map<string, number | undefined>();
   const controllers = path.join(ROOT, 'manifests', 'compositecontrollers');
   for (const file of readdirSync(controllers).filter((f) => f.endsWith('.yaml'))) {
@@ -222,7 +222,7 @@ async function installManifests(client: KubeClient, hookUrl: string, metacontrol
     };
     shipped.set(doc.metadata.name, doc.spec.resyncPeriodSeconds);
   }
-  const objects = ourManifests(hookUrl, metacontrollerVersion).map((object) => {
+  const objects = ourManifests(hookUrl).map((object) => {
     if (!shipped.has(object.metadata.name)) return object;
     const { resyncPeriodSeconds: _e2e, ...spec } = object['spec'] as Record<string, unknown>;
     const period = shipped.get(object.metadata.name);
@@ -475,7 +475,7 @@ async function startBench(
     createSeconds,
     at: performance.now(),
   };
-  await installManifests(client, proxy.url, metacontroller.component.version);
+  await installManifests(client, proxy.url);
   if (install) return { bench, install };
   await waitFor(
     async () => (await client.get(GPUSTACK, 'ChainSettings', 'default')) !== undefined,
@@ -639,10 +639,6 @@ function processUses(
 }
 
 async function statusReports(bench: Bench, nodes: readonly Node[]): Promise<StatusReport[]> {
-  if (bench.metacontroller.component.version.startsWith('v1.'))
-    throw new Error(
-      '--status-reports: Metacontroller 1.x has no ignoreStatusChanges; give v4 as E2E_METACONTROLLER_BIN',
-    );
   const reports: StatusReport[] = [];
   for (const ignore of [false, true])
     reports.push(await statusReport(bench.client, nodes, bench.serverUrl, bench.pids, ignore));

@@ -18,24 +18,6 @@ const DRY_RUN_ONLY = new Set(['Deployment', 'DaemonSet', 'Service', 'PodDisrupti
 /** Short resyncs so a missed event costs seconds, not a minute. */
 const E2E_RESYNC_SECONDS = 5;
 
-/**
- * Metacontroller 1.x (the only release the Go module proxy serves here) predates hook API v2 and
- * `ignoreStatusChanges`; its CRDs reject those fields under server-side apply. It sends v1 hook
- * bodies, which the server also reads.
- */
-function forMetacontroller(spec: Record<string, unknown>, metacontrollerVersion: string): Record<string, unknown> {
-  if (!metacontrollerVersion.startsWith('v1.')) return spec;
-  const hooks = Object.fromEntries(
-    Object.entries(spec['hooks'] as Record<string, { version?: string }>).map(
-      ([name, { version: _version, ...hook }]) => [name, hook],
-    ),
-  );
-  const resources = (spec['resources'] as Record<string, unknown>[] | undefined)?.map(
-    ({ ignoreStatusChanges: _ignored, ...resource }) => resource,
-  );
-  return { ...spec, hooks, ...(resources ? { resources } : {}) };
-}
-
 export interface ManifestOptions {
   /**
    * Controllers (by name) that keep the resync period their manifest ships instead of the e2e's
@@ -45,11 +27,7 @@ export interface ManifestOptions {
 }
 
 /** Every object of `kubectl apply -k manifests/`, hook URLs pointed at `hookUrl`. */
-export function ourManifests(
-  hookUrl: string,
-  metacontrollerVersion: string,
-  options: ManifestOptions = {},
-): KubeObject[] {
+export function ourManifests(hookUrl: string, options: ManifestOptions = {}): KubeObject[] {
   const kustomization = parse(readFileSync(path.join(MANIFESTS, 'kustomization.yaml'), 'utf8')) as {
     resources: string[];
   };
@@ -81,10 +59,7 @@ export function ourManifests(
       );
       const shipped = options.shippedResync?.includes(object.metadata.name) ?? false;
       const resyncPeriodSeconds = shipped ? spec.resyncPeriodSeconds : E2E_RESYNC_SECONDS;
-      return {
-        ...object,
-        spec: forMetacontroller({ ...spec, hooks, resyncPeriodSeconds }, metacontrollerVersion),
-      };
+      return { ...object, spec: { ...spec, hooks, resyncPeriodSeconds } };
     });
 }
 
@@ -92,10 +67,9 @@ export function ourManifests(
 export async function installOurManifests(
   client: KubeClient,
   hookUrl: string,
-  metacontrollerVersion: string,
   options: ManifestOptions = {},
 ): Promise<{ applied: string[]; dryRun: string[] }> {
-  const objects = ourManifests(hookUrl, metacontrollerVersion, options);
+  const objects = ourManifests(hookUrl, options);
   const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
   for (const crd of crds) await client.applyObject(crd);
   await client.waitForCrds(crds.map((c) => c.metadata.name));

@@ -27,7 +27,7 @@ import { startKueue, type Kueue } from './kueue.js';
 import { log } from './log.js';
 import { freePorts, startProcess, type ManagedProcess } from './processes.js';
 import { controlPlaneFlags, deviceTaintRuleApi, type DeviceTaintRuleApi } from './versions.js';
-import type { FakeMachine } from '../../test/native/fake-machine.js';
+import type { FakeMachine } from '../native/fake-machine.js';
 
 export interface ClusterOptions {
   /** kube-controller-manager (namespace + garbage collection); default true (E2E_CONTROLLER_MANAGER=0: false). */
@@ -214,12 +214,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     log(describeComponents(components));
     if (manifests && cluster.hookServer) {
       if (!cluster.metacontroller) throw new Error('startCluster: our manifests need Metacontroller');
-      const installed = await installOurManifests(
-        plane.client,
-        cluster.hookServer.url,
-        cluster.metacontroller.component.version,
-        manifests,
-      );
+      const installed = await installOurManifests(plane.client, cluster.hookServer.url, manifests);
       log(`applied ${installed.applied.join(', ')}; server-side dry-run ${installed.dryRun.join(', ')}`);
     }
     if (checkerOptions) {

@@ -3,7 +3,7 @@
 // rendered objects parsed, and what the chart's objects differ from manifests/ by (Helm's
 // standard labels) taken off for comparisons.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -153,56 +153,6 @@ export function firstContainer(o: KubeObject): { args: string[]; image: string; 
   const container = spec.template.spec.containers[0];
   if (!container) throw new Error(`${objectId(o)} has no container`);
   return container;
-}
-
-/**
- * Metacontroller's CRDs as the API server should know them for our controllers. The Go module proxy
- * serves Metacontroller 1.5.20 only (see build-components.sh), whose CRDs predate fields of the v4
- * line the chart (like manifests/) sets: `hooks.<hook>.version`, a DecoratorController's
- * `resources[].ignoreStatusChanges` and the webhooks' `caBundle`, `authorization`, `clientTLS`.
- * helm applies server-side with strict field validation, so those CRDs would refuse the chart;
- * this adds those fields to their schema (nothing else, and nothing when a CRD already has them,
- * e.g. v4 CRDs given with E2E_METACONTROLLER_CRDS). Metacontroller 1.5.20 itself ignores them: it
- * sends v1 hook bodies, which the server reads, to the URL as given, with no CA and no token.
- */
-export function metacontrollerCrdsWithV4Fields(crdFile: string): { crds: KubeObject[]; added: string[] } {
-  const added: string[] = [];
-  const crds = parseManifests(readFileSync(crdFile, 'utf8')).map((crd) => {
-    const copy = structuredClone(crd);
-    const versions = (copy['spec'] as { versions: { name: string; schema: { openAPIV3Schema: Schema } }[] }).versions;
-    for (const version of versions) {
-      const spec = version.schema.openAPIV3Schema.properties?.['spec'];
-      for (const [hookName, hook] of Object.entries(spec?.properties?.['hooks']?.properties ?? {})) {
-        if (hook.properties && !hook.properties['version']) {
-          hook.properties['version'] = { type: 'string', enum: ['v1', 'v2'] };
-          added.push(`${crd.metadata.name} hooks.${hookName}.version`);
-        }
-        // The hooks' credentials (v4.16+): 1.x ignores them and calls the URL as given (the e2e
-        // points it at a plain-HTTP server), but helm's strict apply refuses unknown fields.
-        const webhook = hook.properties?.['webhook'];
-        for (const field of ['caBundle', 'authorization', 'clientTLS'])
-          if (webhook?.properties && !webhook.properties[field]) {
-            webhook.properties[field] = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-            added.push(`${crd.metadata.name} hooks.${hookName}.webhook.${field}`);
-          }
-      }
-      const resource = spec?.properties?.['resources']?.items;
-      if (resource?.properties && !resource.properties['ignoreStatusChanges']) {
-        resource.properties['ignoreStatusChanges'] = { type: 'boolean' };
-        added.push(`${crd.metadata.name} resources[].ignoreStatusChanges`);
-      }
-    }
-    return copy;
-  });
-  return { crds, added };
-}
-
-interface Schema {
-  type?: string;
-  enum?: string[];
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  properties?: Record<string, Schema>;
-  items?: Schema;
 }
 
 /**

@@ -18,12 +18,11 @@
 # list what the proxy serves with `go list -m -versions <module>`):
 #   E2E_ETCD_VERSION            go.etcd.io/etcd/server/v3
 #   E2E_KUBERNETES_VERSION      k8s.io/kubernetes (staging modules: v0.<minor>.<patch>)
-#   E2E_METACONTROLLER_VERSION  v4.x: built from the unchanged source archive
-#                               E2E_METACONTROLLER_SOURCE (default: the shared third_party/
-#                               metacontroller-<version>.tar.gz beside the repository, since the
-#                               module proxy refuses every v4); v1.x: github.com/metacontroller/
-#                               metacontroller from the module proxy. Without the archive the script
-#                               says so in one line and builds v1.5.20 from the proxy instead.
+#   E2E_METACONTROLLER_VERSION  v4.x only (1.x is not supported, docs/install.md): built from the
+#                               unchanged source archive E2E_METACONTROLLER_SOURCE (default: the
+#                               shared third_party/metacontroller-<version>.tar.gz beside the
+#                               repository, since the module proxy refuses every v4). Without the
+#                               archive Metacontroller fails to build with one line saying so.
 #   E2E_KUEUE_VERSION           sigs.k8s.io/kueue
 #   E2E_CONTAINERD_VERSION      github.com/containerd/containerd/v2 (containerd, its runc shim, ctr)
 #   E2E_RUNC_VERSION            github.com/opencontainers/runc (cgo: needs gcc, the static glibc,
@@ -50,7 +49,7 @@
 # cold on 2 cores (empty module and build caches, downloads included): all of them
 # concurrently ~34 min (kube-apiserver 29 min, then kube-controller-manager 5 min;
 # etcd 8 min and Kueue 27 min beside it); one at a time ~50 min (etcd 7.5, kube-apiserver
-# ~28, kube-controller-manager 3.5, Kueue 10). Metacontroller v1.5.20: 3 min. The
+# ~28, kube-controller-manager 3.5, Kueue 10). The
 # binaries take ~335 MB; the module cache ~1.3 GB and the Go build cache ~4.5 GB.
 #
 # kube-scheduler v1.36.3 alone, measured: 6 s wall with an empty GPUSTACK_E2E_CACHE and a warm Go
@@ -71,8 +70,8 @@
 #
 # Metacontroller: the module proxy in use answers 403 "This module version is not
 # available." for every v4 pseudo-version (and for list/latest) of
-# github.com/metacontroller/metacontroller; it serves v1.5.20 (2021, no hook API v2). v4.17.2 is built
-# from the unchanged source archive in the shared third_party/ folder (its README: how it was made).
+# github.com/metacontroller/metacontroller, so v4.17.2 is built from the unchanged source archive in
+# the shared third_party/ folder (its README: how it was made).
 #
 # The defaults are the default e2e lane, the stack docs/install.md tells users to run; the
 # compatibility lane (.ci/run) sets E2E_KUBERNETES_VERSION=v1.36.3 E2E_KUEUE_VERSION=v0.17.0.
@@ -82,10 +81,6 @@ ETCD_VERSION=${E2E_ETCD_VERSION:-v3.6.16}
 KUBERNETES_VERSION=${E2E_KUBERNETES_VERSION:-v1.37.2}
 METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v4.17.2}
 METACONTROLLER_SOURCE=${E2E_METACONTROLLER_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/third_party/metacontroller-$METACONTROLLER_VERSION.tar.gz}
-if [[ $METACONTROLLER_VERSION == v4.* && ! -e $METACONTROLLER_SOURCE ]]; then
-  echo "[build-components] Metacontroller $METACONTROLLER_VERSION: no source at $METACONTROLLER_SOURCE (the module proxy refuses v4; set E2E_METACONTROLLER_SOURCE to its archive or folder): building v1.5.20 from the module proxy instead" >&2
-  METACONTROLLER_VERSION=v1.5.20
-fi
 KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.19.2}
 HELM_VERSION=${E2E_HELM_VERSION:-v4.3.2}
 # Debian 12's containerd (1.6) cannot inject CDI devices (1.7+ can); the node-side DRA scenario runs this one.
@@ -139,9 +134,6 @@ mkdir -p "$CACHE" "$WORK"
 export CGO_ENABLED=0
 export GOFLAGS="-mod=mod -buildvcs=false"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-# The checksum database has no entry for Metacontroller's replacement module (its go.mod
-# declares another path), so verify that one against go.sum only.
-export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/metacontroller/metacontroller"
 
 # Directory of a module version in the module cache (downloads it if needed).
 mod_dir() {
@@ -268,40 +260,15 @@ build_metacontroller_source() {
 }
 
 build_metacontroller() {
-  if [[ $METACONTROLLER_VERSION == v4.* ]]; then build_metacontroller_source "$1"; return; fi
-  local v=$METACONTROLLER_VERSION src
-  # Fetch through the replacement first so a refusal shows the proxy's own message.
-  src=$(mod_dir "github.com/metacontroller/metacontroller@$v") || return 1
-  # Its own replace lines only pin versions it already requires; copy them anyway so the
-  # build matches upstream's module graph.
-  local own
-  own=$(awk '
-    /^replace[[:space:]]*\(/ { inblock=1; next }
-    inblock && /^\)/ { inblock=0; next }
-    inblock { print "\t" $0; next }
-    /^replace[[:space:]]/ { sub(/^replace[[:space:]]+/, ""); print "\t" $0 }
-  ' "$src/go.mod" | grep -v '=> *\.' || true)
-  local d
-  d=$(scratch "metacontroller-$v" <<EOF
-module gpustack-operator.e2e/metacontroller
-
-go 1.26
-
-require metacontroller v0.0.0-00010101000000-000000000000
-
-replace (
-	metacontroller => github.com/metacontroller/metacontroller $v
-$own
-)
-EOF
-)
-  # Main package: pkg/cmd/metacontroller in the v4 line (goreleaser), the module root
-  # in the v1 line.
-  local main=metacontroller
-  [[ -d "$src/pkg/cmd/metacontroller" ]] && main=metacontroller/pkg/cmd/metacontroller
-  (cd "$d" && go build -trimpath -ldflags "-s -w -X main.version=$v" -o "$1" "$main")
-  copy_dir "$src/manifests/production" "$(dir_of metacontroller)/crds" 'metacontroller-crds-v1.yaml'
-  echo "github.com/metacontroller/metacontroller@$v"
+  if [[ $METACONTROLLER_VERSION != v4.* ]]; then
+    echo "Metacontroller $METACONTROLLER_VERSION is not supported: E2E_METACONTROLLER_VERSION must be a v4 release (docs/install.md)" >&2
+    return 1
+  fi
+  if [[ ! -e $METACONTROLLER_SOURCE ]]; then
+    echo "Metacontroller $METACONTROLLER_VERSION: no source at $METACONTROLLER_SOURCE (the module proxy refuses v4): set E2E_METACONTROLLER_SOURCE to its release archive or folder" >&2
+    return 1
+  fi
+  build_metacontroller_source "$1"
 }
 
 build_kueue() {

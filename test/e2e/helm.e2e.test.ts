@@ -30,7 +30,6 @@ import {
   createHelm,
   firstContainer,
   imagesById,
-  metacontrollerCrdsWithV4Fields,
   objectId,
   monitorCrds,
   withoutHelmLabels,
@@ -452,16 +451,12 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     setup: async (c) => {
       client = c.client;
       server = c.hookServer as HookServer;
-      // Metacontroller installs its own CRDs at start; they get the v4 fields the chart's controllers use.
+      // Metacontroller installs its own CRDs at start (v4: every field the chart's controllers use).
       const metacontroller = c.metacontroller as Metacontroller;
-      const crdFile = path.join(metacontroller.component.crds ?? '', 'metacontroller-crds-v1.yaml');
-      const { crds, added } = metacontrollerCrdsWithV4Fields(crdFile);
-      for (const crd of crds) await client.applyObject(crd);
-      await client.waitForCrds(crds.map((c) => c.metadata.name));
       const monitor = monitorCrds();
       await client.installCrds(monitor.files);
       log(
-        `metacontroller ${metacontroller.component.version}, CRD fields added: ${added.join(', ') || 'none'}; ` +
+        `metacontroller ${metacontroller.component.version}; ` +
           `ServiceMonitor and PodMonitor CRDs from ${monitor.source}; hook server ${server.url}; logs ${c.logsDir}`,
       );
     },

@@ -30,22 +30,14 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../../harness/native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { nvidiaMachine } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { waitForRender } from '../../harness/e2e/chain.js';
 import { claimCdiSpecFile } from '../../harness/e2e/scheduling.js';
 import type { Component } from '../../harness/e2e/components.js';
-import type { Metacontroller } from '../../harness/e2e/control-plane.js';
-import {
-  CHART,
-  createHelm,
-  metacontrollerCrdsWithV4Fields,
-  NAMESPACE,
-  RELEASE,
-  type Helm,
-} from '../../harness/e2e/helm.js';
+import { CHART, createHelm, NAMESPACE, RELEASE, type Helm } from '../../harness/e2e/helm.js';
 import {
   createPodNetwork,
   CNI_BIN_DIR,
@@ -161,12 +153,6 @@ describe.skipIf(skipScenario('image', missing))(
         client = c.client;
         kubeconfig = c.kubeconfig;
         helm = createHelm(c.components.helm as Component);
-        const metacontroller = c.metacontroller as Metacontroller;
-        const { crds } = metacontrollerCrdsWithV4Fields(
-          path.join(metacontroller.component.crds ?? '', 'metacontroller-crds-v1.yaml'),
-        );
-        for (const crd of crds) await client.applyObject(crd);
-        await client.waitForCrds(crds.map((c) => c.metadata.name));
 
         dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-image-'));
         cdiDir = path.join(dir, 'cdi');

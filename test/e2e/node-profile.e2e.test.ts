@@ -1,8 +1,6 @@
 // node-profile on a real control plane with the resync it ships (an hour, not the e2e's 5 s): a
 // Node registered as a kubelet registers it — the object, then its status — is labelled by events,
-// within seconds, on every Metacontroller release. Run against Metacontroller v4 with
-// E2E_METACONTROLLER_BIN / E2E_METACONTROLLER_CRDS (CI runs v1.5.20, which has no
-// `ignoreStatusChanges` and syncs on every change: there this passes whatever the manifest says).
+// within seconds (Metacontroller v4, with the manifest's `ignoreStatusChanges`).
 
 import { describe, expect, it } from 'vitest';
 

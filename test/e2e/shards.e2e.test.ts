@@ -75,7 +75,7 @@ useCluster({
     const server = c.hookServer as HookServer;
     proxy = await startHookProxy(server.url, { keepBodies: true });
     c.onStop('hook-proxy', () => proxy.close());
-    await installOurManifests(client, proxy.url, c.versions.metacontroller ?? '');
+    await installOurManifests(client, proxy.url);
     log(`hook server ${server.url} behind the recording proxy ${proxy.url}; logs ${c.logsDir}`);
   },
 });
