@@ -46,6 +46,7 @@ import {
 } from './control-plane-report.js';
 import { installTable, type InstallFile, type InstallRun } from './install-report.js';
 import { commitOf } from '../shared/results-header.js';
+import { writeRunFile } from '../shared/run-file.js';
 import { quantile } from '../shared/stats.js';
 
 const KUEUE = 'kueue.x-k8s.io/v1beta2';
@@ -796,10 +797,10 @@ function requestsBetween(
   );
 }
 
-/** `--install`: the first-install runs, each written to `--out` (default bench/results/install-<date>.json) as it ends. */
+/** `--install`: the first-install runs, each written to `--out` (default bench/results/install-<date>.json.gz) as it ends. */
 async function mainInstall(sizes: readonly number[], changes: number): Promise<void> {
   const date = new Date().toISOString().slice(0, 10);
-  const out = argument('out') ?? path.join(BENCH_DIR, 'results', `install-${date}.json`);
+  const out = argument('out') ?? path.join(BENCH_DIR, 'results', `install-${date}.json.gz`);
   const cpus = os.cpus();
   const runs: InstallRun[] = [];
   for (const size of sizes) {
@@ -812,7 +813,7 @@ async function mainInstall(sizes: readonly number[], changes: number): Promise<v
       metacontrollerWorkers: WORKERS ?? 5,
       runs,
     };
-    writeFileSync(out, `${JSON.stringify(file, null, 2)}\n`);
+    writeRunFile(out, file);
   }
   process.stdout.write(`${installTable(runs)}\n`);
   log(`wrote ${out}`);
@@ -834,10 +835,7 @@ async function main(): Promise<void> {
   for (const size of sizes) {
     runs.push(await runOnce(size, changes, false, statusReports));
     if (out)
-      writeFileSync(
-        out,
-        `${JSON.stringify({ commit: commitOf(['src', 'manifests']), changes, metacontrollerWorkers: WORKERS ?? 5, runs }, null, 2)}\n`,
-      );
+      writeRunFile(out, { commit: commitOf(['src', 'manifests']), changes, metacontrollerWorkers: WORKERS ?? 5, runs });
   }
   const slimAt = argument('slim-at');
   const slimRuns: ClusterRun[] = [];

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { RequestSizes } from '../../harness/e2e/hook-proxy.js';
+import { readRunFile } from '../shared/run-file.js';
 import type { ClusterRun } from './control-plane-report.js';
 
 /**
@@ -441,7 +442,7 @@ async function main(): Promise<void> {
     if (value === undefined) throw new Error(`--${name} FILE is required`);
     return value;
   };
-  const read = (file: string): InstallFile => JSON.parse(readFileSync(file, 'utf8')) as InstallFile;
+  const read = (file: string): InstallFile => readRunFile(file) as InstallFile;
   const before = read(flag('before'));
   const after = read(flag('after'));
   const intro = readFileSync(flag('intro'), 'utf8').trim();

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 
 import { BENCH_DIR } from '../shared/child.js';
 import { argument } from '../shared/process.js';
+import { readRunFile } from '../shared/run-file.js';
 import type { ClusterRun } from './control-plane-report.js';
 
 export interface RunFile {
@@ -426,8 +427,8 @@ function main(): void {
   const afterPath = argument('after');
   if (!beforePath || !afterPath)
     throw new Error('usage: tsx bench/cluster/shards-report.ts --before A.json --after B.json [--remark TEXT]');
-  const before = JSON.parse(readFileSync(beforePath, 'utf8')) as RunFile;
-  const after = JSON.parse(readFileSync(afterPath, 'utf8')) as RunFile;
+  const before = readRunFile(beforePath) as RunFile;
+  const after = readRunFile(afterPath) as RunFile;
   const repo = path.dirname(BENCH_DIR);
   const section = shardsSection(before, after, {
     before: path.relative(repo, beforePath),
