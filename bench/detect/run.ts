@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { FAKE_LIBRARIES, MiB, fleet, libraryVariable, machineFile } from '../../test/native/fake-machine.js';
+import { FAKE_LIBRARIES, MiB, fleet, libraryVariable, machineFile } from '../../harness/native/fake-machine.js';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { ROOT, finished, spawnScript } from '../shared/child.js';
 import { quantile, summarize } from '../shared/stats.js';
@@ -29,8 +29,8 @@ const ADDON = path.join(ROOT, 'native', 'build', 'Release', 'gpustack_native.nod
 async function ensureNative(): Promise<string | undefined> {
   if (existsSync(ADDON) && existsSync(FAKE_LIBRARIES.nvidia)) return undefined;
   try {
-    const setup = (await import('../../test/native/global-setup.js')).default;
-    setup();
+    const { buildNativeAndFakes } = await import('../../harness/native/build.js');
+    buildNativeAndFakes();
     return undefined;
   } catch (error) {
     return `the native addon or the fake NVML is not built and building failed: ${(error as Error).message.split('\n')[0]}`;

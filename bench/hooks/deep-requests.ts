@@ -8,7 +8,7 @@
 import http from 'node:http';
 import os from 'node:os';
 
-import { EXAMPLE_ROUTES, REQUEST_PARTS, deepRequest } from '../../test/server/helpers.js';
+import { EXAMPLE_ROUTES, REQUEST_PARTS, deepRequest } from '../../harness/hooks/examples.js';
 import { startServeChild } from '../shared/child.js';
 
 const DEPTHS = [2_000, 20_000, 100_000];

@@ -5,14 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import type { ManufacturerName } from '../../src/k8s/index.js';
-import {
-  FAKE_LIBRARIES,
-  MiB,
-  fleet,
-  libraryVariable,
-  machineFile,
-  type FakeMachine,
-} from '../../test/native/fake-machine.js';
+import { FAKE_LIBRARIES, MiB, fleet, libraryVariable, machineFile, type FakeMachine } from '../native/fake-machine.js';
 import { waitFor, type KubeClient, type KubeObject } from './apply.js';
 import type { ControlPlane } from './control-plane.js';
 import { CLI } from './hook-server.js';

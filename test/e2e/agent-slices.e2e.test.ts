@@ -19,7 +19,7 @@ import type { ManufacturerName } from '../../src/k8s/index.js';
 import { createKubeApi, loadKubeConfig, type KubeApi } from '../../src/api-client/index.js';
 import type { DetectResult, Device } from '../../native/index.js';
 import { recordingLogger } from '../agent/support.js';
-import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../../harness/native/fake-machine.js';
 import { waitFor, type KubeClient } from '../../harness/e2e/apply.js';
 import { createNode } from '../../harness/e2e/chain.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';

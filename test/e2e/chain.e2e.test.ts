@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { localQueueName } from '../../src/nodefeature/index.js';
-import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../../harness/native/fake-machine.js';
 import { renderChain } from '../../src/render/index.js';
 import { converge, waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import {

@@ -14,7 +14,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { MiB, type FakeMachine } from '../native/fake-machine.js';
+import { MiB, type FakeMachine } from '../../harness/native/fake-machine.js';
 import { attributeOf, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { CLI } from '../../harness/e2e/hook-server.js';

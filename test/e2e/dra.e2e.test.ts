@@ -14,7 +14,7 @@ import { parseQuantity, type ManufacturerName } from '../../src/k8s/index.js';
 import { DEFAULT_KUEUE_MINOR, DRA_COUNTER_MINOR, draQuotaResource, kueueMinor } from '../../src/kueue/index.js';
 import { CREDITS_PER_CARD, localQueueName } from '../../src/nodefeature/index.js';
 import { MANUFACTURERS } from '../../src/contracts/index.js';
-import { MiB, type FakeFields, type FakeMachine } from '../native/fake-machine.js';
+import { MiB, type FakeFields, type FakeMachine } from '../../harness/native/fake-machine.js';
 import { attributeOf, poolOf, waitPool, type FakeAgent, type SliceDevice } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { KUEUE_API, type Kueue } from '../../harness/e2e/kueue.js';

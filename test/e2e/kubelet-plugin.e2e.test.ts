@@ -15,7 +15,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { buildDeviceClasses } from '../../src/dra/index.js';
-import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../../harness/native/fake-machine.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
 import { waitFor, type KubeObject } from '../../harness/e2e/apply.js';
 import { ensureComponents } from '../../harness/e2e/components.js';

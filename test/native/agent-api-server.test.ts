@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { compiledCli } from '../support/compiled-cli.js';
 import { ADDON_PATH } from './cli-process.js';
-import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from './fake-machine.js';
+import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from '../../harness/native/fake-machine.js';
 
 /** Hang guard for one test: a start on a busy machine takes seconds. Nothing here is timed. */
 const TEST_TIMEOUT_MS = 120_000;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll } from 'vitest';
 
 import { compiledCli } from '../support/compiled-cli.js';
-import { REPO_ROOT } from './fake-machine.js';
+import { REPO_ROOT } from '../../harness/native/fake-machine.js';
 
 export const ADDON_PATH = path.join(REPO_ROOT, 'native', 'build', 'Release', 'gpustack_native.node');
 /**

@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { type DetectResult } from '../../native/index.js';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { CLI_TIMEOUT_MS, useCli } from './cli-process.js';
-import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from './fake-machine.js';
+import { FAKE_LIBRARIES, machineFile, MiB, REPO_ROOT } from '../../harness/native/fake-machine.js';
 
 const { scratch, run: runCli } = useCli('cli-native');
 

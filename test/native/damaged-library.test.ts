@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type DetectResult } from '../../native/index.js';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { ADDON_PATH, CLI_TIMEOUT_MS, useCli } from './cli-process.js';
-import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from './fake-machine.js';
+import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from '../../harness/native/fake-machine.js';
 
 const { scratch, run: runCli, start: startCli } = useCli('damaged');
 

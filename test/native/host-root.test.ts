@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import type { ManufacturerName } from '../../native/index.js';
-import { detectOn, FAKE_LIBRARIES, MiB, type FakeFields } from './fake-machine.js';
+import { detectOn, FAKE_LIBRARIES, MiB, type FakeFields } from '../../harness/native/fake-machine.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-host-root-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { ManufacturerName } from '../../native/index.js';
-import { detectOn, FAKE_LIBRARIES, MiB, type FakeFields } from './fake-machine.js';
+import { detectOn, FAKE_LIBRARIES, MiB, type FakeFields } from '../../harness/native/fake-machine.js';
 
 interface Vendor {
   readonly title: string;

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { detect, detectIsolated, type DetectResult, type ManufacturerName } from '../../native/index.js';
 import { runIsolated } from '../../native/isolation.js';
-import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from './fake-machine.js';
+import { FAKE_LIBRARIES, libraryVariable, machineFile, MiB } from '../../harness/native/fake-machine.js';
 
 type Act = 'ok' | 'segv' | 'exit' | 'hang' | 'segv-before-load' | 'garbage';
 

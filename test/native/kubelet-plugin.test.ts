@@ -10,7 +10,7 @@ import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { KubeletPlugins, pluginPaths } from '../../src/kubelet-plugin/index.js';
 import { DraClient, RegistrationClient } from '../kubelet-plugin/kubelet-client.js';
 import { cdiSpecProblems } from '../support/cdi-spec.js';
-import { detectOn, FAKE_LIBRARIES, MiB, type FakeMachine } from './fake-machine.js';
+import { detectOn, FAKE_LIBRARIES, MiB, type FakeMachine } from '../../harness/native/fake-machine.js';
 
 const NODE = 'node-nine';
 

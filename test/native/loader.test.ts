@@ -13,7 +13,7 @@ import {
   type DetectOptions,
 } from '../../native/index.js';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
-import { detectOn, libraryVariable, REPO_ROOT } from './fake-machine.js';
+import { detectOn, libraryVariable, REPO_ROOT } from '../../harness/native/fake-machine.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-loader-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { FAKE_LIBRARIES, REPO_ROOT, machineFile, MiB } from './fake-machine.js';
+import { FAKE_LIBRARIES, REPO_ROOT, machineFile, MiB } from '../../harness/native/fake-machine.js';
 
 const ADDON = path.join(REPO_ROOT, 'native', 'build', 'Release', 'gpustack_native.node');
 

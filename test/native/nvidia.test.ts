@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { detectOn, FAKE_LIBRARIES, fleet, MiB, type FakeFields } from './fake-machine.js';
+import { detectOn, FAKE_LIBRARIES, fleet, MiB, type FakeFields } from '../../harness/native/fake-machine.js';
 
 const H100_MIB = 81559n;
 const H200_MIB = 143771n;

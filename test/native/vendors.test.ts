@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { detectOn, FAKE_LIBRARIES, fleet, MiB, type FakeFields } from './fake-machine.js';
+import { detectOn, FAKE_LIBRARIES, fleet, MiB, type FakeFields } from '../../harness/native/fake-machine.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-vendors-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
