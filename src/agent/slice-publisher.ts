@@ -292,20 +292,21 @@ class ResourceSlicePublisher implements SlicePublisher {
     } catch (error) {
       if (!isConflict(error)) throw error;
       const { name, ...metadata } = slice.metadata;
-      let holder: ReceivedPublishedSlice | undefined;
+      let holder: { spec?: { nodeName?: unknown; driver?: unknown } } | undefined;
       await this.#list({ fieldSelector: `metadata.name=${name}` }, (item) => {
-        const parsed = ReceivedPublishedSliceSchema.safeParse(item);
-        holder = parsed.success ? parsed.data : holder;
+        holder = item as typeof holder;
       });
       // Gone again, or ours: the caller reads the pool again and retries.
-      if (holder === undefined || this.#ourManufacturer(holder) !== undefined) throw error;
+      if (holder === undefined) throw error;
+      const ours = ReceivedPublishedSliceSchema.safeParse(holder);
+      if (ours.success && this.#ourManufacturer(ours.data) !== undefined) throw error;
       const created = (await this.#api.create(COLLECTION, {
         ...slice,
         metadata: { ...metadata, generateName: `${name}-` },
       })) as { metadata?: { name?: string } } | undefined;
       problems.push(
-        `ResourceSlice ${name} is held by another (spec.nodeName "${holder.spec.nodeName ?? ''}", ` +
-          `driver "${holder.spec.driver}"), which this agent may not delete: published as ` +
+        `ResourceSlice ${name} is held by another (spec.nodeName "${String(holder.spec?.nodeName ?? '')}", ` +
+          `driver "${String(holder.spec?.driver ?? '')}"), which this agent may not delete: published as ` +
           `${created?.metadata?.name ?? `${name}-<generated>`}; deleting it frees the name`,
       );
     }
