@@ -490,15 +490,21 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
     const moved = as(
       await tokenOf({ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata['uid'] }, 'gpu-ops'),
     );
+    const probeB = (client: KubeClient) =>
+      refusal(() =>
+        client.request('POST', `${SLICES}?dryRun=All`, JSON.stringify(slice(`${NODE_B}-nvidia-devices-0`, NODE_B))),
+      );
     try {
+      // The chart's policy out of the way first (the overlay's alone must hold the moved agent):
+      // policies load asynchronously, so until node A's own agent writes node B's slice again.
+      for (const kind of ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'])
+        await admin.delete('admissionregistration.k8s.io/v1', kind, 'gpustack-agent-node-restriction');
+      await waitFor(async () => (await probeB(agentA)) === undefined, 30_000, 'no policy in force', 250);
       for (const object of policy) await admin.applyObject(object);
-      // The overlay's policy replaces the chart's (same names); policies load asynchronously.
       let last: KubeError | undefined;
       await waitFor(
         async () => {
-          last = await refusal(() =>
-            moved.request('POST', `${SLICES}?dryRun=All`, JSON.stringify(slice(`${NODE_B}-nvidia-devices-0`, NODE_B))),
-          );
+          last = await probeB(moved);
           return last !== undefined;
         },
         30_000,
