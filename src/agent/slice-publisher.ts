@@ -4,6 +4,10 @@
  * of them with the pool generation one above the highest seen. Every write carries a
  * resourceVersion precondition, so two agents of one node (a rolling update) cannot overwrite
  * each other unnoticed: a 409 re-reads the pool and tries again, and the generation only grows.
+ * A slice's name is derived from the node (the node restriction lets no other node create it);
+ * one held by an object this agent does not own (another node's, another driver's: a squatter it
+ * may not delete) is published under a name the API server generates from it instead, and
+ * reported, so a squatter costs a name, never the node's cards.
  */
 import {
   RESOURCE_API_VERSION,
@@ -76,13 +80,24 @@ function normalize(value: unknown, key?: string): unknown {
   return value;
 }
 
+/**
+ * The name the agent wanted for a published slice: its own, or for one published under a
+ * generated name (the wanted one was held), the name it was generated from.
+ */
+function wantedName(slice: { metadata: { name: string; generateName?: string | undefined } }): string {
+  const { name, generateName } = slice.metadata;
+  return generateName !== undefined && generateName.endsWith('-') && name.startsWith(generateName)
+    ? generateName.slice(0, -1)
+    : name;
+}
+
 /** What must match for a published slice to count as the desired one: owner, spec but the generation. */
 function comparable(slice: ResourceSlice | ReceivedPublishedSlice): string {
   const spec = slice.spec as Record<string, unknown> & { pool: Record<string, unknown> };
   const owners = (slice.metadata as { ownerReferences?: { uid?: string }[] }).ownerReferences ?? [];
   return JSON.stringify(
     canonicalize({
-      name: slice.metadata.name,
+      name: wantedName(slice),
       owners: owners.map((o) => o.uid),
       spec: normalize({ ...spec, pool: { ...spec.pool, generation: 0 } }),
     }),
@@ -126,10 +141,11 @@ export function resourceSlicePublisher(
   return new ResourceSlicePublisher(api, node, options);
 }
 
-/** What one call wrote: slices created or replaced, and slices deleted. */
+/** What one call wrote: slices created or replaced, and slices deleted; names found held by others. */
 interface Writes {
   written: number;
   deleted: number;
+  problems: string[];
 }
 
 class ResourceSlicePublisher implements SlicePublisher {
@@ -188,7 +204,7 @@ class ResourceSlicePublisher implements SlicePublisher {
 
   /** Brings every pool to the slices of `all`; a conflict re-reads the pools and tries again. */
   async #syncPools(all: readonly SliceCard[], keep: ReadonlySet<string>): Promise<SlicePublishOutcome> {
-    const writes: Writes = { written: 0, deleted: 0 };
+    const writes: Writes = { written: 0, deleted: 0, problems: [] };
     let uid: string | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -198,7 +214,8 @@ class ResourceSlicePublisher implements SlicePublisher {
         const desired = desiredSlices({ name: this.#node, uid }, all);
         await this.#writePools(desired.pools, current, keep, writes);
         const result = writes.written + writes.deleted > 0 ? 'published' : 'unchanged';
-        return { result, ...writes, problems: desired.problems };
+        const { written, deleted } = writes;
+        return { result, written, deleted, problems: [...desired.problems, ...writes.problems] };
       } catch (error) {
         if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
       }
@@ -218,7 +235,7 @@ class ResourceSlicePublisher implements SlicePublisher {
       const have = current.get(mfr) ?? [];
       if (want.length === 0 && keep.has(mfr)) continue;
       if (samePool(want, have)) continue;
-      const done = await this.#writePool(want, have);
+      const done = await this.#writePool(want, have, writes.problems);
       writes.written += done.written;
       writes.deleted += done.deleted;
     }
@@ -231,56 +248,112 @@ class ResourceSlicePublisher implements SlicePublisher {
     return uid;
   }
 
-  /** Our slices on this node, by manufacturer (drivers `<mfr>.gpustack.ai`). */
+  /** The manufacturer of a slice of ours on this node; `undefined` for any other slice. */
+  #ourManufacturer(slice: ReceivedPublishedSlice): string | undefined {
+    if (slice.spec.nodeName !== this.#node) return undefined;
+    const driver = slice.spec.driver;
+    if (!driver.endsWith(DRIVER_SUFFIX)) return undefined;
+    const mfr = driver.slice(0, -DRIVER_SUFFIX.length);
+    // Another driver of our domain is not one of ours to delete.
+    return isManufacturer(mfr) ? mfr : undefined;
+  }
+
+  /** Our slices on this node, by manufacturer (drivers `<mfr>.gpustack.ai`), whatever their names. */
   async #published(): Promise<Map<string, ReceivedPublishedSlice[]>> {
     const byMfr = new Map<string, ReceivedPublishedSlice[]>();
-    await this.#list((item) => {
+    await this.#list({ fieldSelector: `spec.nodeName=${this.#node}` }, (item) => {
       const parsed = ReceivedPublishedSliceSchema.safeParse(item);
       if (!parsed.success) return;
-      const driver = parsed.data.spec.driver;
-      if (!driver.endsWith(DRIVER_SUFFIX)) return;
-      const mfr = driver.slice(0, -DRIVER_SUFFIX.length);
-      // Another driver of our domain is not one of ours to delete.
-      if (!isManufacturer(mfr)) return;
-      byMfr.set(mfr, [...(byMfr.get(mfr) ?? []), parsed.data]);
+      const mfr = this.#ourManufacturer(parsed.data);
+      if (mfr !== undefined) byMfr.set(mfr, [...(byMfr.get(mfr) ?? []), parsed.data]);
     });
     return byMfr;
   }
 
-  /** Lists this node's slices; a 404 for the collection itself says the API is not served. */
-  async #list(onItem: (item: unknown) => void): Promise<void> {
+  /** Lists slices; a 404 for the collection itself says the API is not served. */
+  async #list(query: Record<string, string>, onItem: (item: unknown) => void): Promise<void> {
     try {
-      await this.#api.listEach(withQuery(COLLECTION, { fieldSelector: `spec.nodeName=${this.#node}` }), onItem);
+      await this.#api.listEach(withQuery(COLLECTION, query), onItem);
     } catch (error) {
       throw error instanceof ApiError && error.status === 404 ? new SlicesNotServedError(error) : error;
     }
   }
 
+  /**
+   * Creates `slice`. A 409 for a name held by a slice of ours (another agent of this node wrote it
+   * first) rejects, so the pool is read again; a name held by anything else (another node's or
+   * driver's slice: not ours to delete) is given up for one the API server generates from it, and
+   * the holder reported in `problems`.
+   */
+  async #create(slice: ResourceSlice, problems: string[]): Promise<void> {
+    try {
+      await this.#api.create(COLLECTION, slice);
+      return;
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      const { name, ...metadata } = slice.metadata;
+      let holder: { spec?: { nodeName?: unknown; driver?: unknown } } | undefined;
+      await this.#list({ fieldSelector: `metadata.name=${name}` }, (item) => {
+        holder = item as typeof holder;
+      });
+      // Gone again, or ours: the caller reads the pool again and retries.
+      if (holder === undefined) throw error;
+      const ours = ReceivedPublishedSliceSchema.safeParse(holder);
+      if (ours.success && this.#ourManufacturer(ours.data) !== undefined) throw error;
+      const created = (await this.#api.create(COLLECTION, {
+        ...slice,
+        metadata: { ...metadata, generateName: `${name}-` },
+      })) as { metadata?: { name?: string } } | undefined;
+      problems.push(
+        `ResourceSlice ${name} is held by another (spec.nodeName "${String(holder.spec?.nodeName ?? '')}", ` +
+          `driver "${String(holder.spec?.driver ?? '')}"), which this agent may not delete: published as ` +
+          `${created?.metadata?.name ?? `${name}-<generated>`}; deleting it frees the name`,
+      );
+    }
+  }
+
   /** Writes one pool (or deletes it: `desired` empty); a 404 or a 409 on the way rejects. */
-  async #writePool(desired: readonly ResourceSlice[], existing: readonly ReceivedPublishedSlice[]): Promise<Writes> {
+  async #writePool(
+    desired: readonly ResourceSlice[],
+    existing: readonly ReceivedPublishedSlice[],
+    problems: string[],
+  ): Promise<{ written: number; deleted: number }> {
     // A slice of our driver on this node in another pool cannot be updated into ours (the pool
     // name is immutable: 422): it goes first, so its name is free.
     let deleted = await this.#removeEach(existing.filter((s) => s.spec.pool.name !== this.#node));
+    // One slice per wanted name (the first found); a second one of a name (two agents that both
+    // fell back to a generated name) goes with the slices no longer wanted.
+    const byName = new Map<string, ReceivedPublishedSlice>();
+    for (const slice of existing.filter((s) => s.spec.pool.name === this.#node))
+      if (!byName.has(wantedName(slice))) byName.set(wantedName(slice), slice);
     const ours = existing.filter((s) => s.spec.pool.name === this.#node);
-    const written = await this.#writeSlices(desired, ours);
-    const keep = new Set(desired.map((s) => s.metadata.name));
+    const generation = Math.max(-1, ...ours.map((s) => s.spec.pool.generation)) + 1;
+    const written = await this.#writeSlices(withGeneration(desired, generation), byName, problems);
+    const keep = new Set(desired.map((s) => byName.get(s.metadata.name)?.metadata.name ?? s.metadata.name));
     deleted += await this.#removeEach(ours.filter((s) => !keep.has(s.metadata.name)));
     return { written, deleted };
   }
 
-  /** Creates or replaces each desired slice, at one generation above the pool's highest. */
-  async #writeSlices(desired: readonly ResourceSlice[], ours: readonly ReceivedPublishedSlice[]): Promise<number> {
-    const byName = new Map(ours.map((s) => [s.metadata.name, s]));
-    const generation = Math.max(-1, ...ours.map((s) => s.spec.pool.generation)) + 1;
-    const slices = withGeneration(desired, generation);
+  /** Creates or replaces each slice (at one generation above the pool's highest), by its wanted name. */
+  async #writeSlices(
+    slices: readonly ResourceSlice[],
+    byName: ReadonlyMap<string, ReceivedPublishedSlice>,
+    problems: string[],
+  ): Promise<number> {
     // One order for every writer: a second agent of this node conflicts on the first slice.
     for (const slice of slices) {
       const current = byName.get(slice.metadata.name);
-      if (current === undefined) await this.#api.create(COLLECTION, slice);
+      if (current === undefined) await this.#create(slice, problems);
       else
-        await this.#api.replace(slicePath(slice.metadata.name), {
+        await this.#api.replace(slicePath(current.metadata.name), {
           ...slice,
-          metadata: { ...slice.metadata, resourceVersion: current.metadata.resourceVersion },
+          metadata: {
+            ...slice.metadata,
+            // A slice published under a generated name keeps it, and what it was generated from.
+            name: current.metadata.name,
+            ...(current.metadata.generateName !== undefined ? { generateName: current.metadata.generateName } : {}),
+            resourceVersion: current.metadata.resourceVersion,
+          },
         });
     }
     return slices.length;

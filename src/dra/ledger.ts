@@ -4,7 +4,8 @@
  * devices (`card-<i>` whole, `card-<i>-shared` by capacity) consuming one counter set, so it is free
  * whole only while neither is allocated, and its shared device holds what the claims consumed.
  * Only the newest generation of each pool counts (an agent mid-update publishes the next one beside
- * the old), and an incomplete pool (fewer slices than `resourceSliceCount`) offers nothing, as the
+ * the old), a pool counts only on the node it is named after (a slice of node A in a pool named
+ * after node B is nobody's), and an incomplete pool (fewer slices than `resourceSliceCount`) offers nothing, as the
  * scheduler does not allocate from one either. A card with a blocking device taint on either
  * device (its slices' or a DeviceTaintRule's, device-taints.ts) is not free, whole or shared:
  * the scheduler allocates neither device to a claim that does not tolerate it. Pure.
@@ -327,7 +328,10 @@ export class SliceCache {
   }
 }
 
-/** The slices of each of our pools that count (the newest generation, only when it is complete), by pool. */
+/**
+ * The slices of each of our pools that count (the newest generation, only when it is complete), by
+ * driver and node: a pool counts only on the node it is named after.
+ */
 function currentPools(slices: Iterable<ReceivedResourceSlice>): {
   current: Map<string, ReceivedResourceSlice[]>;
   incompletePools: number;
@@ -335,6 +339,9 @@ function currentPools(slices: Iterable<ReceivedResourceSlice>): {
   const pools = new Map<string, ReceivedResourceSlice[]>();
   for (const slice of slices) {
     if (!OUR_DRIVERS.has(slice.spec.driver)) continue;
+    // Our pools are named after their node: a slice whose pool names another node (or that names
+    // no node) is not one of ours, whoever wrote it, and must not mix into that node's pool.
+    if (slice.spec.nodeName === undefined || slice.spec.pool.name !== slice.spec.nodeName) continue;
     const key = `${slice.spec.driver}\u0000${slice.spec.pool.name}`;
     const list = pools.get(key);
     if (list === undefined) pools.set(key, [slice]);

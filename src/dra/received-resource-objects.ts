@@ -121,6 +121,8 @@ export type ReceivedResourceClaimTemplate = z.infer<typeof ReceivedResourceClaim
 export const ReceivedPublishedSliceSchema = z.looseObject({
   metadata: z.looseObject({
     name: z.string(),
+    /** Set when the agent made the name from it (the name it wanted was held by someone else). */
+    generateName: z.string().optional(),
     resourceVersion: z.string().optional(),
     uid: z.string().optional(),
   }),

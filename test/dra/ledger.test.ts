@@ -107,6 +107,20 @@ describe('buildDeviceLedger', () => {
     expect(ledger.unknownAllocations).toBe(0);
   });
 
+  it("counts a pool only on the node it is named after: node A's slices in a pool named after node B change nothing of B's (issue 43)", () => {
+    // Node A publishes a newer, complete generation in a pool named after node B.
+    const foreign = nodePool('gpu-a', 3, { generation: 5 }).map((slice) => ({
+      ...slice,
+      spec: { ...slice.spec, pool: { ...slice.spec.pool, name: 'gpu-b' } },
+    }));
+    const ledger = buildDeviceLedger([...nodePool('gpu-b', 2), ...foreign], []);
+    expect(ledger.nodeNames()).toEqual(['gpu-b']);
+    expect(only(ledger.summary())).toMatchObject({ node: 'gpu-b', published: 2, freeWhole: 2 });
+    // A slice naming no node is no pool of ours either.
+    const nodeless = nodePool('gpu-c', 2).map((slice) => ({ ...slice, spec: { ...slice.spec, nodeName: undefined } }));
+    expect(buildDeviceLedger(nodeless, []).nodeNames()).toEqual([]);
+  });
+
   it('keeps nodes and models apart, sorted', () => {
     const ledger = buildDeviceLedger(
       [

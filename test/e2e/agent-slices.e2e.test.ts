@@ -25,9 +25,6 @@ import { createNode } from '../../harness/e2e/chain.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
 import { nvidiaMachine, startAgentProcess } from '../../harness/e2e/agent.js';
 
-/** The midpoint of the jitter: the retry delay unvaried. */
-const NO_JITTER = (): number => 0.5;
-
 const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
 
 interface LiveSlice {
@@ -221,9 +218,10 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     expect((await slicesOf('two-vendors')).map((s) => s.spec.driver)).toEqual(['cdi.gpustack.ai']);
   });
 
-  it('a rejected write is logged with the API reason and retried with backoff; the labels are published regardless', async () => {
+  it("a name held by someone else's slice (a squatter it may not delete): published under a name generated from it, the squatter reported, the labels regardless", async () => {
     await node('squatted');
-    // Someone else's slice holds the name our first slice needs: the create is refused (409 AlreadyExists).
+    // Another driver's slice holds the name our first slice needs: its create is refused (409
+    // AlreadyExists), and the agent may not delete it (issue 43).
     await client.request(
       'POST',
       SLICES,
@@ -253,26 +251,30 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
     const options = {
       detect: () => Promise.resolve(detection),
       publisher: labels,
-      slicePublisher: resourceSlicePublisher(api, 'squatted'),
+      slicePublisher: resourceSlicePublisher(api, 'squatted', { resyncEvery: 1 }),
       intervalMs: 60_000,
       logger,
     };
     expect(await runCycle(state, options)).toBe('published');
     expect(labels.writes).toBe(1);
-    expect(state.sliceFailures).toBe(1);
-    const failure = logger.entries.find((e) => e.message === 'publishing resource slices failed; will retry');
-    expect((failure?.fields as { err?: string }).err).toMatch(/HTTP 409.*AlreadyExists/);
-    const { nextDelayMs } = await import('../../src/agent/index.js');
-    expect(nextDelayMs(state, 60_000, NO_JITTER)).toBe(1000);
-    await runCycle(state, options);
-    expect(state.sliceFailures).toBe(2);
-    expect(nextDelayMs(state, 60_000, NO_JITTER)).toBe(2000);
-    // The squatter goes: the next cycle publishes and the backoff ends.
-    await client.request('DELETE', `${SLICES}/squatted-nvidia-counters-0`);
-    await runCycle(state, options);
     expect(state.sliceFailures).toBe(0);
-    expect(state.lastSliceError).toBeUndefined();
-    expect(deviceNames(await slicesOf('squatted'))).toHaveLength(4);
+    const reported = logger.entries.find((e) => e.message === 'resource slices: card reported');
+    expect((reported?.fields as { problem?: string }).problem).toMatch(
+      /^ResourceSlice squatted-nvidia-counters-0 is held by another \(spec.nodeName "", driver "other.example.com"\), which this agent may not delete: published as squatted-nvidia-counters-0-[a-z0-9]{5}; deleting it frees the name$/,
+    );
+    const published = await slicesOf('squatted');
+    expect(published.map((s) => s.metadata.name)).toEqual([
+      expect.stringMatching(/^squatted-nvidia-counters-0-[a-z0-9]{5}$/),
+      'squatted-nvidia-devices-0',
+    ]);
+    expect(deviceNames(published)).toHaveLength(4);
+    // The next cycle finds it under its generated name: nothing written.
+    await runCycle(state, options);
+    expect((await slicesOf('squatted')).map((s) => s.metadata.resourceVersion)).toEqual(
+      published.map((s) => s.metadata.resourceVersion),
+    );
+    // The squatter stays where it is.
+    expect(await client.get('resource.k8s.io/v1', 'ResourceSlice', 'squatted-nvidia-counters-0')).toBeDefined();
   });
 
   it('a write the API server refuses with 422 (a ValidatingAdmissionPolicy) is logged with its reason and retried', async () => {

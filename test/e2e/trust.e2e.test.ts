@@ -2,9 +2,14 @@
 // 1. the chart's ValidatingAdmissionPolicy holds gpustack-agent, with a real Pod-bound token of a
 //    Pod on node A, to node A's ResourceSlices, Node labels and NodeFeature: node B's are refused
 //    with a message naming node A, node A's own succeed;
+//    The holes of issue 43 each get a denial: a pool named after node B, a slice named as node B's,
+//    another driver's slice, NodeFeature labels the agent does not own, a token bound to the Node
+//    and not a Pod, a legacy Secret token (403, not an expression error), and the kustomize base
+//    moved to another namespace (kubectl kustomize renders the overlay users build);
 // 2. Metacontroller syncs the chain over HTTPS with the certificate and token the chart makes, a
 //    caller without the token is refused, and a rotated serving certificate keeps the chain syncing.
 // Run with `npm run build && npx vitest run --config vitest.e2e.config.ts test/e2e/trust.e2e.test.ts`.
+import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -13,12 +18,13 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 
 import { makeLeaf } from '../support/certs.js';
 import { KubeClient, KubeError, waitFor, type KubeObject } from '../../harness/e2e/apply.js';
 import { NodeSchema } from '../../src/k8s/index.js';
 import { createNode, diffAgainstRender, exampleNodes, readLiveChain } from '../../harness/e2e/chain.js';
-import { ensureCrds, type Component } from '../../harness/e2e/components.js';
+import { REPO_ROOT, ensureCrds, type Component } from '../../harness/e2e/components.js';
 import { startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
 import { CHART, NAMESPACE, createHelm, type Helm } from '../../harness/e2e/helm.js';
 import { CLI } from '../../harness/e2e/hook-server.js';
@@ -32,19 +38,22 @@ const DRIVER = 'nvidia.gpustack.ai';
 const CONVERGE_MS = 120_000;
 
 let helm: Helm;
+let kubectl: Component;
 let plane: ControlPlane;
 let admin: KubeClient;
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-trust-'));
 
-// The API server alone (no controllers: nothing here needs them); each describe starts what it
-// tests itself, the hook server from the certificates the chart renders.
+// The API server, and of the controllers only the one that fills a legacy Secret token (the other
+// two the controller manager always runs are idle here); each describe starts what it tests itself,
+// the hook server from the certificates the chart renders.
 useCluster({
-  controllerManager: false,
-  components: ['helm'],
+  controllers: ['serviceaccount-token-controller'],
+  components: ['helm', 'kubectl'],
   setup: async (c) => {
     plane = c.plane;
     admin = c.client;
     helm = createHelm(c.components.helm as Component);
+    kubectl = c.components.kubectl as Component;
   },
   teardown: async () => helm?.dispose(),
   cleanup: () => rmSync(scratch, { recursive: true, force: true }),
@@ -66,11 +75,15 @@ async function refusal(write: () => Promise<unknown>): Promise<KubeError | undef
   }
 }
 
-const slice = (name: string, node: string): KubeObject => ({
+const slice = (
+  name: string,
+  node: string,
+  { pool = node, driver = DRIVER }: { pool?: string; driver?: string } = {},
+): KubeObject => ({
   apiVersion: 'resource.k8s.io/v1',
   kind: 'ResourceSlice',
   metadata: { name },
-  spec: { driver: DRIVER, nodeName: node, pool: { name: node, generation: 1, resourceSliceCount: 1 }, devices: [] },
+  spec: { driver, nodeName: node, pool: { name: pool, generation: 1, resourceSliceCount: 1 }, devices: [] },
 });
 
 const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
@@ -85,12 +98,33 @@ async function replaceSlice(client: KubeClient, name: string, change: (spec: Rec
   await client.request('PUT', `${SLICES}/${name}`, JSON.stringify(current));
 }
 
-const nodeFeature = (name: string, node: string): KubeObject => ({
+const nodeFeature = (name: string, node: string, labels: Record<string, string> = {}): KubeObject => ({
   apiVersion: 'nfd.k8s-sigs.io/v1alpha1',
   kind: 'NodeFeature',
   metadata: { name, namespace: NAMESPACE, labels: { 'nfd.node.kubernetes.io/node-name': node } },
-  spec: { labels: { 'acceleratable.feature.gpustack.ai/nvidia': 'true' } },
+  spec: { labels: { 'acceleratable.feature.gpustack.ai/nvidia': 'true', ...labels } },
 });
+
+/** The agent's objects of a kustomize overlay of manifests/ that moves it to `namespace`, as `kubectl kustomize` renders it. */
+function overlayObjects(namespace: string): KubeObject[] {
+  const dir = mkdtempSync(path.join(scratch, 'overlay-'));
+  writeFileSync(
+    path.join(dir, 'kustomization.yaml'),
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      `namespace: ${namespace}`,
+      'resources:',
+      `  - ${path.relative(dir, path.join(REPO_ROOT, 'manifests'))}`,
+      '',
+    ].join('\n'),
+  );
+  const run = spawnSync(kubectl.binary, ['kustomize', dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (run.status !== 0) throw new Error(`kubectl kustomize: ${run.stderr}`);
+  return parseAllDocuments(run.stdout)
+    .map((d) => d.toJS() as KubeObject | null)
+    .filter((o): o is KubeObject => o !== null);
+}
 
 /**
  * NFD's NodeFeature CRD as far as the policy needs it (a namespaced nfd.k8s-sigs.io/v1alpha1 kind):
@@ -121,6 +155,10 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
   let agentA: KubeClient;
   /** gpustack-agent with a token bound to nothing (no node name). */
   let unbound: KubeClient;
+  /** gpustack-agent with a token bound to node A's Node object: a node name, no Pod. */
+  let nodeBound: KubeClient;
+  let as: (token: string) => KubeClient;
+  let tokenOf: (boundObjectRef?: unknown, namespace?: string) => Promise<string>;
 
   beforeAll(async () => {
     await admin.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
@@ -150,10 +188,10 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
         containers: [{ name: 'agent', image: 'gpustack-operator' }],
       },
     });
-    const tokenOf = async (boundObjectRef?: unknown): Promise<string> => {
+    tokenOf = async (boundObjectRef?: unknown, namespace = NAMESPACE): Promise<string> => {
       const review = await admin.request<{ status: { token: string } }>(
         'POST',
-        `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${AGENT}/token`,
+        `/api/v1/namespaces/${namespace}/serviceaccounts/${AGENT}/token`,
         JSON.stringify({
           apiVersion: 'authentication.k8s.io/v1',
           kind: 'TokenRequest',
@@ -162,19 +200,29 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
       );
       return review.status.token;
     };
-    const as = (token: string) => new KubeClient({ ...admin.connection, token });
+    as = (token: string) => new KubeClient({ ...admin.connection, token });
     agentA = as(await tokenOf({ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata['uid'] }));
     unbound = as(await tokenOf());
-    // What the API server makes of the token: the node name the policy reads.
-    const review = await agentA.request<{
-      status: { userInfo: { username: string; extra?: Record<string, string[]> } };
-    }>(
-      'POST',
-      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-      JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
-    );
-    expect(review.status.userInfo.username).toBe(`system:serviceaccount:${NAMESPACE}:${AGENT}`);
-    expect(review.status.userInfo.extra?.['authentication.kubernetes.io/node-name']).toEqual([NODE_A]);
+    const nodeA = await admin.get('v1', 'Node', NODE_A);
+    nodeBound = as(await tokenOf({ apiVersion: 'v1', kind: 'Node', name: NODE_A, uid: nodeA?.metadata['uid'] }));
+    // What the API server makes of the tokens: the node name (and the Pod) the policy reads.
+    const extraOf = async (client: KubeClient) => {
+      const review = await client.request<{
+        status: { userInfo: { username: string; extra?: Record<string, string[]> } };
+      }>(
+        'POST',
+        '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+        JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      );
+      expect(review.status.userInfo.username).toBe(`system:serviceaccount:${NAMESPACE}:${AGENT}`);
+      return review.status.userInfo.extra ?? {};
+    };
+    const podClaims = await extraOf(agentA);
+    expect(podClaims['authentication.kubernetes.io/node-name']).toEqual([NODE_A]);
+    expect(podClaims['authentication.kubernetes.io/pod-name']).toEqual([pod.metadata.name]);
+    const nodeClaims = await extraOf(nodeBound);
+    expect(nodeClaims['authentication.kubernetes.io/node-name']).toEqual([NODE_A]);
+    expect(nodeClaims).not.toHaveProperty('authentication.kubernetes.io/pod-name');
     // The policy is in force once a write of node B's slice is refused (policies load asynchronously).
     let last: KubeError | undefined;
     await waitFor(
@@ -195,14 +243,15 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
   afterAll(() => {
     agentA?.close();
     unbound?.close();
+    nodeBound?.close();
   });
 
   it("creates, updates and deletes node A's ResourceSlice", async () => {
-    await createSlice(agentA, slice(`${NODE_A}-nvidia`, NODE_A));
-    await replaceSlice(agentA, `${NODE_A}-nvidia`, (spec) => {
+    await createSlice(agentA, slice(`${NODE_A}-nvidia-devices-0`, NODE_A));
+    await replaceSlice(agentA, `${NODE_A}-nvidia-devices-0`, (spec) => {
       (spec['pool'] as { generation: number }).generation = 2;
     });
-    expect(await agentA.delete('resource.k8s.io/v1', 'ResourceSlice', `${NODE_A}-nvidia`)).toBe(true);
+    expect(await agentA.delete('resource.k8s.io/v1', 'ResourceSlice', `${NODE_A}-nvidia-devices-0`)).toBe(true);
   });
 
   it("is refused node B's ResourceSlice — create, update, delete, and moving its own to node B — naming node A", async () => {
@@ -223,14 +272,67 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
     expect(remove?.status).toBe(403);
     expect(await admin.get('resource.k8s.io/v1', 'ResourceSlice', `${NODE_B}-nvidia`)).toBeDefined();
     // Its own slice pointed at node B: the new nodeName is judged, not just the old.
-    await createSlice(agentA, slice(`${NODE_A}-moved`, NODE_A));
+    await createSlice(agentA, slice(`${NODE_A}-nvidia-devices-1`, NODE_A));
     const moved = await refusal(() =>
-      replaceSlice(agentA, `${NODE_A}-moved`, (spec) => {
+      replaceSlice(agentA, `${NODE_A}-nvidia-devices-1`, (spec) => {
         spec['nodeName'] = NODE_B;
       }),
     );
     // spec.nodeName is immutable besides: the API server's validation (422) comes before the policy.
     expect([403, 422]).toContain(moved?.status);
+  });
+
+  it("is refused a slice of node A in a pool named after node B (the ledger's pool), naming node A", async () => {
+    const error = await refusal(() =>
+      createSlice(agentA, slice(`${NODE_A}-nvidia-devices-3`, NODE_A, { pool: NODE_B })),
+    );
+    expect(error?.status).toBe(403);
+    expect(error?.message).toContain(`the agent of node ${NODE_A} writes ResourceSlices only in pool ${NODE_A}`);
+    expect(error?.message).toContain(`spec.pool.name "${NODE_B}"`);
+  });
+
+  it("is refused node B's slice name on node A (squatting), naming node A; names derived from node A pass, generated ones too", async () => {
+    for (const name of [
+      `${NODE_B}-nvidia-devices-0`,
+      `${NODE_A}-x`,
+      `${NODE_A}-amd-devices-0`,
+      `${NODE_A}-nvidia-x-0`,
+    ]) {
+      const error = await refusal(() => createSlice(agentA, slice(name, NODE_A)));
+      expect(error?.status, name).toBe(403);
+      expect(error?.message).toContain(
+        `the agent of node ${NODE_A} creates ResourceSlices only under names derived from node ${NODE_A}`,
+      );
+      expect(error?.message).toContain(`not ${name}`);
+    }
+    await createSlice(agentA, slice(`${NODE_A}-nvidia-counters-0`, NODE_A));
+    // The publisher's way round a name someone else holds: the API server generates the rest.
+    const generated = await agentA.request<KubeObject>(
+      'POST',
+      SLICES,
+      JSON.stringify({ ...slice('', NODE_A), metadata: { generateName: `${NODE_A}-nvidia-devices-3-` } }),
+    );
+    expect(generated.metadata.name).toMatch(new RegExp(`^${NODE_A}-nvidia-devices-3-[a-z0-9]{5}$`));
+    for (const name of [`${NODE_A}-nvidia-counters-0`, generated.metadata.name])
+      expect(await agentA.delete('resource.k8s.io/v1', 'ResourceSlice', name)).toBe(true);
+  });
+
+  it("is refused another driver's slice on node A — its create, and the delete of one its driver wrote — naming node A", async () => {
+    const create = await refusal(() =>
+      createSlice(agentA, slice(`${NODE_A}-gpu-devices-0`, NODE_A, { driver: 'gpu.nvidia.com' })),
+    );
+    expect(create?.status).toBe(403);
+    expect(create?.message).toContain(
+      `the agent of node ${NODE_A} writes only ResourceSlices of the drivers <manufacturer>.gpustack.ai`,
+    );
+    expect(create?.message).toContain('spec.driver "gpu.nvidia.com"');
+    await createSlice(admin, slice(`gpu-nvidia-com-${NODE_A}`, NODE_A, { driver: 'gpu.nvidia.com' }));
+    const remove = await refusal(() =>
+      agentA.delete('resource.k8s.io/v1', 'ResourceSlice', `gpu-nvidia-com-${NODE_A}`),
+    );
+    expect(remove?.status).toBe(403);
+    expect(remove?.message).toContain(`the agent of node ${NODE_A}`);
+    expect(await admin.get('resource.k8s.io/v1', 'ResourceSlice', `gpu-nvidia-com-${NODE_A}`)).toBeDefined();
   });
 
   it("patches node A's acceleratable labels and its agent-labels annotation", async () => {
@@ -303,10 +405,121 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
     expect(relabelled?.status).toBe(403);
   });
 
+  it.each([
+    ["node-profile's .sliced.units", 'acceleratable.feature.gpustack.ai/nvidia-h100.sliced.units', '99999999'],
+    ['gpustack.ai/managed', 'gpustack.ai/managed', 'true'],
+  ])('is refused %s in the labels of its own NodeFeature, naming node A', async (_what, key, value) => {
+    const error = await refusal(() =>
+      agentA.applyObject(nodeFeature(`${NODE_A}-gpustack-agent`, NODE_A, { [key]: value }), { fieldManager: AGENT }),
+    );
+    expect(error?.status).toBe(403);
+    expect(error?.message).toContain(
+      `the agent of node ${NODE_A} sets in NodeFeature ${NODE_A}-gpustack-agent only its acceleratable labels, not ${key}`,
+    );
+  });
+
   it('a token of the account bound to no Pod (no node name) writes nothing, not even a slice of node A', async () => {
-    const error = await refusal(() => createSlice(unbound, slice(`${NODE_A}-unbound`, NODE_A)));
+    const error = await refusal(() => createSlice(unbound, slice(`${NODE_A}-nvidia-devices-2`, NODE_A)));
     expect(error?.status).toBe(403);
     expect(error?.message).toContain('this token names no node');
+  });
+
+  it("a token of the account bound to node A's Node, not to a Pod, writes nothing, naming node A", async () => {
+    const error = await refusal(() => createSlice(nodeBound, slice(`${NODE_A}-nvidia-devices-4`, NODE_A)));
+    expect(error?.status).toBe(403);
+    expect(error?.message).toContain(`this token of node ${NODE_A} is bound to no Pod`);
+  });
+
+  it('a legacy Secret token of the account (no claims at all) is refused with 403, not an expression error', async () => {
+    await admin.applyObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/service-account-token',
+      metadata: {
+        name: `${AGENT}-legacy`,
+        namespace: NAMESPACE,
+        annotations: { 'kubernetes.io/service-account.name': AGENT },
+      },
+    });
+    let token = '';
+    await waitFor(
+      async () => {
+        const secret = await admin.get('v1', 'Secret', `${AGENT}-legacy`, NAMESPACE);
+        token = Buffer.from(
+          (secret?.['data'] as Record<string, string> | undefined)?.['token'] ?? '',
+          'base64',
+        ).toString();
+        return token !== '';
+      },
+      60_000,
+      'the token controller fills the legacy token',
+      250,
+    );
+    const legacy = as(token);
+    try {
+      const error = await refusal(() => createSlice(legacy, slice(`${NODE_A}-nvidia-devices-4`, NODE_A)));
+      expect(error?.status).toBe(403);
+      expect(error?.message).toContain('this token names no node');
+    } finally {
+      legacy.close();
+    }
+  });
+
+  it('the kustomize base moved to another namespace by an overlay still holds the agent there, naming node A', async () => {
+    const objects = overlayObjects('gpu-ops');
+    const policy = objects.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
+    expect(policy.map((o) => o.kind).sort()).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    const account = objects.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === AGENT);
+    expect(account?.metadata.namespace).toBe('gpu-ops');
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === AGENT);
+    expect(binding?.['subjects']).toEqual([{ kind: 'ServiceAccount', name: AGENT, namespace: 'gpu-ops' }]);
+    await admin.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gpu-ops' } });
+    await admin.applyObject(account as KubeObject);
+    // The overlay's binding under another name: the chart's agent in gpustack-system keeps its own.
+    await admin.applyObject({ ...(binding as KubeObject), metadata: { name: `${AGENT}-gpu-ops` } });
+    const pod = await admin.applyObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'gpustack-agent-a', namespace: 'gpu-ops' },
+      spec: {
+        serviceAccountName: AGENT,
+        nodeName: NODE_A,
+        containers: [{ name: 'agent', image: 'gpustack-operator' }],
+      },
+    });
+    const moved = as(
+      await tokenOf({ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata['uid'] }, 'gpu-ops'),
+    );
+    const probeB = (client: KubeClient) =>
+      refusal(() =>
+        client.request('POST', `${SLICES}?dryRun=All`, JSON.stringify(slice(`${NODE_B}-nvidia-devices-0`, NODE_B))),
+      );
+    try {
+      // The chart's policy out of the way first (the overlay's alone must hold the moved agent):
+      // policies load asynchronously, so until node A's own agent writes node B's slice again.
+      for (const kind of ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'])
+        await admin.delete('admissionregistration.k8s.io/v1', kind, 'gpustack-agent-node-restriction');
+      await waitFor(async () => (await probeB(agentA)) === undefined, 30_000, 'no policy in force', 250);
+      for (const object of policy) await admin.applyObject(object);
+      let last: KubeError | undefined;
+      await waitFor(
+        async () => {
+          last = await probeB(moved);
+          return last !== undefined;
+        },
+        30_000,
+        "the overlay's policy refuses the agent in gpu-ops",
+        250,
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}; the last answer: ${last?.message ?? 'allowed'}`);
+      });
+      expect(last?.status).toBe(403);
+      expect(last?.message).toContain(`the agent of node ${NODE_A} writes only ResourceSlices of node ${NODE_A}`);
+    } finally {
+      moved.close();
+      for (const object of chartObjects(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']))
+        await admin.applyObject(object);
+    }
   });
 
   it('with agent.nodeRestriction.enabled=false the chart renders no policy; before Kubernetes 1.32 it refuses to install', () => {
