@@ -293,11 +293,17 @@ class RunningChecker implements Checker {
     this.#retryFailedWrites(result);
   }
 
-  /** A pass with a failed write is followed by another after a backoff that grows while they keep failing. */
+  /**
+   * A pass with a failed write is followed by another after a backoff that grows while they keep
+   * failing, or after the longest Retry-After the failed writes carried when that is longer.
+   */
   #retryFailedWrites(result: PassResult): void {
     this.#writeFailures = result.failed > 0 ? this.#writeFailures + 1 : 0;
     if (this.#writeFailures === 0) return;
-    const delayMs = backoffMs(this.#writeFailures, this.#options.backoff ?? DEFAULT_BACKOFF);
+    const delayMs = Math.max(
+      backoffMs(this.#writeFailures, this.#options.backoff ?? DEFAULT_BACKOFF),
+      result.retryAfterMs ?? 0,
+    );
     setTimeout(() => this.#schedule(0), delayMs).unref();
   }
 }
