@@ -240,7 +240,8 @@ export class LeaderElector implements Leadership {
         name: this.#options.name,
         identity: this.#options.identity,
         lease,
-        expired: this.#expired(lease, started),
+        // Seen now, after the read returned: a later observation can only delay a takeover.
+        expired: this.#expired(lease, this.#monotonic()),
         durationSeconds: Math.ceil((this.#options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS) / 1000),
         now,
       });
