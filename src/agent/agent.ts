@@ -217,7 +217,7 @@ async function cycle(state: AgentState, options: AgentOptions, detected: Detecte
  */
 export const AGENT_RETRY = { initialMs: 1000, maxMs: 30_000, jitter: 0.2 } as const;
 
-/** The longest wait between two cycles: a retry at its cap, or the interval, with the jitter on top (a Retry-After aside). */
+/** The longest wait between two cycles: a retry at its cap, or the interval, with the jitter on top (a Retry-After too is held to it). */
 export function longestCycleGapMs(intervalMs: number): number {
   return Math.ceil(Math.max(intervalMs, AGENT_RETRY.maxMs) * (1 + AGENT_RETRY.jitter));
 }
@@ -232,7 +232,9 @@ export function nextDelayMs(state: AgentState, intervalMs: number, random: () =>
   const failures = Math.max(state.failures, state.sliceFailures);
   if (failures === 0) return jittered(intervalMs, AGENT_RETRY.jitter, random);
   const retry = backoffMs(failures, { ...AGENT_RETRY, maxMs: Math.max(intervalMs, AGENT_RETRY.maxMs) }, random);
-  return Math.max(retry, state.retryAfterMs ?? 0);
+  // At most the longest gap between cycles: a longer Retry-After would let the detection go stale
+  // and the liveness probe restart an agent that is only waiting.
+  return Math.min(Math.max(retry, state.retryAfterMs ?? 0), longestCycleGapMs(intervalMs));
 }
 
 /** Runs cycles until `signal` aborts (SIGTERM), then resolves. */

@@ -47,7 +47,9 @@ export function retryAfterMsOf(error: unknown): number | undefined {
 
 /**
  * The wait before retrying after `failures` consecutive failures, the last being `error`: the
- * backoff, or the server's Retry-After when that is longer (never sooner than the server asked).
+ * backoff, or the server's Retry-After when that is longer, up to the backoff's cap with its
+ * jitter (the longest the process would wait anyway: its health and its leadership are sized to
+ * that, and API Priority and Fairness asks for seconds, not minutes).
  * @example retryDelayMs(1, {}, Object.assign(new Error('429'), { retryAfterMs: 5000 })) // 5000
  */
 export function retryDelayMs(
@@ -56,7 +58,8 @@ export function retryDelayMs(
   error: unknown,
   random: () => number = Math.random,
 ): number {
-  return Math.max(backoffMs(failures, options, random), retryAfterMsOf(error) ?? 0);
+  const cap = Math.ceil((options.maxMs ?? 30_000) * (1 + Math.min(Math.max(options.jitter ?? 0, 0), 1)));
+  return Math.min(Math.max(backoffMs(failures, options, random), retryAfterMsOf(error) ?? 0), cap);
 }
 
 /** Waits `ms`, or less if `signal` aborts first; never rejects (an abort is a normal way to stop). */

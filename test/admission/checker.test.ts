@@ -173,6 +173,7 @@ describe('checker: retries and resync', () => {
     const tries: number[] = [];
     const writer = kubeCheckWriter(createKubeApi(kubeConfigFor(api.url)), CHECK);
     start({
+      backoff: { initialMs: 5, maxMs: 1000 },
       writer: {
         write: (ref, entry) => {
           tries.push(performance.now());

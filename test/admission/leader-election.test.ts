@@ -281,11 +281,13 @@ describe('leaseRetryDelayMs', () => {
     ]);
   });
 
-  it("waits the server's Retry-After when that is longer, leading or not", () => {
+  it("waits the server's Retry-After when that is longer; a leader no longer than its retry period (it must renew)", () => {
     const error = new ApiError(429, 'GET', '/apis/coordination.k8s.io/v1/…', 'TooManyRequests', 5000);
     expect(leaseRetryDelayMs({ ...base, failures: 1, error }, MID)).toBe(5000);
-    expect(leaseRetryDelayMs({ ...base, leading: true, failures: 1, error }, MID)).toBe(5000);
     expect(leaseRetryDelayMs({ ...base, failures: 4, error }, MID)).toBe(15_000);
+    expect(leaseRetryDelayMs({ ...base, leading: true, failures: 1, error }, MID)).toBe(2000);
+    const short = new ApiError(429, 'GET', '/apis/coordination.k8s.io/v1/…', 'TooManyRequests', 1000);
+    expect(leaseRetryDelayMs({ ...base, leading: true, failures: 1, error: short }, () => 0)).toBe(2000);
   });
 
   it('an elector that cannot reach the API server backs off instead of reading every 2 s', async () => {

@@ -203,6 +203,8 @@ describe('nextDelayMs', () => {
     const state = { ...createAgentState(), failures: 1, retryAfterMs: 20_000 };
     expect(nextDelayMs(state, 60_000, MID)).toBe(20_000);
     expect(nextDelayMs({ ...state, failures: 6 }, 60_000, MID)).toBe(32_000);
+    // Never past the longest gap between cycles: the detection would go stale and liveness restart the agent.
+    expect(nextDelayMs({ ...state, retryAfterMs: 300_000 }, 60_000, MID)).toBe(longestCycleGapMs(60_000));
 
     let answer: Error | undefined = busy;
     const publisher = memoryPublisher();

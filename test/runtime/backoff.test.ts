@@ -49,6 +49,11 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(1, { initialMs: 1000 }, new Error('connect ECONNREFUSED'))).toBe(1000);
   });
 
+  it('holds a Retry-After to the backoff cap with its jitter: the longest the process waits anyway', () => {
+    expect(retryDelayMs(1, { maxMs: 30_000, jitter: 0.2 }, busy(600_000), () => 0.5)).toBe(36_000);
+    expect(retryDelayMs(1, { maxMs: 2000 }, busy(5000))).toBe(2000);
+  });
+
   it('reads only a finite, non-negative retryAfterMs', () => {
     expect(retryAfterMsOf(busy(0))).toBe(0);
     expect([busy(-1), busy(Number.NaN), { retryAfterMs: '5' }, undefined, null].map(retryAfterMsOf)).toEqual([
