@@ -13,7 +13,7 @@ import type { KubeApi } from '../api-client/index.js';
 import type { Settings } from '../k8s/index.js';
 import { healthReport, type HealthReport } from './health.js';
 import { LeaderElector, SOLE_WRITER, type LeaderElectionOptions, type Leadership } from './leader-election.js';
-import { backoffMs, type BackoffOptions, type Logger } from '../runtime/index.js';
+import { retryDelayMs, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import { Reconciler, type PassResult, type Snapshot } from './reconcile.js';
@@ -293,11 +293,14 @@ class RunningChecker implements Checker {
     this.#retryFailedWrites(result);
   }
 
-  /** A pass with a failed write is followed by another after a backoff that grows while they keep failing. */
+  /**
+   * A pass with a failed write is followed by another after a backoff that grows while they keep
+   * failing, or after the longest Retry-After the failed writes carried when that is longer (up to the backoff's cap).
+   */
   #retryFailedWrites(result: PassResult): void {
     this.#writeFailures = result.failed > 0 ? this.#writeFailures + 1 : 0;
     if (this.#writeFailures === 0) return;
-    const delayMs = backoffMs(this.#writeFailures, this.#options.backoff ?? DEFAULT_BACKOFF);
+    const delayMs = retryDelayMs(this.#writeFailures, this.#options.backoff ?? DEFAULT_BACKOFF, result);
     setTimeout(() => this.#schedule(0), delayMs).unref();
   }
 }

@@ -19,6 +19,7 @@ export {
   DEFAULT_RETRY_PERIOD_MS,
   LeaderElector,
   SOLE_WRITER,
+  leaseRetryDelayMs,
   microTime,
   nextLeaseStep,
   releasedLease,

@@ -7,7 +7,7 @@
  */
 import type { KubeObject } from '../k8s/index.js';
 import { ApiError, type KubeApi, type WatchEvent } from '../api-client/index.js';
-import { backoffMs, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
+import { retryDelayMs, sleep, type BackoffOptions, type Logger } from '../runtime/index.js';
 import { objectKey, resourceVersionOf, type WatchedResource } from './resources.js';
 
 /** 1 s doubling to 30 s; checkers restarted together (an API server upgrade) spread their relists. */
@@ -229,12 +229,12 @@ export class Informer<T extends KubeObject> {
     this.status.streaming = false;
   }
 
-  /** Records a failure and answers how long to wait before the relist. */
+  /** Records a failure and answers how long to wait before the relist: the backoff, or the server's Retry-After when longer. */
   private fail(error: Error): number {
     this.status.failures++;
     this.status.lastError = error.message;
     this.markDown();
-    const retryInMs = backoffMs(this.status.failures, this.options.backoff ?? DEFAULT_BACKOFF);
+    const retryInMs = retryDelayMs(this.status.failures, this.options.backoff ?? DEFAULT_BACKOFF, error);
     this.options.logger.error(
       { resource: this.resource.name, err: error.message, failures: this.status.failures, retryInMs },
       'list/watch failed; will relist after a backoff',

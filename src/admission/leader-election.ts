@@ -4,15 +4,21 @@
  * that lost its network while its replacement started) one decides and writes at a time.
  *
  * The holder renews the Lease every retry period; another candidate takes it over once it has seen
- * the same Lease unchanged for the holder's lease duration — measured on its own clock from when
- * it saw that version, never by comparing the holder's renewTime with its own clock, so clock skew
- * between nodes does not matter. A holder that has not renewed within the renew deadline (shorter
- * than the lease duration) stops counting itself leader before anyone else may take over. Every
- * write carries the resourceVersion it read: two candidates racing for a free Lease get one 409.
+ * the same Lease unchanged for the holder's lease duration — measured on its own monotonic clock
+ * from when it saw that version, never by comparing the holder's renewTime with its own clock, so
+ * neither skew between nodes nor a step of a node's wall clock (NTP, a VM resumed) matters: the
+ * renewTime is written for people and tools, and no decision reads it. A holder that has not
+ * renewed within the renew deadline (shorter than the lease duration), on its own monotonic clock,
+ * stops counting itself leader before anyone else may take over. Every write carries the
+ * resourceVersion it read: two candidates racing for a free Lease get one 409.
+ *
+ * A try that fails (the API server down or shedding load) is retried every retry period while
+ * this process leads (it must renew within the deadline); otherwise after a backoff from the retry
+ * period up to the lease duration, or the server's Retry-After when that is longer.
  */
 import { z } from 'zod';
 import { ApiError, type KubeApi } from '../api-client/index.js';
-import type { Logger } from '../runtime/index.js';
+import { jittered, retryDelayMs, type Logger } from '../runtime/index.js';
 
 export const LEASE_API = '/apis/coordination.k8s.io/v1';
 
@@ -129,19 +135,59 @@ export interface LeaderElectionOptions {
   readonly renewDeadlineMs?: number;
   /** @default DEFAULT_RETRY_PERIOD_MS */
   readonly retryPeriodMs?: number;
+  /** Wall time, for the Lease's acquireTime and renewTime (read by people and tools, never for a decision). */
   readonly clock?: () => Date;
+  /**
+   * Milliseconds on a clock that never steps (performance.now()): every duration — the renew
+   * deadline, how long a Lease version has been seen — is measured on it. @default performance.now
+   */
+  readonly monotonic?: () => number;
   /** Called when this process starts or stops leading. */
   readonly onChange?: (leading: boolean) => void;
 }
+
+/**
+ * The wait before the next try: the retry period after a success (a follower's varied by ±20 %, so
+ * that candidates started together do not read in step; a leader renews on time); after failures
+ * the retry period again while this process leads, else a backoff from the retry period doubling
+ * up to the lease duration; never sooner than the server's Retry-After.
+ * @example leaseRetryDelayMs({ failures: 3, leading: false, retryPeriodMs: 2000, leaseDurationMs: 15_000 }, () => 0.5) // 8000
+ */
+export function leaseRetryDelayMs(
+  state: {
+    readonly failures: number;
+    readonly leading: boolean;
+    readonly retryPeriodMs: number;
+    readonly leaseDurationMs: number;
+    readonly error?: unknown;
+  },
+  random: () => number = Math.random,
+): number {
+  const { failures, leading, retryPeriodMs, leaseDurationMs, error } = state;
+  if (failures === 0) return leading ? retryPeriodMs : jittered(retryPeriodMs, LEASE_JITTER, random);
+  const backoff = {
+    initialMs: retryPeriodMs,
+    maxMs: leading ? retryPeriodMs : Math.max(retryPeriodMs, leaseDurationMs),
+    jitter: leading ? 0 : LEASE_JITTER,
+  };
+  return retryDelayMs(failures, backoff, error, random);
+}
+
+const LEASE_JITTER = 0.2;
 
 /** Tries for the Lease every retry period until stopped; `leading()` says whether it holds it now. */
 export class LeaderElector implements Leadership {
   readonly #options: LeaderElectionOptions;
   readonly #clock: () => Date;
+  readonly #monotonic: () => number;
   readonly #path: string;
-  /** The version of the Lease last seen, and when (this process's clock) it was first seen. */
+  /** The version of the Lease last seen, and when (the monotonic clock) it was first seen. */
   #observed: { resourceVersion: string; at: number } | undefined;
+  /** When (the monotonic clock) this process last read the Lease before a renewal that succeeded. */
   #lastRenew: number | undefined;
+  /** Consecutive failed tries, and the last one's error (its Retry-After). */
+  #failures = 0;
+  #lastError: unknown;
   #leading = false;
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> | undefined;
@@ -151,6 +197,7 @@ export class LeaderElector implements Leadership {
   constructor(options: LeaderElectionOptions) {
     this.#options = options;
     this.#clock = options.clock ?? (() => new Date());
+    this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#path = `${LEASE_API}/namespaces/${encodeURIComponent(options.namespace)}/leases/${encodeURIComponent(options.name)}`;
   }
 
@@ -160,7 +207,7 @@ export class LeaderElector implements Leadership {
 
   leading(): boolean {
     const renewDeadline = this.#options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
-    return this.#leading && this.#lastRenew !== undefined && this.#clock().getTime() - this.#lastRenew < renewDeadline;
+    return this.#leading && this.#lastRenew !== undefined && this.#monotonic() - this.#lastRenew < renewDeadline;
   }
 
   /** Stops trying and, when holding the Lease, hands it back so that another candidate leads at once. */
@@ -183,6 +230,8 @@ export class LeaderElector implements Leadership {
   async tryOnce(): Promise<void> {
     const { api, logger } = this.#options;
     const now = this.#clock();
+    // Taken before the read: the renewal counts from before its request was sent, never later.
+    const started = this.#monotonic();
     try {
       const raw = await api.get(this.#path);
       const lease = raw === undefined ? undefined : ReceivedLeaseSchema.parse(raw);
@@ -191,10 +240,12 @@ export class LeaderElector implements Leadership {
         name: this.#options.name,
         identity: this.#options.identity,
         lease,
-        expired: this.#expired(lease, now.getTime()),
+        // Seen now, after the read returned: a later observation can only delay a takeover.
+        expired: this.#expired(lease, this.#monotonic()),
         durationSeconds: Math.ceil((this.#options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS) / 1000),
         now,
       });
+      this.#failures = 0;
       if (step.kind === 'follow') {
         if (this.#leading) logger.warn({ holder: step.holder }, 'another checker holds the leader Lease');
         this.#setLeading(false);
@@ -203,9 +254,14 @@ export class LeaderElector implements Leadership {
       if (step.kind === 'create')
         await api.create(`${LEASE_API}/namespaces/${encodeURIComponent(this.#options.namespace)}/leases`, step.body);
       else await api.replace(this.#path, step.body);
-      this.#lastRenew = now.getTime();
+      this.#lastRenew = started;
       this.#setLeading(true);
     } catch (error) {
+      // 409 is an answer (another candidate wrote first), not a failure to back off from.
+      if (!(error instanceof ApiError && error.status === 409)) {
+        this.#failures++;
+        this.#lastError = error;
+      }
       // 409: another candidate wrote first; it leads, or the next try sees who does.
       if (error instanceof ApiError && error.status === 403) this.#forbidden(error);
       else if (!(error instanceof ApiError && error.status === 409))
@@ -232,6 +288,20 @@ export class LeaderElector implements Leadership {
   }
 
   /** Expired: the holder's lease duration has passed since this process first saw this version of it. */
+  /** The wait before the next try ({@link leaseRetryDelayMs}). */
+  nextDelayMs(random: () => number = Math.random): number {
+    return leaseRetryDelayMs(
+      {
+        failures: this.#failures,
+        leading: this.leading(),
+        retryPeriodMs: this.#options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS,
+        leaseDurationMs: this.#options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS,
+        error: this.#lastError,
+      },
+      random,
+    );
+  }
+
   #expired(lease: ReceivedLease | undefined, now: number): boolean {
     if (lease === undefined) return false;
     const version = lease.metadata.resourceVersion;
@@ -252,7 +322,7 @@ export class LeaderElector implements Leadership {
     this.#timer = setTimeout(() => {
       this.#tick = this.tryOnce().finally(() => {
         this.#tick = undefined;
-        this.#schedule(this.#options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS);
+        this.#schedule(this.nextDelayMs());
       });
     }, delayMs);
   }

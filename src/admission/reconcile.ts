@@ -36,7 +36,7 @@ import {
   type Workload,
 } from '../placement/index.js';
 import { deviceOwnerSettingOf, deviceResourceOf } from '../contracts/index.js';
-import type { Logger } from '../runtime/index.js';
+import { retryAfterMsOf, type Logger } from '../runtime/index.js';
 import { NO_RECORDING, type AdmissionRecorder } from './metrics.js';
 import type { ReceivedInstanceType } from '../dra/index.js';
 import { objectKey, resourceVersionOf } from './resources.js';
@@ -166,6 +166,8 @@ export interface PassResult {
   readonly written: number;
   /** Writes that failed with something other than 404/409: the caller retries after a backoff. */
   readonly failed: number;
+  /** The longest `Retry-After` a failed write carried (429 from API Priority and Fairness): the retry waits at least that. */
+  readonly retryAfterMs?: number;
 }
 
 /** True when the verdict says something the observed entry does not (the time alone is not a change). */
@@ -224,6 +226,7 @@ export class Reconciler {
     const claims = snapshot.dra === undefined ? undefined : claimsInput(snapshot.dra, this.slices);
     let written = 0;
     let failed = 0;
+    this.retryAfterMs = undefined;
     for (const workload of snapshot.workloads) {
       const key = objectKey(workload.metadata);
       seen.add(key);
@@ -239,7 +242,15 @@ export class Reconciler {
     }
     if (claims !== undefined)
       (this.options.recorder ?? NO_RECORDING).cards(cardRowsOf(claims, snapshot.nodes, instanceTypes));
-    return { written, failed };
+    return { written, failed, ...(this.retryAfterMs === undefined ? {} : { retryAfterMs: this.retryAfterMs }) };
+  }
+
+  /** The longest Retry-After of this pass's failed writes. */
+  private retryAfterMs: number | undefined;
+
+  private noteRetryAfter(error: unknown): void {
+    const ms = retryAfterMsOf(error);
+    if (ms !== undefined) this.retryAfterMs = Math.max(this.retryAfterMs ?? 0, ms);
   }
 
   /**
@@ -297,6 +308,7 @@ export class Reconciler {
       } catch (error) {
         // Gone or changed under us: the next pass decides again; anything else is retried with a backoff.
         if (!(error instanceof ApiError && (error.status === 404 || error.status === 409))) failed++;
+        this.noteRetryAfter(error);
         this.options.logger.warn(
           { instanceType: metadata.name, err: (error as Error).message },
           'InstanceType devices annotation not written; will try again',
@@ -365,6 +377,7 @@ export class Reconciler {
         recorder.write('skipped', entry.state);
         return 'skipped';
       }
+      this.noteRetryAfter(error);
       this.options.logger.error(
         { ...fields, err: (error as Error).message },
         'admission check write failed; will retry',

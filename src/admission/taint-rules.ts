@@ -12,7 +12,7 @@ import {
   type ReceivedDeviceTaintRule,
 } from '../dra/index.js';
 import { servedVersion, type KubeApi } from '../api-client/index.js';
-import { backoffMs, sleep } from '../runtime/index.js';
+import { retryDelayMs, sleep } from '../runtime/index.js';
 import { DEFAULT_BACKOFF, Informer, type InformerOptions, type InformerStatus } from './informer.js';
 import { deviceTaintRules } from './resources.js';
 
@@ -57,7 +57,7 @@ export class TaintRuleWatch {
       } catch (error) {
         this.#own.failures++;
         this.#own.lastError = (error as Error).message;
-        const retryInMs = backoffMs(this.#own.failures, this.options.backoff ?? DEFAULT_BACKOFF);
+        const retryInMs = retryDelayMs(this.#own.failures, this.options.backoff ?? DEFAULT_BACKOFF, error);
         this.options.logger.error(
           { resource: DEVICE_TAINT_RULES_RESOURCE, err: this.#own.lastError, retryInMs },
           'discovery of DeviceTaintRule failed; will try again after a backoff',

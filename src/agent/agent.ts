@@ -6,7 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { DetectResult } from '../../native/index.js';
-import { backoffMs, sendMetrics, sleep, type Logger } from '../runtime/index.js';
+import { backoffMs, jittered, retryAfterMsOf, sendMetrics, sleep, type Logger } from '../runtime/index.js';
+import { serverUnavailable } from '../api-client/index.js';
 import {
   failedManufacturers,
   labelsFromDetection,
@@ -55,6 +56,8 @@ export interface AgentState {
   sliceWrites: number;
   /** The last owner decision per manufacturer with cards (/healthz shows it). */
   ownerDecisions?: OwnerDecisions;
+  /** The longest `Retry-After` the last cycle's failures carried: the next retry waits at least that. */
+  retryAfterMs?: number;
 }
 
 export type CycleResult = PublishResult;
@@ -66,12 +69,29 @@ export function createAgentState(): AgentState {
 /** One detect → labels → publish pass, then the ResourceSlices of the same detection. */
 export async function runCycle(state: AgentState, options: AgentOptions): Promise<CycleResult> {
   const recorder = options.recorder ?? NO_RECORDING;
-  const detected: { result?: DetectResult } = {};
+  const detected: Detected = {};
+  delete state.retryAfterMs;
   const result = await cycle(state, options, detected);
   recorder.publish(result);
-  if (options.slicePublisher !== undefined && detected.result !== undefined)
+  // An API server that did not answer the labels' request (down, 429, 5xx) would not answer the
+  // slices' either: the attempt ends there, one request, not one per publisher (the fleet's load
+  // during an outage, docs/operations.md#api-server-outages). A refusal of the labels alone (a 403,
+  // a 422) leaves the slices to try: one failing never holds the other back.
+  if (options.slicePublisher !== undefined && detected.result !== undefined && !detected.unavailable)
     recorder.slicePublish(await publishSlices(state, options, options.slicePublisher, detected.result));
   return result;
+}
+
+/** What a cycle hands on to the slices: its detection, and whether its API request found the server unavailable. */
+interface Detected {
+  result?: DetectResult;
+  unavailable?: boolean;
+}
+
+/** Keeps the longest Retry-After of this cycle's failures. */
+function noteRetryAfter(state: AgentState, error: unknown): void {
+  const ms = retryAfterMsOf(error);
+  if (ms !== undefined) state.retryAfterMs = Math.max(state.retryAfterMs ?? 0, ms);
 }
 
 async function publishSlices(
@@ -96,6 +116,7 @@ async function publishSlices(
     // neither backs off the labels' cycle nor makes the agent unready, but is still reported.
     if (error instanceof SlicesNotServedError) state.sliceFailures = 0;
     else state.sliceFailures++;
+    noteRetryAfter(state, error);
     // An ApiError's message carries the API's status and reason (422 field errors, 409 conflicts).
     state.lastSliceError = (error as Error).message;
     options.logger.error(
@@ -145,11 +166,7 @@ async function timedDetect(options: AgentOptions): Promise<DetectResult> {
   }
 }
 
-async function cycle(
-  state: AgentState,
-  options: AgentOptions,
-  detected: { result?: DetectResult },
-): Promise<PublishResult> {
+async function cycle(state: AgentState, options: AgentOptions, detected: Detected): Promise<PublishResult> {
   const now = () => (options.clock ?? (() => new Date()))().toISOString();
   try {
     detected.result = await timedDetect(options);
@@ -182,6 +199,8 @@ async function cycle(
   } catch (error) {
     state.failures++;
     state.lastError = (error as Error).message;
+    detected.unavailable = serverUnavailable(error);
+    noteRetryAfter(state, error);
     options.logger.error({ err: state.lastError, failures: state.failures }, 'agent cycle failed; will retry');
     return 'failed';
   }
@@ -189,31 +208,33 @@ async function cycle(
 
 /**
  * How a failed publish is retried: 1 s doubling to 30 s, as client-go's reflector does (or to the
- * interval when that is longer: a retry never comes later than the next cycle would), each delay
- * varied by ±20 % so that agents that failed together (an API server restart) spread their retries
- * instead of meeting the recovering server in lockstep; a success resets it. docs/operations.md
- * gives the load a fleet sends during an outage.
+ * interval when that is longer: a retry never comes later than the next cycle would), or the
+ * server's Retry-After when that is longer; a success resets it. Each wait, the interval's too, is
+ * varied by ±20 %: agents that failed together (an API server restart) spread their retries
+ * instead of meeting the recovering server in lockstep, and agents started together (a DaemonSet
+ * rollout) drift apart instead of sending every cycle in the same second. docs/operations.md gives
+ * the load a fleet sends during an outage.
  */
 export const AGENT_RETRY = { initialMs: 1000, maxMs: 30_000, jitter: 0.2 } as const;
 
-/** The longest wait between two cycles: a retry at its cap with the jitter on top, or the interval. */
+/** The longest wait between two cycles: a retry at its cap, or the interval, with the jitter on top (a Retry-After too is held to it). */
 export function longestCycleGapMs(intervalMs: number): number {
   return Math.ceil(Math.max(intervalMs, AGENT_RETRY.maxMs) * (1 + AGENT_RETRY.jitter));
 }
 
 /**
  * Delay before the next cycle: the interval, or after failures (of the labels or the slices,
- * whichever has more) the retry backoff of AGENT_RETRY, jittered by `random` (in [0, 1)).
+ * whichever has more) the retry backoff of AGENT_RETRY or the last Retry-After, whichever is
+ * longer; each jittered by `random` (in [0, 1)).
  * @example nextDelayMs({ ...state, failures: 3 }, 60_000, () => 0.5) // 4000
  */
 export function nextDelayMs(state: AgentState, intervalMs: number, random: () => number = Math.random): number {
   const failures = Math.max(state.failures, state.sliceFailures);
-  if (failures === 0) return intervalMs;
-  const full = backoffMs(failures, {
-    initialMs: AGENT_RETRY.initialMs,
-    maxMs: Math.max(intervalMs, AGENT_RETRY.maxMs),
-  });
-  return Math.round(full * (1 + AGENT_RETRY.jitter * (2 * random() - 1)));
+  if (failures === 0) return jittered(intervalMs, AGENT_RETRY.jitter, random);
+  const retry = backoffMs(failures, { ...AGENT_RETRY, maxMs: Math.max(intervalMs, AGENT_RETRY.maxMs) }, random);
+  // At most the longest gap between cycles: a longer Retry-After would let the detection go stale
+  // and the liveness probe restart an agent that is only waiting.
+  return Math.min(Math.max(retry, state.retryAfterMs ?? 0), longestCycleGapMs(intervalMs));
 }
 
 /** Runs cycles until `signal` aborts (SIGTERM), then resolves. */

@@ -19,10 +19,57 @@ export class ApiError extends Error {
     readonly method: string,
     readonly path: string,
     body: string,
+    /**
+     * The answer's `Retry-After`, in ms: API Priority and Fairness sends it with 429, a server
+     * shedding load with 503. Retries wait at least this long (retryDelayMs in src/runtime).
+     */
+    readonly retryAfterMs?: number,
   ) {
-    super(`${method} ${path}: HTTP ${status}: ${body.slice(0, 300)}`);
+    super(
+      `${method} ${path}: HTTP ${status}${retryAfterMs === undefined ? '' : ` (retry after ${retryAfterMs / 1000} s)`}: ${body.slice(0, 300)}`,
+    );
   }
 }
+
+/** The longest Retry-After honoured: a header asking for an hour must not park a process for an hour. */
+export const MAX_RETRY_AFTER_MS = 300_000;
+
+/**
+ * A `Retry-After` header in ms: delay-seconds or an HTTP date (RFC 9110 §10.2.3), at most
+ * MAX_RETRY_AFTER_MS; undefined when absent or unreadable.
+ * @example retryAfterMs('3') // 3000
+ */
+export function retryAfterMs(header: string | undefined, now: number = Date.now()): number | undefined {
+  const text = header?.trim();
+  if (!text) return undefined;
+  // An HTTP date ends in GMT; anything else Date.parse would read ('1.5', '-1') is no date here.
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : / GMT$/.test(text) ? Date.parse(text) - now : Number.NaN;
+  if (!Number.isFinite(ms)) return undefined;
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * Whether an error says the API server cannot serve anyone now (unreachable, timed out, 429, 5xx),
+ * not that this one request was refused: after it, the other requests of the same attempt would
+ * fail the same way and only add to the load.
+ */
+export function serverUnavailable(error: unknown): boolean {
+  if (error instanceof ApiError) return error.status === 429 || error.status >= 500;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code !== undefined && UNREACHABLE_CODES.has(code);
+}
+
+/** Socket errors that say the server is not there (a file the feature-file publisher cannot write is not one). */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EPIPE',
+]);
 
 export type PatchType = 'application/merge-patch+json' | 'application/apply-patch+yaml';
 
@@ -291,10 +338,18 @@ class KubeClient implements KubeApi {
     return new Promise((resolve, reject) => {
       const req = send(url, options, (res) => {
         readText(res)
-          .then((text) => answerOf(method, path, res.statusCode ?? 0, text, notFoundIsError))
+          .then((text) =>
+            answerOf(method, path, res.statusCode ?? 0, text, notFoundIsError, res.headers['retry-after']),
+          )
           .then(resolve, reject);
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out after ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on('timeout', () =>
+        req.destroy(
+          Object.assign(new Error(`${method} ${path}: timed out after ${REQUEST_TIMEOUT_MS} ms`), {
+            code: 'ETIMEDOUT',
+          }),
+        ),
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -302,9 +357,16 @@ class KubeClient implements KubeApi {
 }
 
 /** What an answer means: its JSON (`undefined` when empty, or for a GET's 404 unless `notFoundIsError`), else an ApiError. */
-function answerOf(method: string, path: string, status: number, text: string, notFoundIsError: boolean): unknown {
+function answerOf(
+  method: string,
+  path: string,
+  status: number,
+  text: string,
+  notFoundIsError: boolean,
+  retryAfter: string | undefined,
+): unknown {
   if (method === 'GET' && status === 404 && !notFoundIsError) return undefined;
-  if (status < 200 || status >= 300) throw new ApiError(status, method, path, text);
+  if (status < 200 || status >= 300) throw new ApiError(status, method, path, text, retryAfterMs(retryAfter));
   try {
     return text ? JSON.parse(text) : undefined;
   } catch {
@@ -338,7 +400,8 @@ function streamWatch(
     const req: ClientRequest = request.send(request.url, request.options, (res) => {
       const status = res.statusCode ?? 0;
       if (status < 200 || status >= 300) {
-        readText(res).then((text) => settle(new ApiError(status, 'GET', watchPath, text)), settle);
+        const wait = retryAfterMs(res.headers['retry-after']);
+        readText(res).then((text) => settle(new ApiError(status, 'GET', watchPath, text, wait)), settle);
         return;
       }
       options.onOpen?.();

@@ -2,9 +2,12 @@
 export {
   ApiError,
   KUBE_CLIENT_MIN_NODE,
+  MAX_RETRY_AFTER_MS,
   createKubeApi,
   kubeClientLoads,
   loadKubeConfig,
+  retryAfterMs,
+  serverUnavailable,
   withQuery,
   type KubeApi,
   type PatchType,

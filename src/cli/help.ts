@@ -16,6 +16,8 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
              [--tls-cert FILE --tls-key FILE] serve the hooks over HTTPS (PEM; read again when
                                they change, so a rotated Secret needs no restart)
              [--token-file FILE] callers must send Authorization: Bearer <its content>
+             [--previous-token-file FILE] its token is accepted too while the file holds one
+                               (absent or empty: none; a token rotation)
              [--client-ca FILE] callers must present a client certificate this CA signed
                                (either: anyone else gets 401; needs --metrics-port)
              [--metrics-port N] /healthz, /readyz, /metrics there (plain HTTP, no credentials)

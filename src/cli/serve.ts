@@ -31,6 +31,7 @@ function serveCredentials(values: Record<string, string | boolean | undefined>):
     keyFile: file('tls-key'),
     clientCaFile: file('client-ca'),
     tokenFile: file('token-file'),
+    previousTokenFile: file('previous-token-file'),
   };
   try {
     checkCredentialFiles(files);
@@ -57,6 +58,7 @@ export async function serveCommand(args: string[]): Promise<void> {
       'tls-key': { type: 'string' },
       'client-ca': { type: 'string' },
       'token-file': { type: 'string' },
+      'previous-token-file': { type: 'string' },
       'metrics-port': { type: 'string' },
       'reload-interval': { type: 'string', default: '10s' },
       admission: { type: 'boolean', default: false },

@@ -4,7 +4,7 @@
  * src/; the pure folders never import it.
  */
 export { SILENT_LOGGER, type Logger } from './logger.js';
-export { backoffMs, sleep, type BackoffOptions } from './backoff.js';
+export { backoffMs, jittered, retryAfterMsOf, retryDelayMs, sleep, type BackoffOptions } from './backoff.js';
 export { counterOn, createRegistry, secondsOn, sendMetrics } from './metrics.js';
 export {
   LOG_LEVELS,

@@ -1,7 +1,8 @@
 /**
  * @module Who may call the hooks: the serving certificate and key, the CA of client certificates
- * and the bearer token, read from files (a Secret mounted into the Pod) and read again when they
- * change, and the check of a caller against them (docs/architecture.md#hook-server, "Trust").
+ * and the bearer token (and, during a rotation, the previous one), read from files (a Secret
+ * mounted into the Pod) and read again when they change, and the check of a caller against them
+ * (docs/architecture.md#hook-server, "Trust"; the rotation: docs/operations.md#token-rotation).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,6 +17,13 @@ export interface CredentialFiles {
   readonly clientCaFile?: string | undefined;
   /** A caller must send `Authorization: Bearer <the file's content, trimmed>`. */
   readonly tokenFile?: string | undefined;
+  /**
+   * The token being rotated out, accepted beside `tokenFile`'s while this file holds one.
+   * Metacontroller reads a hook's token only when its controller changes, so for a while after a
+   * rotation it still sends the old one. A file that is absent (the Secret has no such key) or
+   * empty holds none: no flag to change, the Secret alone says whether a rotation is under way.
+   */
+  readonly previousTokenFile?: string | undefined;
 }
 
 /** What the files held at one reading. */
@@ -23,6 +31,8 @@ export interface Credentials {
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca?: Buffer };
   /** SHA-256 of the token: what a presented token's digest is compared with. */
   readonly tokenDigest?: Buffer;
+  /** SHA-256 of the previous token, while `previousTokenFile` holds one. */
+  readonly previousTokenDigest?: Buffer;
 }
 
 /** A credential file that cannot be used, naming the file and the flag it came from. */
@@ -42,6 +52,7 @@ const FLAGS: Readonly<Record<keyof CredentialFiles, string>> = {
   keyFile: '--tls-key',
   clientCaFile: '--client-ca',
   tokenFile: '--token-file',
+  previousTokenFile: '--previous-token-file',
 };
 
 function read(files: CredentialFiles, which: keyof CredentialFiles): Buffer | undefined {
@@ -59,6 +70,20 @@ function read(files: CredentialFiles, which: keyof CredentialFiles): Buffer | un
 
 const sha256 = (data: Buffer | string): Buffer => createHash('sha256').update(data).digest();
 
+/** The previous token, or undefined where its file is absent or empty (no rotation under way). */
+function readPrevious(files: CredentialFiles): Buffer | undefined {
+  const file = files.previousTokenFile;
+  if (file === undefined) return undefined;
+  let content: string;
+  try {
+    content = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CredentialError(file, `${FLAGS.previousTokenFile} cannot be read: ${(error as Error).message}`);
+  }
+  return content === '' ? undefined : sha256(content);
+}
+
 /** Which files go together: a key without a certificate, or a client CA without HTTPS, is a mistake. */
 export function checkCredentialFiles(files: CredentialFiles): void {
   if ((files.certFile === undefined) !== (files.keyFile === undefined))
@@ -68,6 +93,8 @@ export function checkCredentialFiles(files: CredentialFiles): void {
       files.clientCaFile,
       '--client-ca needs --tls-cert and --tls-key (client certificates are TLS)',
     );
+  if (files.previousTokenFile !== undefined && files.tokenFile === undefined)
+    throw new CredentialError(files.previousTokenFile, '--previous-token-file needs --token-file');
 }
 
 /** Reads every file once; throws {@link CredentialError} naming the first one that is missing or empty. */
@@ -77,9 +104,11 @@ export function readCredentials(files: CredentialFiles): Credentials {
   const key = read(files, 'keyFile');
   const ca = read(files, 'clientCaFile');
   const token = read(files, 'tokenFile');
+  const previous = readPrevious(files);
   return {
     ...(cert && key ? { tls: { cert, key, ...(ca ? { ca } : {}) } } : {}),
     ...(token ? { tokenDigest: sha256(token.toString('utf8').trim()) } : {}),
+    ...(previous ? { previousTokenDigest: previous } : {}),
   };
 }
 
@@ -98,7 +127,8 @@ export function credentialsChanged(a: Credentials, b: Credentials): boolean {
     same(a.tls?.cert, b.tls?.cert) &&
     same(a.tls?.key, b.tls?.key) &&
     same(a.tls?.ca, b.tls?.ca) &&
-    same(a.tokenDigest, b.tokenDigest)
+    same(a.tokenDigest, b.tokenDigest) &&
+    same(a.previousTokenDigest, b.previousTokenDigest)
   );
 }
 
@@ -113,13 +143,32 @@ export interface Caller {
 /** What a caller must show. */
 export interface CallerRequirements {
   readonly tokenDigest?: Buffer | undefined;
+  /** Accepted too, during a rotation ({@link CredentialFiles.previousTokenFile}). */
+  readonly previousTokenDigest?: Buffer | undefined;
   readonly clientCertificate: boolean;
+  /** Called when a caller got in with the previous token: Metacontroller has not read the new one yet. */
+  readonly onPreviousToken?: (() => void) | undefined;
+}
+
+/** What a caller must show, from the credentials as last read. */
+export function callerRequirements(
+  credentials: Credentials,
+  clientCertificate: boolean,
+  onPreviousToken?: () => void,
+): CallerRequirements {
+  return {
+    tokenDigest: credentials.tokenDigest,
+    previousTokenDigest: credentials.previousTokenDigest,
+    clientCertificate,
+    onPreviousToken,
+  };
 }
 
 /**
  * Why `caller` may not call the hooks, or undefined when it may: every credential required must be
- * shown. The token is compared as SHA-256 digests with timingSafeEqual, so the time taken says
- * nothing about how much of it matched, nor about its length.
+ * shown. The token is compared as SHA-256 digests with timingSafeEqual, with the current and (during
+ * a rotation) the previous token both, always both: the time taken says nothing about how much of
+ * it matched, nor its length, nor which one.
  * @example refusal({ authorization: 'Bearer x', verifiedClientCertificate: false }, { clientCertificate: true }) // 'no verified client certificate'
  */
 export function refusal(caller: Caller, required: CallerRequirements): string | undefined {
@@ -127,5 +176,11 @@ export function refusal(caller: Caller, required: CallerRequirements): string | 
   if (required.tokenDigest === undefined) return undefined;
   const match = /^bearer +(\S+) *$/i.exec(caller.authorization ?? '');
   if (!match) return caller.authorization === undefined ? 'no bearer token' : 'not a bearer token';
-  return timingSafeEqual(sha256(match[1] as string), required.tokenDigest) ? undefined : 'wrong bearer token';
+  const presented = sha256(match[1] as string);
+  const current = timingSafeEqual(presented, required.tokenDigest);
+  const previous = timingSafeEqual(presented, required.previousTokenDigest ?? required.tokenDigest);
+  if (current) return undefined;
+  if (!previous) return 'wrong bearer token';
+  required.onPreviousToken?.();
+  return undefined;
 }

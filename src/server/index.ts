@@ -2,6 +2,7 @@
 export { createApp, createServiceApp, type AppOptions } from './app.js';
 export {
   CredentialError,
+  callerRequirements,
   checkCredentialFiles,
   readCredentials,
   refusal,

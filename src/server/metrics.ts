@@ -17,6 +17,8 @@ export interface HookMetrics {
   readonly handshakes: Counter;
   /** Readings of changed credential files, put into service (`ok`) or refused (`failed`). */
   readonly reloads: Counter<'result'>;
+  /** Callers let in by the previous token (--previous-token-file): while it rises, Metacontroller still sends the old one. */
+  readonly previousToken: Counter;
 }
 
 /** Hook duration histogram, requests by status code, children emitted by kind (docs/architecture.md#hook-server), and the in-flight budget. */
@@ -69,6 +71,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HookM
       name: 'gpustack_hook_credential_reloads_total',
       help: 'Changed credential files read: put into service (ok) or refused, the last good ones kept (failed).',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    previousToken: new Counter({
+      name: 'gpustack_hook_previous_token_total',
+      help: 'Hook calls let in by the previous bearer token (--previous-token-file) during a token rotation.',
       registers: [registry],
     }),
   };

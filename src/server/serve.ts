@@ -9,6 +9,7 @@ import type { Hono } from 'hono';
 import { createProcessLogger, type LogLevel } from '../runtime/index.js';
 import { createApp, createServiceApp } from './app.js';
 import {
+  callerRequirements,
   credentialsChanged,
   readCredentials,
   secureContextOptions,
@@ -234,6 +235,17 @@ export function runServer(options: ServeOptions): Promise<void> {
   const clientCertificate = files.clientCaFile !== undefined;
   const checked = clientCertificate || files.tokenFile !== undefined;
   const metrics = createMetrics({ defaultMetrics: true });
+  // Counted every time, logged once per reading of the files: a rotation's progress, not a line per hook call.
+  let previousTokenLogged = false;
+  const onPreviousToken = () => {
+    metrics.previousToken.inc();
+    if (previousTokenLogged) return;
+    previousTokenLogged = true;
+    logger.info(
+      { previousTokenFile: files.previousTokenFile },
+      'a caller sent the previous bearer token: Metacontroller has not read the new one yet (docs/operations.md#token-rotation)',
+    );
+  };
   const pacing = new JoinPacing({ maxHoldSeconds: (options.joinPacingMs ?? 60_000) / 1000 });
   const app = createApp({
     logger,
@@ -242,7 +254,7 @@ export function runServer(options: ServeOptions): Promise<void> {
     maxBodyBytes,
     maxInflightBytes,
     serviceRoutes: options.healthPort === undefined,
-    ...(checked ? { callers: () => ({ tokenDigest: hold.current.tokenDigest, clientCertificate }) } : {}),
+    ...(checked ? { callers: () => callerRequirements(hold.current, clientCertificate, onPreviousToken) } : {}),
   });
   const limits = {
     maxBodyBytes,
@@ -266,8 +278,12 @@ export function runServer(options: ServeOptions): Promise<void> {
   const stopWatching = watchCredentials(files, hold.current, options.credentialsPollMs ?? CREDENTIALS_POLL_MS, {
     changed: (next) => {
       applyCredentials(server, next, hold);
+      previousTokenLogged = false;
       metrics.reloads.inc({ result: 'ok' });
-      logger.info({ files }, 'credentials reloaded: new connections use them');
+      logger.info(
+        { files, previousToken: next.previousTokenDigest !== undefined },
+        'credentials reloaded: new connections use them',
+      );
     },
     failed: (error) => {
       metrics.reloads.inc({ result: 'failed' });
@@ -295,6 +311,7 @@ export function runServer(options: ServeOptions): Promise<void> {
           tls: hold.current.tls !== undefined,
           clientCertificate,
           bearerToken: files.tokenFile !== undefined,
+          previousToken: hold.current.previousTokenDigest !== undefined,
           ...(options.healthPort !== undefined ? { healthPort: options.healthPort } : {}),
         },
         'hook server listening',

@@ -10,12 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createAdmissionMetrics,
+  kubeCheckWriter,
   serveHealth,
   startChecker,
   type Checker,
   type CheckerOptions,
 } from '../../src/admission/index.js';
-import { createKubeApi } from '../../src/api-client/index.js';
+import { ApiError, createKubeApi } from '../../src/api-client/index.js';
 import { CHECK, H100_FLAVOR, boundPod, deviceFlavor, gpuNode, gpus, makeWorkload } from '../placement/builders.js';
 import { allocatedClaim, claimTemplate, nodePool } from '../dra/builders.js';
 import { buildCordonRules, buildDeviceLedger } from '../../src/dra/index.js';
@@ -165,6 +166,27 @@ describe('checker: retries and resync', () => {
       'admission check write failed; will retry',
       'admission check write failed; will retry',
     ]);
+  });
+
+  it("a write answered 429 is retried no sooner than the server's Retry-After, not after the 5 ms backoff", async () => {
+    seedFragmentedPool();
+    const tries: number[] = [];
+    const writer = kubeCheckWriter(createKubeApi(kubeConfigFor(api.url)), CHECK);
+    start({
+      backoff: { initialMs: 5, maxMs: 1000 },
+      writer: {
+        write: (ref, entry) => {
+          tries.push(performance.now());
+          return tries.length === 1
+            ? Promise.reject(new ApiError(429, 'PATCH', '/apis/kueue.x-k8s.io/…', 'TooManyRequests', 300))
+            : writer.write(ref, entry);
+        },
+      },
+    });
+    await eventually(() => ourEntry()?.['state'] === 'Retry', 'written on the second try');
+    expect(tries).toHaveLength(2);
+    // A timer never fires early: the retry came after the 300 ms asked for (a 5 ms backoff otherwise).
+    expect((tries[1] ?? 0) - (tries[0] ?? 0)).toBeGreaterThanOrEqual(295);
   });
 
   it('a 409 is not retried by backoff, but the periodic resync decides again', async () => {

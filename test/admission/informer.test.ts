@@ -13,7 +13,7 @@ import {
   type InformerStatus,
 } from '../../src/admission/index.js';
 import type { Node } from '../../src/k8s/index.js';
-import { createKubeApi } from '../../src/api-client/index.js';
+import { ApiError, createKubeApi, type KubeApi } from '../../src/api-client/index.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
 function node(name: string, labels: Record<string, unknown> = {}): Record<string, unknown> {
@@ -163,6 +163,34 @@ describe('Informer: failures back off and relist', () => {
     expect(delays).toEqual([5, 10, 20, 20]);
     expect(informer.status.failures).toBe(4);
     expect(healthReport([informer.status], Date.now(), 60_000)).toMatchObject({ healthy: true, down: [] });
+  });
+
+  it("a list answered 429 waits the server's Retry-After where that is longer than the backoff", async () => {
+    const base = createKubeApi(kubeConfigFor(api.url));
+    let busy = 2;
+    // API Priority and Fairness refusing the first two lists, asking for 40 ms.
+    const throttled: KubeApi = {
+      get: base.get.bind(base),
+      patch: base.patch.bind(base),
+      create: base.create.bind(base),
+      replace: base.replace.bind(base),
+      remove: base.remove.bind(base),
+      watch: base.watch.bind(base),
+      listEach: (path: string, onItem: (item: unknown) => void) =>
+        busy-- > 0
+          ? Promise.reject(new ApiError(429, 'GET', path, 'TooManyRequests', 40))
+          : base.listEach(path, onItem),
+    };
+    const logger = recordingLogger();
+    const informer = new Informer(throttled, NODES, {
+      logger,
+      onChange: () => {},
+      backoff: { initialMs: 5, maxMs: 80 },
+    });
+    running = informer.run(stop.signal);
+    await eventually(streaming(informer), 'listed after two 429s');
+    const retries = logger.entries.filter((e) => e.level === 'error').map((e) => e.fields['retryInMs']);
+    expect(retries).toEqual([40, 40]);
   });
 
   it('a watch re-established after failures clears them when it ends, events or not: a quiet resource relists after the initial backoff', async () => {

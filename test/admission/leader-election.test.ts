@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   LeaderElector,
+  leaseRetryDelayMs,
   microTime,
   nextLeaseStep,
   startChecker,
@@ -13,7 +14,7 @@ import {
   type CheckWriter,
   type LeaderElectionOptions,
 } from '../../src/admission/index.js';
-import { createKubeApi } from '../../src/api-client/index.js';
+import { ApiError, createKubeApi, type KubeApi } from '../../src/api-client/index.js';
 import { CHECK, deviceFlavor, gpuNode, gpus, makeWorkload, boundPod } from '../placement/builders.js';
 import { eventually, kubeConfigFor, recordingLogger, startFakeKube, type FakeKube } from './support.js';
 
@@ -110,12 +111,15 @@ function candidate(identity: string, extra: Partial<LeaderElectionOptions> = {})
     name: CHECK,
     identity,
     clock: () => new Date(now),
+    // The tests move time by `now`: wall and monotonic alike, unless a test steps one of them.
+    monotonic: () => now,
     ...extra,
   });
   electors.push(elector);
   return elector;
 }
 
+const api0 = (): string => api.url;
 const holder = () => (api.lease(`${NS}/${CHECK}`)?.['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity;
 
 describe('LeaderElector', () => {
@@ -184,6 +188,118 @@ describe('LeaderElector', () => {
     expect(holder()).toBe('');
     await b.tryOnce();
     expect([b.leading(), holder()]).toEqual([true, 'b']);
+  });
+});
+
+/** The API of `base`, or, while `down` holds an error, that error for every request (an outage). */
+function flaky(base: KubeApi): KubeApi & { down: Error | undefined } {
+  const api = {
+    down: undefined as Error | undefined,
+    get: (path: string) => (api.down ? Promise.reject(api.down) : base.get(path)),
+    create: (path: string, body: unknown) => (api.down ? Promise.reject(api.down) : base.create(path, body)),
+    replace: (path: string, body: unknown) => (api.down ? Promise.reject(api.down) : base.replace(path, body)),
+  };
+  return api as unknown as KubeApi & { down: Error | undefined };
+}
+
+describe('LeaderElector and clocks', () => {
+  it("a follower's wall clock stepping forward an hour does not expire a live Lease (one leader, not two)", async () => {
+    const a = candidate('a');
+    let bWall = now;
+    let bMono = 0;
+    const b = candidate('b', { clock: () => new Date(bWall), monotonic: () => bMono });
+    await a.tryOnce();
+    await b.tryOnce();
+    // NTP (or a resumed VM) steps b's wall clock; 2 s pass on its monotonic clock. a has not renewed yet.
+    bWall += 3_600_000;
+    bMono += 2_000;
+    await b.tryOnce();
+    expect([a.leading(), b.leading(), holder()]).toEqual([true, false, 'a']);
+  });
+
+  it("a holder's wall clock stepping back does not stretch its renew deadline while renewals fail", async () => {
+    let aWall = now;
+    let aMono = 0;
+    const api = flaky(createKubeApi(kubeConfigFor(api0())));
+    const changes: boolean[] = [];
+    const a = candidate('a', {
+      api,
+      clock: () => new Date(aWall),
+      monotonic: () => aMono,
+      onChange: (leading) => changes.push(leading),
+    });
+    await a.tryOnce();
+    expect(a.leading()).toBe(true);
+    api.down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+    aWall -= 3_600_000;
+    for (let i = 0; i < 4; i++) {
+      aMono += 2_000;
+      await a.tryOnce();
+      expect(a.leading()).toBe(true);
+    }
+    aMono += 2_000;
+    await a.tryOnce();
+    expect(a.leading()).toBe(false);
+    expect(changes).toEqual([true, false]);
+  });
+
+  it('a renewal that keeps failing: the holder stops leading before the follower may take over, never both', async () => {
+    const aApi = flaky(createKubeApi(kubeConfigFor(api0())));
+    const a = candidate('a', { api: aApi });
+    const b = candidate('b');
+    await a.tryOnce();
+    await b.tryOnce();
+    // a's requests fail (its node lost the network); b still reaches the API server.
+    aApi.down = new ApiError(503, 'PUT', '/apis/coordination.k8s.io/v1/…', 'unavailable', 1000);
+    const seen: string[] = [];
+    for (let t = 0; t < 20; t++) {
+      now += 1_000;
+      await a.tryOnce();
+      await b.tryOnce();
+      expect(a.leading() && b.leading()).toBe(false);
+      seen.push(a.leading() ? 'a' : b.leading() ? 'b' : '-');
+    }
+    // a leads until its 10 s renew deadline, nobody for 5 s, b from the 15 s lease duration.
+    expect(seen.join('')).toBe('aaaaaaaaa-----bbbbbb');
+  });
+});
+
+describe('leaseRetryDelayMs', () => {
+  const base = { failures: 0, leading: false, retryPeriodMs: 2000, leaseDurationMs: 15_000 };
+  const MID = (): number => 0.5;
+
+  it('a leader renews every retry period, failing or not: it must renew within the deadline', () => {
+    expect([0, 1, 5].map((failures) => leaseRetryDelayMs({ ...base, leading: true, failures }, () => 0))).toEqual([
+      2000, 2000, 2000,
+    ]);
+  });
+
+  it("a follower's reads are jittered, and back off while they fail, up to the lease duration", () => {
+    expect([0, 0.5, 0.999_999].map((r) => leaseRetryDelayMs(base, () => r))).toEqual([1600, 2000, 2400]);
+    expect([1, 2, 3, 4, 10].map((failures) => leaseRetryDelayMs({ ...base, failures }, MID))).toEqual([
+      2000, 4000, 8000, 15_000, 15_000,
+    ]);
+  });
+
+  it("waits the server's Retry-After when that is longer; a leader no longer than its retry period (it must renew)", () => {
+    const error = new ApiError(429, 'GET', '/apis/coordination.k8s.io/v1/…', 'TooManyRequests', 5000);
+    expect(leaseRetryDelayMs({ ...base, failures: 1, error }, MID)).toBe(5000);
+    expect(leaseRetryDelayMs({ ...base, failures: 4, error }, MID)).toBe(15_000);
+    expect(leaseRetryDelayMs({ ...base, leading: true, failures: 1, error }, MID)).toBe(2000);
+    const short = new ApiError(429, 'GET', '/apis/coordination.k8s.io/v1/…', 'TooManyRequests', 1000);
+    expect(leaseRetryDelayMs({ ...base, leading: true, failures: 1, error: short }, () => 0)).toBe(2000);
+  });
+
+  it('an elector that cannot reach the API server backs off instead of reading every 2 s', async () => {
+    const down = flaky(createKubeApi(kubeConfigFor(api0())));
+    down.down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+    const a = candidate('a', { api: down });
+    const delays: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await a.tryOnce();
+      delays.push(a.nextDelayMs(MID));
+    }
+    expect(delays).toEqual([2000, 4000, 8000, 15_000, 15_000]);
   });
 });
 

@@ -184,16 +184,51 @@ describe('nextDelayMs', () => {
     expect(longestCycleGapMs(60_000)).toBe(72_000);
   });
 
-  it('varies a retry by ±20 % (the slice failures count too); the interval itself is not varied', () => {
+  it('varies a retry by ±20 % (the slice failures count too), and the interval the same way', () => {
     const state = { ...createAgentState(), sliceFailures: 3 };
     expect(nextDelayMs(state, 60_000, () => 0)).toBe(3200);
     expect(nextDelayMs(state, 60_000, () => 0.999_999)).toBe(4800);
-    expect(nextDelayMs(createAgentState(), 60_000, () => 0)).toBe(60_000);
+    // Agents started together (a DaemonSet rollout) drift apart instead of meeting every interval.
+    expect(nextDelayMs(createAgentState(), 60_000, () => 0)).toBe(48_000);
+    expect(nextDelayMs(createAgentState(), 60_000, () => 0.999_999)).toBe(72_000);
     const sampled = Array.from({ length: 200 }, () => nextDelayMs({ ...state, sliceFailures: 9 }, 1000));
     expect(Math.min(...sampled)).toBeGreaterThanOrEqual(24_000);
     expect(Math.max(...sampled)).toBeLessThanOrEqual(36_000);
     // Both sides of the cap are used: agents that failed together do not retry together.
     expect(sampled.some((d) => d < 29_000) && sampled.some((d) => d > 31_000)).toBe(true);
+  });
+
+  it("waits at least the server's Retry-After, for the labels' failure or the slices'; the next cycle forgets it", async () => {
+    const busy = new ApiError(429, 'PATCH', '/api/v1/nodes/x', 'TooManyRequests', 20_000);
+    const state = { ...createAgentState(), failures: 1, retryAfterMs: 20_000 };
+    expect(nextDelayMs(state, 60_000, MID)).toBe(20_000);
+    expect(nextDelayMs({ ...state, failures: 6 }, 60_000, MID)).toBe(32_000);
+    // Never past the longest gap between cycles: the detection would go stale and liveness restart the agent.
+    expect(nextDelayMs({ ...state, retryAfterMs: 300_000 }, 60_000, MID)).toBe(longestCycleGapMs(60_000));
+
+    let answer: Error | undefined = busy;
+    const publisher = memoryPublisher();
+    publisher.write = () => (answer ? Promise.reject(answer) : Promise.resolve());
+    const run = createAgentState();
+    await runCycle(
+      run,
+      options(publisher, () => Promise.resolve(H100_X8)),
+    );
+    expect([run.failures, nextDelayMs(run, 60_000, MID)]).toEqual([1, 20_000]);
+    answer = new ApiError(500, 'PATCH', '/api/v1/nodes/x', 'etcdserver: leader changed');
+    await runCycle(
+      run,
+      options(publisher, () => Promise.resolve(H100_X8)),
+    );
+    expect([run.failures, nextDelayMs(run, 60_000, MID)]).toEqual([2, 2000]);
+
+    const slices: SlicePublisher = { publish: () => Promise.reject(busy) };
+    const sliced = createAgentState();
+    await runCycle(
+      sliced,
+      options(memoryPublisher(), () => Promise.resolve(H100_X8), { slicePublisher: slices }),
+    );
+    expect([sliced.failures, sliced.sliceFailures, nextDelayMs(sliced, 60_000, MID)]).toEqual([0, 1, 20_000]);
   });
 
   it('follows the failure count of real cycles and resets after a success', async () => {
@@ -209,6 +244,46 @@ describe('nextDelayMs', () => {
     await runCycle(state, opts);
     delays.push(nextDelayMs(state, 60_000, () => 0.5));
     expect(delays).toEqual([1000, 2000, 4000, 8000, 60_000]);
+  });
+});
+
+describe('one request per failed attempt', () => {
+  /** Counts the API requests of each publisher: the labels' failing with `error`, the slices' answering. */
+  function counted(error: Error) {
+    const calls = { labels: 0, slices: 0 };
+    const publisher = memoryPublisher();
+    publisher.write = () => {
+      calls.labels++;
+      return Promise.reject(error);
+    };
+    const slices: SlicePublisher = {
+      publish: () => {
+        calls.slices++;
+        return Promise.resolve({ result: 'unchanged', written: 0, deleted: 0, problems: [] });
+      },
+    };
+    return { calls, opts: options(publisher, () => Promise.resolve(H100_X8), { slicePublisher: slices }) };
+  }
+
+  it.each([
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' })],
+    ['429 from API Priority and Fairness', new ApiError(429, 'PATCH', '/api/v1/nodes/x', 'TooManyRequests', 1000)],
+    ['503', new ApiError(503, 'PATCH', '/api/v1/nodes/x', 'unavailable')],
+  ])(
+    '%s on the labels ends the attempt: the slices are not tried against a server that cannot answer',
+    async (_, error) => {
+      const { calls, opts } = counted(error);
+      const state = createAgentState();
+      for (let i = 0; i < 3; i++) expect(await runCycle(state, opts)).toBe('failed');
+      expect(calls).toEqual({ labels: 3, slices: 0 });
+      expect([state.failures, state.sliceFailures]).toEqual([3, 0]);
+    },
+  );
+
+  it('a refusal of the labels alone (403) still lets the slices publish: one failing never holds the other back', async () => {
+    const { calls, opts } = counted(new ApiError(403, 'PATCH', '/api/v1/nodes/x', 'forbidden'));
+    await runCycle(createAgentState(), opts);
+    expect(calls).toEqual({ labels: 1, slices: 1 });
   });
 });
 

@@ -4,8 +4,9 @@
  * delay whatever the interval, and the agents come back spread over that delay, not at once.
  */
 import { describe, expect, it } from 'vitest';
-import { AGENT_RETRY, longestCycleGapMs } from '../../src/agent/index.js';
+import { AGENT_RETRY, createAgentState, longestCycleGapMs, nextDelayMs } from '../../src/agent/index.js';
 import { retryLoad } from '../../bench/cluster/retry-load.js';
+import { createRandom } from '../../bench/shared/random.js';
 
 const WINDOWS = [0, 10_000, 120_000, 600_000];
 
@@ -44,5 +45,18 @@ describe('retryLoad', () => {
       requestsPerAttempt: 2,
     });
     expect(two.windows[0]?.perAgentPerSecond).toBeCloseTo(2 * (one.windows[0]?.perAgentPerSecond ?? 0), 10);
+  });
+
+  it('agents started in the same second (a DaemonSet rollout) do not stay in step: the interval is jittered', () => {
+    const random = createRandom(7);
+    const next = () => random.next();
+    // 20 agents whose first cycle falls in one second, then 10 successful cycles of 60 s each.
+    const at = Array.from({ length: 20 }, () => next() * 1000);
+    for (let cycle = 0; cycle < 10; cycle++)
+      for (let i = 0; i < at.length; i++) at[i] = (at[i] ?? 0) + nextDelayMs(createAgentState(), 60_000, next);
+    const perSecond = new Map<number, number>();
+    for (const t of at) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+    // Unjittered, all 20 would still meet in one second; spread, no second holds more than a few.
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(3);
   });
 });

@@ -5,7 +5,7 @@
  * token is in service for the next connection while an open one keeps working.
  */
 import { X509Certificate, createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Agent, request, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CredentialError,
   applyCredentials,
+  callerRequirements,
   createApp,
   createHookServer,
   createServiceApp,
@@ -168,9 +169,10 @@ const listen = (server: Server | HttpsServer): Promise<number> =>
 async function serve(files: CredentialFiles, pollMs = 50) {
   const hold: { current: Credentials } = { current: readCredentials(files) };
   const clientCertificate = files.clientCaFile !== undefined;
+  const previousTokenCalls = { count: 0 };
   const app = createApp({
     serviceRoutes: false,
-    callers: () => ({ tokenDigest: hold.current.tokenDigest, clientCertificate }),
+    callers: () => callerRequirements(hold.current, clientCertificate, () => previousTokenCalls.count++),
   });
   const server = createHookServer(app, hold.current);
   const failures: string[] = [];
@@ -184,7 +186,7 @@ async function serve(files: CredentialFiles, pollMs = 50) {
     server.closeAllConnections();
     server.close();
   });
-  return { port, server, failures };
+  return { port, server, failures, previousTokenCalls };
 }
 
 const running: (() => void)[] = [];
@@ -222,6 +224,36 @@ describe('refusal (who may call)', () => {
   });
 });
 
+describe('refusal during a token rotation: the current and the previous token', () => {
+  const sha = (text: string) => createHash('sha256').update(text).digest();
+  const required = (onPreviousToken?: () => void) => ({
+    tokenDigest: sha('the-new-token'),
+    previousTokenDigest: sha(TOKEN),
+    clientCertificate: false,
+    onPreviousToken,
+  });
+  const as = (token: string | undefined) => ({
+    authorization: token === undefined ? undefined : `Bearer ${token}`,
+    verifiedClientCertificate: false,
+  });
+
+  it('accepts both, says when the previous one got a caller in, and refuses any other', () => {
+    let previous = 0;
+    const count = () => previous++;
+    expect(refusal(as('the-new-token'), required(count))).toBeUndefined();
+    expect(previous).toBe(0);
+    expect(refusal(as(TOKEN), required(count))).toBeUndefined();
+    expect(previous).toBe(1);
+    expect(refusal(as('a-third-token'), required(count))).toBe('wrong bearer token');
+    expect(refusal(as(undefined), required(count))).toBe('no bearer token');
+    expect(previous).toBe(1);
+  });
+
+  it('without a previous token, the old one is refused', () => {
+    expect(refusal(as(TOKEN), { ...required(), previousTokenDigest: undefined })).toBe('wrong bearer token');
+  });
+});
+
 describe('readCredentials names the file that is wrong', () => {
   it.each([
     [
@@ -233,6 +265,25 @@ describe('readCredentials names the file that is wrong', () => {
   ])('%o', (files, message) => {
     expect(() => readCredentials(files)).toThrow(CredentialError);
     expect(() => readCredentials(files)).toThrow(message);
+  });
+
+  it('--previous-token-file without --token-file', () => {
+    expect(() => readCredentials({ previousTokenFile: '/x/previous' })).toThrow(
+      '/x/previous: --previous-token-file needs --token-file',
+    );
+  });
+
+  it('a previous-token file that is absent or empty holds no token (a Secret without the key), and is no error', () => {
+    const tokenFile = path.join(dir, 'current-token');
+    writeFileSync(tokenFile, 'the-new-token\n');
+    const previousTokenFile = path.join(dir, 'previous-token');
+    expect(readCredentials({ tokenFile, previousTokenFile }).previousTokenDigest).toBeUndefined();
+    writeFileSync(previousTokenFile, '\n');
+    expect(readCredentials({ tokenFile, previousTokenFile }).previousTokenDigest).toBeUndefined();
+    writeFileSync(previousTokenFile, `${TOKEN}\n`);
+    expect(readCredentials({ tokenFile, previousTokenFile }).previousTokenDigest).toEqual(
+      createHash('sha256').update(TOKEN).digest(),
+    );
   });
 
   it('an empty token file', () => {
@@ -343,6 +394,26 @@ describe('rotation: the files change, the server follows without a restart', () 
     writeFileSync(files.tokenFile as string, 'the-next-token\n');
     await until(async () => (await call(port, { token: 'the-next-token' })).status === 200, 'the new token');
     expect((await call(port, { token: TOKEN })).status).toBe(401);
+  });
+
+  it('a token rotation: the new token and the previous one both answer 200 while the previous one is there, only the new one after', async () => {
+    const files = mount('rotate-both', { ...server1, token: TOKEN });
+    const previousTokenFile = `${files.tokenFile as string}.previous`;
+    const { port, previousTokenCalls } = await serve({ ...files, previousTokenFile });
+    expect((await call(port, { token: TOKEN })).status).toBe(200);
+    // Step 1: the Secret gets the new token and keeps the old one as the previous (one write).
+    writeFileSync(files.tokenFile as string, 'the-next-token\n');
+    writeFileSync(previousTokenFile, `${TOKEN}\n`);
+    await until(async () => (await call(port, { token: 'the-next-token' })).status === 200, 'the new token');
+    // Metacontroller, not yet told, still sends the old token: let in, and counted.
+    const before = previousTokenCalls.count;
+    expect((await call(port, { token: TOKEN })).status).toBe(200);
+    expect(previousTokenCalls.count).toBe(before + 1);
+    expect((await call(port, { token: 'a-third-token' })).status).toBe(401);
+    // Last step: the previous token leaves the Secret (its file disappears from the volume).
+    unlinkSync(previousTokenFile);
+    await until(async () => (await call(port, { token: TOKEN })).status === 401, 'the old token refused');
+    expect((await call(port, { token: 'the-next-token' })).status).toBe(200);
   });
 
   it('a key that does not fit the certificate (a half-written rotation) is reported, and the last good pair keeps serving', async () => {
