@@ -8,6 +8,9 @@
 //     prepares it;
 //  2. the checker and `cards` show the card: `gpustack_card_overcommitted`, a CardOvercommitted
 //     Warning Event to each claim holding it, HEALTH `over-committed` and the row's sentence.
+// Then the fault itself: 30 share claims racing for the node's 4 cards through the real
+// kube-scheduler while kube-apiserver is SIGKILLed for 10 s; whether or not the scheduler
+// double-counts this time, no Pod may ever run on an over-committed card.
 // Needs root (the kubelet and containerd), as test/e2e/kubelet-plugin.e2e.test.ts does.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,8 +19,10 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 
+import { buildDeviceClasses } from '../../src/dra/index.js';
 import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
-import { waitFor, type KubeObject } from '../../harness/e2e/apply.js';
+import { sleep, waitFor, type KubeObject } from '../../harness/e2e/apply.js';
+import { checkInvariants } from './fault-invariants.js';
 import type { ControlPlane } from '../../harness/e2e/control-plane.js';
 import { claimCdiSpecFile } from '../../harness/e2e/scheduling.js';
 import { useCluster } from '../../harness/e2e/use-cluster.js';
@@ -71,6 +76,8 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
 
   const cluster = useCluster({
     controllerManager: false,
+    // The race of the fault scenario; the first scenario's Pods name their node and skip it.
+    scheduler: true,
     // The checker watches Workloads (Kueue's CRDs) and the chain (our manifests, with the hooks).
     kueue: 'crds',
     hooks: true,
@@ -137,7 +144,8 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
           env: {
             ...process.env,
             GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
-            GPUSTACK_FAKE_DEVICES: machineFile(nvidiaMachine('NVIDIA H200', 1), dir),
+            // Issue 46's node: 4 × H100.
+            GPUSTACK_FAKE_DEVICES: machineFile(nvidiaMachine('NVIDIA H100 80GB HBM3', 4), dir),
             GPUSTACK_SYSFS_ROOT: dir,
           },
         },
@@ -327,8 +335,8 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
       ) as {
         cards: { node: string; card: string; overcommitted: string | null }[];
       }
-    ).cards.filter((r) => r.node === NODE);
-    expect(rows.map((r) => [r.card, r.overcommitted !== null])).toEqual([['card-0', true]]);
+    ).cards.filter((r) => r.node === NODE && r.overcommitted !== null);
+    expect(rows.map((r) => r.card)).toEqual(['card-0']);
     expect(
       execFileSync(process.execPath, [CLI, 'cards', '--node', NODE, '--kubeconfig', kubeconfig], { encoding: 'utf8' }),
     ).toMatch(/\bover-committed\s*$/m);
@@ -346,6 +354,105 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
         `refused in the Pod's events ${(refusedAfterMs / 1000).toFixed(1)} s into the scenario; c ran ${(ranAfterMs / 1000).toFixed(1)} s after b's unprepare | ` +
         'checks: nothing of c written, a and b running with specs unchanged, metric + 3 Warnings + cards row, metric gone after the fix',
     );
-    for (const name of ['a', 'c']) await client.delete('v1', 'Pod', name, NAMESPACE, { gracePeriodSeconds: 0 });
-  });
+    for (const name of ['a', 'c']) {
+      await client.delete('v1', 'Pod', name, NAMESPACE, { gracePeriodSeconds: 0 });
+      await client.delete('resource.k8s.io/v1', 'ResourceClaim', name, NAMESPACE);
+    }
+    await waitFor(
+      async () => (await client.list('resource.k8s.io/v1', 'ResourceClaim', { namespace: NAMESPACE })).length === 0,
+      120_000,
+      'the first scenario leaves its claims behind',
+      1000,
+    );
+  }, 600_000);
+
+  it('fault: kube-apiserver SIGKILLed for 10 s while 30 share claims race for 4 cards through the real kube-scheduler — no Pod ever runs on an over-committed card', async () => {
+    const client = cluster.client;
+    const race = 'dra-race';
+    await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: race } });
+    for (const deviceClass of buildDeviceClasses(new Set(['nvidia']), []))
+      await client.applyObject(deviceClass as KubeObject);
+    const started = Date.now();
+    const names = Array.from({ length: 30 }, (_, i) => `r${i}`);
+    for (const name of names) {
+      await client.applyObject({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceClaim',
+        metadata: { name, namespace: race },
+        spec: {
+          devices: {
+            requests: [
+              {
+                name: 'gpu',
+                exactly: { deviceClassName: 'gpustack-nvidia-shared', capacity: { requests: { memory: '20Gi' } } },
+              },
+            ],
+          },
+        },
+      } as KubeObject);
+      await client.applyObject({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: race },
+        spec: {
+          hostNetwork: true,
+          terminationGracePeriodSeconds: 1,
+          tolerations: [{ operator: 'Exists' }],
+          resourceClaims: [{ name: 'gpu', resourceClaimName: name }],
+          containers: [
+            { name: 'main', image: PAUSE_IMAGE, imagePullPolicy: 'Never', resources: { claims: [{ name: 'gpu' }] } },
+          ],
+        },
+      } as KubeObject);
+    }
+    // Mid-race: some claims allocated, most not yet.
+    await waitFor(
+      async () =>
+        (
+          await client.list<KubeObject & { status?: { allocation?: unknown } }>('resource.k8s.io/v1', 'ResourceClaim', {
+            namespace: race,
+          })
+        ).some((c) => c.status?.allocation !== undefined),
+      60_000,
+      'the scheduler allocated none of the race',
+      100,
+    );
+    const apiserver = cluster.process('kube-apiserver');
+    const killedAt = Date.now();
+    await apiserver.kill('SIGKILL');
+    await sleep(10_000);
+    await apiserver.restart();
+    const restartedAt = Date.now();
+    // Sample until the race settles: 16 shares of 20Gi fit 4 × 80Gi; the rest stay Pending.
+    const violations = new Set<string>();
+    let overcommitSeen = '';
+    let settled = 0;
+    let lastRunning = -1;
+    const deadline = Date.now() + 300_000;
+    while (Date.now() < deadline && settled < 15) {
+      const { problems } = await checkInvariants(client, ['no Pod runs over its card']).catch(() => ({ problems: [] }));
+      for (const p of problems) violations.add(p);
+      const upstream = await checkInvariants(client, ['no card over its counters']).catch(() => ({ problems: [] }));
+      if (upstream.problems.length > 0) overcommitSeen = upstream.problems.join('; ');
+      const pods = await client
+        .list<KubeObject & { status?: { phase?: string } }>('v1', 'Pod', { namespace: race })
+        .catch(() => []);
+      const runningNow = pods.filter((p) => p.status?.phase === 'Running').length;
+      settled = runningNow === lastRunning ? settled + 1 : 0;
+      lastRunning = runningNow;
+      await sleep(1000);
+    }
+    const settledAfterMs = Date.now() - restartedAt;
+    expect([...violations]).toEqual([]);
+    const refused = (
+      await client.list<KubeObject & { reason?: string; message?: string }>('v1', 'Event', { namespace: race })
+    ).filter(
+      (e) => e.reason === 'FailedPrepareDynamicResources' && (e.message ?? '').includes('over-committed'),
+    ).length;
+    log(
+      `fault: kube-apiserver SIGKILL for 10 s mid-race (30 shares of 20Gi for 4 × H100) | injected ${((killedAt - started) / 1000).toFixed(1)} s into the race | ` +
+        `settled ${(settledAfterMs / 1000).toFixed(1)} s after the restart, ${lastRunning} Pods running | ` +
+        `checks: no Pod runs over its card ✓ (sampled every second); upstream over-commit ${overcommitSeen === '' ? 'not seen this time' : `seen: ${overcommitSeen}`}; ${refused} over-commit refusals in the Pods' events`,
+    );
+  }, 600_000);
 });
