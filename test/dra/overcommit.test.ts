@@ -87,7 +87,9 @@ describe('cardOvercommit', () => {
       held: (CARD_MIB + 1024) * MiB,
       total: CARD_MIB * MiB,
     });
-    expect(describeOvercommit(both)).toMatch(/it is held whole and shared at once; cores 101 held of 100; memory 82944Mi held of 81920Mi/);
+    expect(describeOvercommit(both)).toMatch(
+      /it is held whole and shared at once; cores 101 held of 100; memory 82944Mi held of 81920Mi/,
+    );
     const twice = overOf('gpu-a', 1, [
       allocatedClaim('w1', [{ node: 'gpu-a', device: 'card-0' }]),
       allocatedClaim('w2', [{ node: 'gpu-a', device: 'card-0' }]),
