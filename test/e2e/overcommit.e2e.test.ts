@@ -425,7 +425,7 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
     await sleep(10_000);
     await apiserver.restart();
     const restartedAt = Date.now();
-    // Sample until the race settles: 16 shares of 20Gi fit 4 × 80Gi; the rest stay Pending.
+    // Sample until the race settles: as many 20Gi shares as the four cards hold run, the rest stay Pending.
     const violations = new Set<string>();
     let overcommitSeen = '';
     let settled = 0;
