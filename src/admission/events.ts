@@ -32,7 +32,12 @@ export function warningEvent(warning: ClaimWarning, instance: string, now: Date)
   return {
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
-    metadata: { generateName: `${warning.claim}.`, namespace: warning.namespace },
+    // Named as client-go names its Events (`<object>.<unix nanoseconds, hex>`): the API server
+    // refuses a generateName ending in '.' for an Event.
+    metadata: {
+      name: `${warning.claim}.${(BigInt(now.getTime()) * 1_000_000n).toString(16)}`,
+      namespace: warning.namespace,
+    },
     eventTime: microTime(now),
     reportingController: 'gpustack.ai/admission-checker',
     reportingInstance: instance,

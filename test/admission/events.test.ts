@@ -107,7 +107,10 @@ describe('Warning Events for an over-committed card', () => {
     expect(event).toMatchObject({
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { generateName: 'share.', namespace: 'team-a' },
+      metadata: {
+        name: `share.${(BigInt(Date.parse('2026-12-05T08:00:00.123Z')) * 1_000_000n).toString(16)}`,
+        namespace: 'team-a',
+      },
       eventTime: '2026-12-05T08:00:00.123000Z',
       reportingController: 'gpustack.ai/admission-checker',
       reportingInstance: 'checker-0',
