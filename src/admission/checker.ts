@@ -9,6 +9,7 @@
  * ledger's three stores get their first list before the first pass, but one that fails (no
  * resource.k8s.io/v1, no RBAC for it) holds nothing back: only Workloads using claims wait for it.
  */
+import { hostname } from 'node:os';
 import type { KubeApi } from '../api-client/index.js';
 import type { Settings } from '../k8s/index.js';
 import { healthReport, type HealthReport } from './health.js';
@@ -32,6 +33,7 @@ import {
 import { SettingsTracker } from './settings.js';
 import { TaintRuleWatch } from './taint-rules.js';
 import { kubeCheckWriter, type CheckWriter } from './writer.js';
+import { kubeEventSink } from './events.js';
 
 export const DEFAULT_CHECK_NAME = 'gpustack-node-devices';
 /** Events arrive in bursts (a Job's pods, a node's relabel): one pass for the burst, not one per event. */
@@ -319,5 +321,6 @@ function createReconciler(
     clock,
     recorder,
     mayWrite,
+    events: kubeEventSink(options.api, hostname(), clock),
   });
 }

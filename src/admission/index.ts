@@ -5,6 +5,7 @@
  * server-side applies only its own entry of `Workload.status.admissionChecks`.
  */
 export { DEFAULT_CHECK_NAME, startChecker, type Checker, type CheckerOptions } from './checker.js';
+export { OvercommitWarnings, kubeEventSink, warningEvent, type ClaimWarning, type EventSink } from './events.js';
 export {
   healthReport,
   isLive,

@@ -108,7 +108,7 @@ class ViewGauge extends Gauge {
  * The per-card series (docs/operations.md#card-metrics): each labelled `node` and `card` (the
  * index), so a name has at most one series per published card — 5,000 nodes × 8 cards: 40,000.
  * `model` and `pool` are on `gpustack_card_info` alone (join with `* on(node, card)
- * group_left(pool) gpustack_card_info`): on every series they would double the scrape. The three
+ * group_left(pool) gpustack_card_info`): on every series they would double the scrape. The four
  * flags are present (value 1) only while true, as kube-state-metrics' taint series are: at 40,000
  * cards the zeros alone would be 7 MB of the text. Rendered by hand, not by prom-client, which
  * takes seconds over 300,000 series.
@@ -163,6 +163,11 @@ export const CARD_METRICS: readonly {
     name: 'gpustack_card_unhealthy',
     help: 'Present (1) while the card is unhealthy (a gpustack.ai/unhealthy device taint); absent otherwise.',
     value: (r) => (r.unhealthy ? 1 : null),
+  },
+  {
+    name: 'gpustack_card_overcommitted',
+    help: 'Present (1) while claims hold the card beyond its counters (memory, cores, units; whole and shared at once); absent otherwise.',
+    value: (r) => (r.overcommitted !== null ? 1 : null),
   },
 ];
 

@@ -42,6 +42,7 @@ import type { ReceivedInstanceType } from '../dra/index.js';
 import { objectKey, resourceVersionOf } from './resources.js';
 import { ACCELERATABLE_PREFIX, MANAGED_LABEL, acceleratorKeyManufacturer } from '../nodefeature/index.js';
 import type { AdmissionCheckEntry, CheckWriter } from './writer.js';
+import { OvercommitWarnings, type EventSink } from './events.js';
 
 /** What the stores hold at the start of a pass. */
 export interface Snapshot {
@@ -160,6 +161,8 @@ export interface ReconcilerOptions {
    * now), so the rest of a pass under way writes nothing. @default always true
    */
   readonly mayWrite?: () => boolean;
+  /** Where an over-committed card's Warning Events go (docs/operations.md#faults). @default none recorded */
+  readonly events?: EventSink;
 }
 
 export interface PassResult {
@@ -215,8 +218,11 @@ export class Reconciler {
   >();
   /** Our pools' cards, reused across passes while their slices are unchanged. */
   private readonly slices = new SliceCache();
+  private readonly warnings: OvercommitWarnings | undefined;
 
-  constructor(private readonly options: ReconcilerOptions) {}
+  constructor(private readonly options: ReconcilerOptions) {
+    this.warnings = options.events === undefined ? undefined : new OvercommitWarnings(options.events, options.logger);
+  }
 
   async pass(snapshot: Snapshot): Promise<PassResult> {
     const seen = new Set<string>();
@@ -242,6 +248,8 @@ export class Reconciler {
     }
     if (claims !== undefined)
       (this.options.recorder ?? NO_RECORDING).cards(cardRowsOf(claims, snapshot.nodes, instanceTypes));
+    if (claims !== undefined && this.warnings !== undefined)
+      await this.warnings.pass(claims.ledger, this.options.mayWrite?.() ?? true);
     return { written, failed, ...(this.retryAfterMs === undefined ? {} : { retryAfterMs: this.retryAfterMs }) };
   }
 

@@ -28,7 +28,7 @@ import { parseDuration, parseLogLevel, parseNamespace, parseObjectName, parsePor
 import { createProcessLogger, type Logger } from '../runtime/index.js';
 import { DEFAULT_SYSTEM_NAMESPACE } from '../k8s/index.js';
 import { createKubeApi, loadKubeConfig, type KubeApi } from '../api-client/index.js';
-import { KubeletPlugins, resourceClaimPath } from '../kubelet-plugin/index.js';
+import { KubeletPlugins, nodeSlicesPath, resourceClaimPath } from '../kubelet-plugin/index.js';
 
 async function kubeletPlugins(
   values: {
@@ -52,6 +52,11 @@ async function kubeletPlugins(
     // mount): the DaemonSet mounts the host's /dev at /dev, and a container's /sys is the host's.
     hostRoot: '',
     readClaim: (namespace, name) => api.get(resourceClaimPath(namespace, name)),
+    readSlices: async () => {
+      const items: unknown[] = [];
+      await api.listEach(nodeSlicesPath(node), (item) => items.push(item));
+      return items;
+    },
     // Health is sent after every detection; as many missed as /healthz allows make it unknown.
     healthTimeoutSeconds: Math.ceil(detectionStaleAfterMs(intervalMs) / 1000),
     logger,

@@ -105,9 +105,10 @@ function promised(row: CardRow): string {
   return `${formatBytes(row.promised.memoryBytes)}${percent}`;
 }
 
+/** Its taints' keys, after `over-committed` when its claims hold more than it has; `ok` for neither. */
 function health(row: CardRow): string {
-  if (row.taints.length === 0) return 'ok';
-  return [...new Set(row.taints.map((t) => t.key))].join(',');
+  const problems = [...(row.overcommitted !== null ? ['over-committed'] : []), ...row.taints.map((t) => t.key)];
+  return problems.length === 0 ? 'ok' : [...new Set(problems)].join(',');
 }
 
 /** The table `cards` prints (`-o wide`: pool, units, claims and every taint too). */

@@ -9,6 +9,7 @@ import { KubeObjectSchema } from '../k8s/index.js';
 import { MANAGED_LABEL } from '../nodefeature/index.js';
 import type { CardHealth } from './device-taints.js';
 import { isFreeWhole, type DeviceLedger, type PublishedCard } from './ledger.js';
+import { cardOvercommit, describeOvercommit } from './overcommit.js';
 
 /** The capacities of a card's shared device that the view reports (docs/architecture.md#resourceslices). */
 const MEMORY = 'memory';
@@ -59,6 +60,11 @@ export const CardRowSchema = z.strictObject({
   cordoned: z.boolean(),
   unhealthy: z.boolean(),
   taints: z.array(CardTaintSchema),
+  /**
+   * Why its claims hold more than it has (docs/operations.md#faults: a scheduler that counted an
+   * allocation twice), naming the counters and the claims; `null` while within its counters.
+   */
+  overcommitted: z.string().nullable(),
 });
 export type CardRow = z.infer<typeof CardRowSchema>;
 
@@ -182,6 +188,7 @@ export function buildCardRow(ledger: DeviceLedger, card: PublishedCard, options:
     for (const pod of claim.pods) holders.add(`${claim.namespace}/${pod}`);
   }
   const state = use.wholeAllocated ? 'whole' : use.shares > 0 ? 'shared' : 'free';
+  const over = cardOvercommit(card, use);
   const index = /-(\d+)$/.exec(card.name)?.[1];
   return {
     node: card.node,
@@ -207,6 +214,7 @@ export function buildCardRow(ledger: DeviceLedger, card: PublishedCard, options:
       ...(t.value === undefined ? {} : { value: t.value }),
       effect: t.effect,
     })),
+    overcommitted: over === undefined ? null : describeOvercommit(over),
   };
 }
 

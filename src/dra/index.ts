@@ -15,3 +15,4 @@ export * from './device-taints.js';
 export * from './device-owner.js';
 export * from './cordon.js';
 export * from './card-view.js';
+export * from './overcommit.js';

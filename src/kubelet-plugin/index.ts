@@ -2,7 +2,7 @@
  * @module src/kubelet-plugin: the node side of DRA in the agent (docs/architecture.md#kubelet-plugin) — the kubelet's plugin
  * registration and DRA gRPC services per manufacturer, claims prepared into CDI specs, checkpointed.
  */
-export { KubeletPlugins, resourceClaimPath, type KubeletPluginsOptions } from './plugins.js';
+export { KubeletPlugins, nodeSlicesPath, resourceClaimPath, type KubeletPluginsOptions } from './plugins.js';
 export { ClaimPreparer, type PreparerOptions } from './preparer.js';
 export {
   DEFAULT_PLUGINS_DIR,

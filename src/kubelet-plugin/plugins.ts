@@ -29,6 +29,8 @@ export interface KubeletPluginsOptions {
   readonly hostRoot: string;
   /** GET a ResourceClaim; `undefined` when it does not exist. */
   readonly readClaim: (namespace: string, name: string) => Promise<unknown>;
+  /** LIST this node's ResourceSlices (`nodeSlicesPath`): the counters a claim is checked against. */
+  readonly readSlices: () => Promise<readonly unknown[]>;
   /**
    * How long the kubelet may go without hearing a device's health before it counts it unknown:
    * a few detection intervals (health is sent after every detection). @default 0 (the kubelet's default)
@@ -50,6 +52,11 @@ const PROBLEM_MESSAGES: Record<CardProblem, string> = {
   replaced: 'another card (another UUID) is at this index',
   'detection-failed': "the vendor library's detection failed",
 };
+
+/** The API path of this node's ResourceSlices (every driver's). */
+export function nodeSlicesPath(node: string): string {
+  return `${resourcePath('resourceslices')}?${new URLSearchParams({ fieldSelector: `spec.nodeName=${node}` })}`;
+}
 
 /** The API path of a ResourceClaim. */
 export function resourceClaimPath(namespace: string, name: string): string {
@@ -144,6 +151,7 @@ export class KubeletPlugins {
       cdiDir: this.options.cdiDir,
       checkpointFile: paths.checkpointFile,
       readClaim: this.options.readClaim,
+      readSlices: this.options.readSlices,
       cards: () => this.latest.filter((d) => d.manufacturer === mfr),
       cardFacts: cardFactsOnHost(this.options.hostRoot),
       nodeExists: deviceNodeExistsOnHost(this.options.hostRoot),

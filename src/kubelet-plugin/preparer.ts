@@ -7,6 +7,9 @@
  * leaves half done is finished on the next start: the temporary files of an interrupted write are
  * removed, and a claim the checkpoint holds that the API no longer has (deleted, or recreated under
  * its name with another uid, while nothing told this plugin) is unprepared by `collectStale`.
+ * A claim whose devices, added to the claims already prepared, would hold a card beyond its
+ * counters in our published ResourceSlices (`checkPrepare`: a scheduler that counted an allocation
+ * twice, docs/operations.md#faults) is refused before anything is written; the claims prepared stay.
  * Errors are per claim, in the answer (the kubelet retries those claims); nothing here throws to the caller.
  */
 import { readFile, readdir } from 'node:fs/promises';
@@ -15,13 +18,18 @@ import { z } from 'zod';
 import type { Device } from '../../native/index.js';
 import {
   CDI_CLASS,
+  ReceivedResourceSliceSchema,
   buildClaimSpec,
   cdiSpecFileName,
+  checkPrepare,
   claimAllocationOnNode,
   driverName,
+  type AllocatedDevice,
   type CardFacts,
   type ClaimCard,
   type ClaimReference,
+  type NodeClaim,
+  type ReceivedResourceSlice,
 } from '../dra/index.js';
 import type { ManufacturerName } from '../k8s/index.js';
 import { SILENT_LOGGER, type Logger } from '../runtime/index.js';
@@ -38,6 +46,8 @@ export interface PreparerOptions {
   readonly checkpointFile: string;
   /** GET the ResourceClaim; `undefined` when it does not exist. */
   readonly readClaim: (namespace: string, name: string) => Promise<unknown>;
+  /** LIST the ResourceSlices of this node (every driver's; ours are picked by driver): the cards' counters. */
+  readonly readSlices: () => Promise<readonly unknown[]>;
   /** The cards of this manufacturer the latest detection found. */
   readonly cards: () => readonly Device[];
   /** A card's facts beyond the detection (its DRM nodes). */
@@ -55,6 +65,14 @@ const PreparedDeviceSchema = z.object({
   share_id: z.string().optional(),
 });
 
+/** One allocation result of ours as prepared, with what it consumed (memory in bytes, cores, units). */
+const PreparedResultSchema = z.object({
+  driver: z.string(),
+  pool: z.string(),
+  device: z.string(),
+  consumedCapacity: z.record(z.string(), z.number()).optional(),
+});
+
 const CheckpointSchema = z.object({
   version: z.literal(1),
   claims: z.record(
@@ -65,6 +83,11 @@ const CheckpointSchema = z.object({
       specFile: z.string(),
       spec: z.unknown(),
       devices: z.array(PreparedDeviceSchema),
+      /**
+       * What the claim holds of its cards, for the counter check of the next claims. Absent in
+       * entries written before it was kept: their devices count at the request policy's default.
+       */
+      results: z.array(PreparedResultSchema).optional(),
     }),
   ),
 });
@@ -208,6 +231,17 @@ export class ClaimPreparer {
           return fail(`${allocated.device}: card ${allocated.index} of ${this.driver} is not on this node any more`);
         claimCards.push({ allocated, card: this.options.cardFacts(device) });
       }
+      const results = allocation.devices.map((d) => preparedResult(this.driver, d));
+      const check = checkPrepare(
+        await this.ourSlices(),
+        preparedClaims(checkpoint, this.driver),
+        { namespace: ref.namespace, name: ref.name, results },
+        this.driver,
+      );
+      if (!check.ok) {
+        logger.warn({ driver: this.driver, uid: ref.uid, err: check.error }, 'refused to prepare claim');
+        return fail(check.error);
+      }
       const { spec, cdiDeviceIds } = buildClaimSpec(
         this.options.manufacturer,
         ref.uid,
@@ -227,6 +261,7 @@ export class ClaimPreparer {
         specFile: this.specPath(ref.uid),
         spec,
         devices,
+        results,
       };
       // Checkpoint first: a crash before the spec is written leaves an entry that the next prepare completes
       // and the next unprepare cleans up.
@@ -242,6 +277,16 @@ export class ClaimPreparer {
       logger.error({ driver: this.driver, uid: ref.uid, err: (error as Error).message }, 'prepare failed');
       return fail(`prepare ${ref.namespace}/${ref.name}: ${(error as Error).message}`);
     }
+  }
+
+  /** This node's slices of our driver, as the API has them (a slice that does not parse is skipped). */
+  private async ourSlices(): Promise<ReceivedResourceSlice[]> {
+    const out: ReceivedResourceSlice[] = [];
+    for (const item of await this.options.readSlices()) {
+      const parsed = ReceivedResourceSliceSchema.safeParse(item);
+      if (parsed.success && parsed.data.spec.driver === this.driver) out.push(parsed.data);
+    }
+    return out;
   }
 
   private async unprepareOne(ref: ClaimReference): Promise<string> {
@@ -264,6 +309,25 @@ export class ClaimPreparer {
       return `unprepare ${ref.namespace}/${ref.name}: ${(error as Error).message}`;
     }
   }
+}
+
+function preparedResult(driver: string, device: AllocatedDevice): z.infer<typeof PreparedResultSchema> {
+  const { pool, consumed } = device;
+  return {
+    driver,
+    pool,
+    device: device.device,
+    ...(consumed !== undefined ? { consumedCapacity: { ...consumed } } : {}),
+  };
+}
+
+/** The claims of the checkpoint as the counter check reads them. */
+function preparedClaims(checkpoint: Checkpoint, driver: string): NodeClaim[] {
+  return Object.values(checkpoint.claims).map((entry) => ({
+    namespace: entry.namespace,
+    name: entry.name,
+    results: entry.results ?? entry.devices.map((d) => ({ driver, pool: d.pool_name, device: d.device_name })),
+  }));
 }
 
 function fail(error: string): PrepareResultWire {

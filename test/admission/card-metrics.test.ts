@@ -140,7 +140,19 @@ describe('per-card metrics of the checker', () => {
     expect(samples(text, 'gpustack_card_unhealthy')).toEqual(['gpustack_card_unhealthy{node="gpu-a",card="2"} 1']);
     // A card in no pool: an empty pool label (Prometheus reads it as absent).
     expect(text).toContain(`gpustack_card_info{node="gpu-a",card="0",model="${H100_KEY}",pool=""} 1\n`);
+    expect(samples(text, 'gpustack_card_overcommitted')).toEqual([]);
     // Every metric once, as HELP and TYPE gauge.
     for (const { name } of CARD_METRICS) expect(text).toContain(`# TYPE ${name} gauge\n`);
+  });
+
+  it('renders an over-committed card (issue 46) as a flag, present only while its claims hold more than it has', () => {
+    const whole = allocatedClaim('whole', [{ node: 'gpu-a', device: 'card-2' }]);
+    const share = allocatedClaim('share', [{ node: 'gpu-a', device: 'card-2-shared', consumed: { memory: '1Gi' } }]);
+    const over = renderCardMetrics(buildCardRows(buildDeviceLedger(nodePool('gpu-a', 3), [whole, share])));
+    expect(samples(over, 'gpustack_card_overcommitted')).toEqual([
+      'gpustack_card_overcommitted{node="gpu-a",card="2"} 1',
+    ]);
+    const within = renderCardMetrics(buildCardRows(buildDeviceLedger(nodePool('gpu-a', 3), [whole])));
+    expect(samples(within, 'gpustack_card_overcommitted')).toEqual([]);
   });
 });

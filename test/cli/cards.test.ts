@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { formatBytes, formatUnits } from '../../src/cli/cards.js';
+import { formatBytes, formatCardTable, formatUnits } from '../../src/cli/cards.js';
+import { buildCardRows, buildDeviceLedger } from '../../src/dra/index.js';
 import { kubeConfigText, startFakeKube, type FakeKube } from '../admission/support.js';
 import { allocatedClaim, nodePool } from '../dra/builders.js';
 import { gpuNode } from '../placement/builders.js';
@@ -182,4 +183,16 @@ describe('card sizes in the table', () => {
     { units: 1_600_000, want: '1600k' },
     { units: 1234, want: '1234' },
   ])('$units units read $want', ({ units, want }) => expect(formatUnits(units)).toBe(want));
+});
+
+describe('the HEALTH column', () => {
+  it('says over-committed for a card its claims hold beyond its counters (issue 46), before its taints', () => {
+    const ledger = buildDeviceLedger(nodePool('gpu-a', 2), [
+      allocatedClaim('whole', [{ node: 'gpu-a', device: 'card-1' }]),
+      allocatedClaim('share', [{ node: 'gpu-a', device: 'card-1-shared', consumed: { memory: '1Gi' } }]),
+    ]);
+    const lines = formatCardTable(buildCardRows(ledger), false).trimEnd().split('\n');
+    expect(lines[1]).toMatch(/\s+ok$/);
+    expect(lines[2]).toMatch(/^gpu-a\s+1\s.*\s+over-committed$/);
+  });
 });

@@ -213,6 +213,22 @@ describe('buildCardRows', () => {
   });
 });
 
+describe('an over-committed card (issue 46)', () => {
+  it('says on its row why its claims hold more than it has, naming the counters and the claims; other rows say null', () => {
+    const ledger = buildDeviceLedger(nodePool('gpu-a', 2), [
+      allocatedClaim('big-1', [{ node: 'gpu-a', device: 'card-1-shared', consumed: { memory: '50Gi' } }]),
+      allocatedClaim('big-2', [{ node: 'gpu-a', device: 'card-1-shared', consumed: { memory: '40Gi' } }]),
+    ]);
+    const rows = buildCardRows(ledger);
+    expect(rows.map((r) => r.overcommitted)).toEqual([
+      null,
+      'card-1 on gpu-a (nvidia.gpustack.ai) is over-committed: memory 92160Mi held of 81920Mi; ' +
+        'held by team-a/big-1 (memory 51200Mi), team-a/big-2 (memory 40960Mi)',
+    ]);
+    for (const r of rows) expect(CardRowSchema.parse(r)).toEqual(r);
+  });
+});
+
 describe('filterCardRows', () => {
   const { ledger, poolOf } = cluster();
   const rows = buildCardRows(ledger, { poolOf });

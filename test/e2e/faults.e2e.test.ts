@@ -40,6 +40,7 @@ const CHAIN_CHECKS: InvariantName[] = [
   'chain = render',
   'slices consistent',
   'no card over its counters',
+  'no Pod runs over its card',
   'bound Pods allocated',
   'nothing evicted',
 ];

@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DetectResult, Device } from '../../native/index.js';
+import { sliceCardsOf } from '../../src/agent/index.js';
+import { desiredSlices } from '../../src/dra/index.js';
 import { KubeletPlugins, pluginPaths } from '../../src/kubelet-plugin/index.js';
 import { cdiSpecProblems, parseCdiDeviceId } from '../support/cdi-spec.js';
 import { DraClient, HealthClient, RegistrationClient, type Claim } from './kubelet-client.js';
@@ -26,6 +28,9 @@ const DETECTION: DetectResult = {
   devices: [card('amd', 0, { pciBusId: '0000:11:00.0' }), card('nvidia', 0), card('nvidia', 1)],
   errors: [],
 };
+
+/** The slices the agent publishes for DETECTION's cards (the API's answer to the plugin's list). */
+let publishedSlices: readonly object[] = [];
 
 interface Result {
   driver: string;
@@ -78,6 +83,7 @@ function startPlugins(): KubeletPlugins {
     node: NODE,
     ...dirs(),
     readClaim: async (namespace, name) => api.get(`${namespace}/${name}`),
+    readSlices: async () => publishedSlices,
   });
 }
 
@@ -149,6 +155,7 @@ beforeEach(async () => {
   mkdirSync(path.join(drm, 'card1'), { recursive: true });
   mkdirSync(path.join(drm, 'renderD129'), { recursive: true });
   api = new Map();
+  publishedSlices = desiredSlices({ name: NODE }, sliceCardsOf(DETECTION)).pools.flatMap((p) => p.slices);
   plugins = startPlugins();
   await plugins.update(DETECTION);
 });
@@ -237,10 +244,9 @@ describe('NodePrepareResources', () => {
     mkdirSync(proc, { recursive: true });
     writeFileSync(path.join(proc, 'information'), 'Model: \t\t NVIDIA H200\nIRQ:   \t\t 42\nDevice Minor: \t 5\n');
     writeFileSync(path.join(host, 'dev/nvidia5'), '');
-    await plugins.update({
-      devices: [...DETECTION.devices, card('nvidia', 2, { pciBusId: '0000:1a:00.0' })],
-      errors: [],
-    });
+    const detection = { devices: [...DETECTION.devices, card('nvidia', 2, { pciBusId: '0000:1a:00.0' })], errors: [] };
+    await plugins.update(detection);
+    publishedSlices = desiredSlices({ name: NODE }, sliceCardsOf(detection)).pools.flatMap((p) => p.slices);
     const claim = claimOf('third', 'uid-m', [{ driver: 'nvidia.gpustack.ai', device: 'card-2' }]);
     expect((await dra('nvidia.gpustack.ai').prepare([claim]))['uid-m']?.error).toBe('');
     expect(cdiDevice('nvidia.gpustack.ai/card=uid-m-card-2').device.containerEdits.deviceNodes).toEqual([
@@ -335,6 +341,91 @@ describe('NodePrepareResources', () => {
   });
 });
 
+describe('a claim that would over-commit its card (issue 46: a scheduler that counted an allocation twice)', () => {
+  const NVIDIA = 'nvidia.gpustack.ai';
+  const checkpointFile = () => path.join(dirs().pluginsDir, NVIDIA, 'checkpoint.json');
+  const share = (memory: string): Result => ({
+    driver: NVIDIA,
+    device: 'card-0-shared',
+    shareID: `share-${memory}`,
+    consumedCapacity: { memory, units: '1', cores: '1' },
+  });
+
+  it('refuses the share that would take the card past its memory counter, naming the card, the counters and the claims; nothing of it is written, the prepared claims stay', async () => {
+    const client = dra(NVIDIA);
+    const first = claimOf('first', 'uid-a', [share('70000Mi')]);
+    const second = claimOf('second', 'uid-b', [share('70000Mi')]);
+    expect((await client.prepare([first, second]))['uid-b']?.error).toBe('');
+    const specsBefore = cdiSpecs();
+    const checkpointBefore = readFileSync(checkpointFile(), 'utf8');
+    const third = claimOf('third', 'uid-c', [share('4000Mi')]);
+    const answer = await client.prepare([third]);
+    expect(answer['uid-c']).toEqual({
+      devices: [],
+      error:
+        `ResourceClaim team-a/third not prepared: card-0 on ${NODE} (${NVIDIA}) is over-committed: ` +
+        `memory 144000Mi held of ${H200}Mi; held by team-a/first (cores 1, memory 70000Mi, units 1), ` +
+        'team-a/second (cores 1, memory 70000Mi, units 1), team-a/third (cores 1, memory 4000Mi, units 1)',
+    });
+    expect(cdiSpecs()).toEqual(specsBefore);
+    expect(readFileSync(checkpointFile(), 'utf8')).toBe(checkpointBefore);
+    // The kubelet retries: refused while the card is full, prepared once a holder is unprepared.
+    expect((await client.prepare([third]))['uid-c']?.error).toMatch(/over-committed/);
+    await client.unprepare([second]);
+    expect((await client.prepare([third]))['uid-c']?.error).toBe('');
+    expect(Object.keys(cdiSpecs()).sort()).toEqual([
+      'nvidia.gpustack.ai-card_uid-a.json',
+      'nvidia.gpustack.ai-card_uid-c.json',
+    ]);
+  });
+
+  it('refuses the whole card beside a prepared share, within one batch too, and after a restart (the checkpoint keeps what each claim holds)', async () => {
+    const shared = claimOf('shared', 'uid-s', [share('1Gi')]);
+    const whole = claimOf('whole', 'uid-w', [{ driver: NVIDIA, device: 'card-0' }]);
+    const other = claimOf('other', 'uid-o', [{ driver: NVIDIA, device: 'card-1' }]);
+    const answer = await dra(NVIDIA).prepare([shared, whole, other]);
+    expect(answer['uid-s']?.error).toBe('');
+    expect(answer['uid-w']?.error).toMatch(
+      /^ResourceClaim team-a\/whole not prepared: card-0 on node-a \(nvidia\.gpustack\.ai\) is over-committed: it is held whole and shared at once; .*held by team-a\/shared \(.*\), team-a\/whole \(whole\)$/,
+    );
+    expect(answer['uid-o']?.error).toBe('');
+    for (const c of clients.splice(0)) c.close();
+    await plugins.close();
+    plugins = startPlugins();
+    await plugins.update(DETECTION);
+    expect((await dra(NVIDIA).prepare([whole]))['uid-w']?.error).toMatch(/held whole and shared at once/);
+  });
+
+  it('counts a claim an older checkpoint recorded without its consumption at the share default', async () => {
+    // Ten default shares fill the card's cores (10 each of 100): the eleventh is over.
+    const claims = Array.from({ length: 11 }, (_, i) =>
+      claimOf(`d${i}`, `uid-d${i}`, [{ driver: NVIDIA, device: 'card-0-shared', shareID: `s${i}` }]),
+    );
+    const client = dra(NVIDIA);
+    const answer = await client.prepare(claims.slice(0, 10));
+    expect(Object.values(answer).map((a) => a.error)).toEqual(Array(10).fill(''));
+    const checkpoint = JSON.parse(readFileSync(checkpointFile(), 'utf8')) as {
+      claims: Record<string, { results?: unknown }>;
+    };
+    for (const entry of Object.values(checkpoint.claims)) delete entry.results;
+    writeFileSync(checkpointFile(), JSON.stringify(checkpoint));
+    for (const c of clients.splice(0)) c.close();
+    await plugins.close();
+    plugins = startPlugins();
+    await plugins.update(DETECTION);
+    expect((await dra(NVIDIA).prepare([claims[10] as Claim]))['uid-d10']?.error).toMatch(/cores 110 held of 100/);
+  });
+
+  it('prepares nothing on a card no published slice has: its counters are unknown', async () => {
+    publishedSlices = [];
+    const claim = claimOf('early', 'uid-e', [{ driver: NVIDIA, device: 'card-0' }]);
+    expect((await dra(NVIDIA).prepare([claim]))['uid-e']?.error).toBe(
+      'ResourceClaim team-a/early not prepared: card-0 is in no ResourceSlice of pool node-a: its counters are unknown',
+    );
+    expect(cdiSpecs()).toEqual({});
+  });
+});
+
 describe('NodeUnprepareResources', () => {
   it('removes the spec and forgets the claim; unpreparing again or an unknown claim succeeds', async () => {
     const claim = claimOf('one-gpu', 'uid-1', [{ driver: 'nvidia.gpustack.ai', device: 'card-0' }]);
@@ -367,6 +458,7 @@ describe('restart', () => {
       node: NODE,
       ...dirs(),
       readClaim: () => Promise.reject(new Error('connect ECONNREFUSED')),
+      readSlices: () => Promise.reject(new Error('connect ECONNREFUSED')),
     });
     await plugins.update(DETECTION);
     await plugins.staleChecks();
@@ -440,6 +532,7 @@ describe('restart', () => {
         if (down) throw new Error('connect ECONNREFUSED');
         return api.get(`${namespace}/${name}`);
       },
+      readSlices: async () => publishedSlices,
     });
     await plugins.update(DETECTION);
     await plugins.staleChecks();

@@ -205,7 +205,7 @@ describe('admission checker manifests ↔ the checker', () => {
         .flatMap((r) => r.verbs)
         .filter((v) => !['get', 'list', 'watch'].includes(v))
         .sort(),
-    ).toEqual(['patch', 'patch', 'update']);
+    ).toEqual(['create', 'patch', 'patch', 'update']);
   });
 
   it('RBAC lets it patch InstanceTypes, where it applies the ledger count annotation, and nothing else', () => {
@@ -217,7 +217,14 @@ describe('admission checker manifests ↔ the checker', () => {
     expect([parts[1], parts[3]]).toEqual(['worker.gpustack.ai', 'instancetypes']);
     expect(allows('worker.gpustack.ai', 'instancetypes', 'patch')).toBe(true);
     const writers = rules.filter((r) => r.verbs.some((v) => !['get', 'list', 'watch'].includes(v)));
-    expect(writers.flatMap((r) => r.resources).sort()).toEqual(['instancetypes', 'workloads/status']);
+    expect(writers.flatMap((r) => r.resources).sort()).toEqual(['events', 'instancetypes', 'workloads/status']);
+  });
+
+  it('RBAC lets it create the Warning Events of an over-committed card (issue 46), and only create them', () => {
+    expect(allows('events.k8s.io', 'events', 'create')).toBe(true);
+    expect(rules.filter((r) => r.resources.includes('events'))).toEqual([
+      expect.objectContaining({ apiGroups: ['events.k8s.io'], verbs: ['create'] }),
+    ]);
   });
 
   it('the ServiceAccount the Deployment runs as is the one the ClusterRoleBinding binds', () => {

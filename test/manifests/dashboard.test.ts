@@ -124,6 +124,7 @@ describe('the Grafana dashboard', () => {
       'gpustack_holder_memory_promised_bytes',
       'gpustack_card_cordoned',
       'gpustack_card_unhealthy',
+      'gpustack_card_overcommitted',
     ])
       expect(used.has(name), name).toBe(true);
   });
@@ -135,6 +136,7 @@ describe('the Grafana dashboard', () => {
         'Promised memory per card (share of the card)',
         'Top holders by promised memory',
         'Cordoned and unhealthy cards',
+        'Over-committed cards',
       ]),
     );
   });

@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { sliceCardsOf } from '../../src/agent/index.js';
+import { desiredSlices } from '../../src/dra/index.js';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 import { KubeletPlugins, pluginPaths } from '../../src/kubelet-plugin/index.js';
 import { DraClient, RegistrationClient } from '../kubelet-plugin/kubelet-client.js';
@@ -79,6 +81,8 @@ describe('kubelet plugins on fake libraries of all nine manufacturers', () => {
       ...dirs,
       hostRoot: path.join(root, 'host'),
       readClaim: async (namespace, name) => claims.get(`${namespace}/${name}`),
+      // The slices the agent would publish for these cards: the counters a claim is checked against.
+      readSlices: async () => desiredSlices({ name: NODE }, sliceCardsOf(result)).pools.flatMap((p) => p.slices),
     });
     const clients: { close(): void }[] = [];
     try {

@@ -193,6 +193,8 @@ describe.runIf(rows !== undefined)('real NVIDIA driver (runs only where /dev/nvi
       ...dirs,
       hostRoot: '/',
       readClaim: async (namespace, name) => claims.get(`${namespace}/${name}`),
+      // The slices the agent would publish for these cards: the counters a claim is checked against.
+      readSlices: async () => desiredSlices({ name: NODE }, sliceCardsOf(result)).pools.flatMap((p) => p.slices),
     });
     const clients: { close(): void }[] = [];
     try {
