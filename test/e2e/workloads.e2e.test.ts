@@ -71,9 +71,9 @@ const timings: string[] = [];
 let startedAt = 0;
 
 /** A Pod spec whose one container uses a claim from `template` and requests nothing else (the device queue covers only cards). */
-function claimPodSpec(template: string): Record<string, unknown> {
+function claimPodSpec(template: string, restartPolicy: 'Never' | 'Always' = 'Never'): Record<string, unknown> {
   return {
-    restartPolicy: 'Never',
+    restartPolicy,
     terminationGracePeriodSeconds: 0,
     resourceClaims: [{ name: 'cards', resourceClaimTemplateName: template }],
     containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'cards' }] } }],
@@ -348,8 +348,9 @@ describe('workloads through Kueue, the admission check and kube-scheduler', () =
         replicas: 1,
         leaderWorkerTemplate: {
           size: 2,
-          leaderTemplate: { spec: claimPodSpec('eight') },
-          workerTemplate: { spec: claimPodSpec('eight') },
+          // StatefulSets underneath: their Pods restart Always.
+          leaderTemplate: { spec: claimPodSpec('eight', 'Always') },
+          workerTemplate: { spec: claimPodSpec('eight', 'Always') },
         },
       },
     });
