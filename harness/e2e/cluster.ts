@@ -6,7 +6,7 @@
 // Every process it starts is a ManagedProcess: `kill(signal)` and `restart()` (same arguments,
 // ports and data dirs; etcd's data survives an API server restart). `cluster.process(name)` finds
 // one by name (`etcd`, `kube-apiserver`, `kube-controller-manager`, `kube-scheduler`,
-// `metacontroller`, `kueue`, `hook-server`, `admission-checker`, `agent-<node>`).
+// `metacontroller`, `kueue`, `jobset`, `lws`, `hook-server`, `admission-checker`, `agent-<node>`).
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -23,7 +23,13 @@ import {
   type Metacontroller,
 } from './control-plane.js';
 import { CLI, startHookServer, type HookServer, type HookServerOptions } from './hook-server.js';
-import { startKueue, type Kueue } from './kueue.js';
+import { startKueue, type FrameworkResource, type Kueue } from './kueue.js';
+import {
+  startWorkloadController,
+  workloadCrdFiles,
+  type WorkloadController,
+  type WorkloadControllerName,
+} from './workload-controllers.js';
 import { log } from './log.js';
 import { freePorts, startProcess, type ManagedProcess } from './processes.js';
 import { controlPlaneFlags, deviceTaintRuleApi, type DeviceTaintRuleApi } from './versions.js';
@@ -53,6 +59,12 @@ export interface ClusterOptions {
   serviceAccountTokens?: boolean;
   /** Kueue: `true` the manager with its webhooks, `'crds'` only its CRDs (the chain's objects), default none. */
   kueue?: boolean | 'crds';
+  /**
+   * Job frameworks Kueue manages here beyond Jobs, with Kueue's webhooks for them registered (with
+   * `kueue: true`): `jobset` and `lws` also start the JobSet / LeaderWorkerSet manager (their CRDs
+   * applied before Kueue starts); `pod` and `deployment` need the `deployment`/`replicaset` controllers.
+   */
+  frameworks?: readonly KueueFramework[];
   /** Our hook server: `true` or its options (extra args/env, URL scheme, probe). Default false. */
   hooks?: boolean | HookServerOptions;
   /** Metacontroller: `true` or its options; default: with the hooks. */
@@ -73,6 +85,16 @@ export interface Checker {
   url: string;
 }
 
+export type KueueFramework = WorkloadControllerName | 'pod' | 'deployment';
+
+/** What Kueue's webhooks of each framework intercept. */
+const FRAMEWORK_RESOURCES: Record<KueueFramework, FrameworkResource> = {
+  jobset: { group: 'jobset.x-k8s.io', resource: 'jobsets' },
+  lws: { group: 'leaderworkerset.x-k8s.io', resource: 'leaderworkersets' },
+  pod: { group: '', resource: 'pods' },
+  deployment: { group: 'apps', resource: 'deployments' },
+};
+
 export interface Cluster {
   plane: ControlPlane;
   client: KubeClient;
@@ -81,6 +103,8 @@ export interface Cluster {
   hookServer?: HookServer;
   metacontroller?: Metacontroller;
   kueue?: Kueue;
+  /** The JobSet / LeaderWorkerSet managers started for `frameworks`. */
+  workloadControllers: Partial<Record<WorkloadControllerName, WorkloadController>>;
   checker?: Checker;
   /** Every component located, by name (the plane's and the ones asked for). */
   components: Partial<Record<ComponentName, Component>>;
@@ -148,6 +172,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     client: plane.client,
     kubeconfig: plane.kubeconfig,
     logsDir: plane.logsDir,
+    workloadControllers: {},
     components,
     versions: { kubernetes: plane.components.kubeApiserver.version },
     processes: () => {
@@ -156,6 +181,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         ...extra,
         ...(cluster.metacontroller ? [cluster.metacontroller.process] : []),
         ...(cluster.kueue ? [cluster.kueue.process] : []),
+        ...Object.values(cluster.workloadControllers).map((c) => c.process),
         ...(cluster.hookServer ? [cluster.hookServer.process()] : []),
         ...agents.map((a) => a.process),
       ];
@@ -193,9 +219,23 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       cluster.versions.kueue = crds.version;
       log(`kueue CRDs ${crds.version} (${files.length} files, no manager)`);
     } else if (options.kueue) {
-      cluster.kueue = await startKueue({ plane });
+      const frameworks = options.frameworks ?? [];
+      const controllers = frameworks.filter((f): f is WorkloadControllerName => f === 'jobset' || f === 'lws');
+      const located = ensureComponents(controllers);
+      cluster.kueue = await startKueue({
+        plane,
+        frameworkWebhooks: frameworks.map((f) => FRAMEWORK_RESOURCES[f]),
+        frameworkCrds: controllers.flatMap((c) => workloadCrdFiles(located[c])),
+      });
       components.kueue = cluster.kueue.component;
       cluster.versions.kueue = cluster.kueue.version;
+      for (const name of controllers) {
+        const controller = await startWorkloadController(plane, name);
+        cluster.workloadControllers[name] = controller;
+        components[name] = controller.component;
+      }
+    } else if (options.frameworks && options.frameworks.length > 0) {
+      throw new Error('startCluster: frameworks need the Kueue manager (kueue: true)');
     }
     if (hooks) {
       cluster.hookServer = await startHookServer(plane.logsDir, hooks);

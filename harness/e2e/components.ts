@@ -2,8 +2,9 @@
 // repository by scripts/e2e/build-components.sh), building what is missing.
 //
 // Prebuilt binaries can be used instead of the cache with E2E_<NAME>_BIN (NAME: ETCD,
-// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, METACONTROLLER, KUEUE, HELM,
-// KUBELET, CONTAINERD, RUNC, PROMETHEUS) and the CRD folders with E2E_METACONTROLLER_CRDS / E2E_KUEUE_CRDS; the
+// KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBECTL, METACONTROLLER, KUEUE, JOBSET, LWS, HELM,
+// KUBELET, CONTAINERD, RUNC, PROMETHEUS) and the CRD folders with E2E_<NAME>_CRDS (METACONTROLLER, KUEUE,
+// JOBSET, LWS: the webhook manifests are read from webhook/ beside the CRD folder); the
 // version of a prebuilt binary is what it reports about itself. E2E_NO_BUILD=1 never builds: a
 // component that is not cached is then reported as missing.
 import { spawnSync } from 'node:child_process';
@@ -20,6 +21,9 @@ export const COMPONENT_NAMES = [
   'kube-controller-manager',
   'metacontroller',
   'kueue',
+  // The workload controllers the workloads scenario runs Kueue's integrations with.
+  'jobset',
+  'lws',
   'helm',
   'kube-scheduler',
   'kubectl',
@@ -38,7 +42,7 @@ export interface Component {
   version: string;
   /** Absolute path of the binary. */
   binary: string;
-  /** Folder with the component's CRD YAML files (Metacontroller, Kueue). */
+  /** Folder with the component's CRD YAML files (Metacontroller, Kueue, JobSet, LeaderWorkerSet). */
   crds?: string;
   /** Go module (path@version) it was built from; 'prebuilt' for E2E_*_BIN. */
   module: string;
@@ -86,13 +90,20 @@ const VERSION_ARGS: Partial<Record<ComponentName, string[]>> = {
  * -ldflags, or the build info names its module's version (a build as a dependency, like ours).
  */
 const KUEUE_BUILD_INFO = { module: 'sigs.k8s.io/kueue', variable: 'sigs.k8s.io/kueue/pkg/version.GitVersion' };
+/** JobSet and LeaderWorkerSet likewise: no version flag, the stamp their Makefiles set. */
+const BUILD_INFO: Partial<Record<ComponentName, { module: string; variable: string }>> = {
+  kueue: KUEUE_BUILD_INFO,
+  jobset: { module: 'sigs.k8s.io/jobset', variable: 'sigs.k8s.io/jobset/pkg/version.GitVersion' },
+  lws: { module: 'sigs.k8s.io/lws', variable: 'sigs.k8s.io/lws/pkg/version.GitVersion' },
+};
 
 const VERSION = /\bv?(\d+\.\d+\.\d+(?:[-+][\w.+-]*)?)/;
 
 /** The version (`v` added) a binary reports about itself, or undefined when it does not say. */
 export function reportedVersion(name: ComponentName, binary: string): string | undefined {
   if (!existsSync(binary)) return undefined;
-  if (name === 'kueue') return buildInfoVersion(binary, KUEUE_BUILD_INFO);
+  const buildInfo = BUILD_INFO[name];
+  if (buildInfo) return buildInfoVersion(binary, buildInfo);
   const result = spawnSync(binary, VERSION_ARGS[name] ?? ['--version'], { encoding: 'utf8', timeout: 30_000 });
   // Only an answer: a refused flag prints usage text, whose defaults look like versions.
   if (result.status !== 0) return undefined;

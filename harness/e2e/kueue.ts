@@ -41,6 +41,13 @@ export interface KueueOptions {
   installCrds?: boolean;
   /** Register the kueue.x-k8s.io webhooks with the API server and prove them live (default true). */
   webhooks?: boolean;
+  /**
+   * Also register Kueue's webhooks of these job frameworks' objects (e.g. JobSets, Pods, Deployments:
+   * `{ group: '', resource: 'pods' }`), which suspend or gate them on create; with the webhooks only.
+   */
+  frameworkWebhooks?: readonly FrameworkResource[];
+  /** Apply these CRDs (a framework's) before Kueue starts, so it sets that integration up at once. */
+  frameworkCrds?: readonly string[];
   /** zap log level (default 2: reconcile decisions without every request). */
   logLevel?: number;
   /** Readiness timeout; default 120 s. */
@@ -111,8 +118,14 @@ export function kueueConfiguration(
   return { config, dropped };
 }
 
-/** A self-signed certificate for 127.0.0.1/localhost: `tls.crt` and `tls.key` in `dir`. */
-function selfSignedCert(dir: string): string {
+/** An object a job framework's webhooks intercept: API group (`''` for the core group) and resource. */
+export interface FrameworkResource {
+  group: string;
+  resource: string;
+}
+
+/** A self-signed certificate for 127.0.0.1/localhost: `tls.crt` and `tls.key` in `dir` (also JobSet's and LWS's). */
+export function selfSignedCert(dir: string, commonName = 'kueue-e2e'): string {
   const result = spawnSync(
     'openssl',
     [
@@ -129,7 +142,7 @@ function selfSignedCert(dir: string): string {
       '-out',
       path.join(dir, 'tls.crt'),
       '-subj',
-      '/CN=kueue-e2e',
+      `/CN=${commonName}`,
       '-addext',
       'subjectAltName=IP:127.0.0.1,DNS:localhost',
     ],
@@ -159,12 +172,38 @@ function placeMetricsCert(certDir: string): string | undefined {
   return created;
 }
 
-interface WebhookEntry {
+export interface WebhookEntry {
   name: string;
   clientConfig: { service?: { path?: string }; url?: string; caBundle?: string };
-  rules?: { apiGroups?: string[] }[];
+  rules?: { apiGroups?: string[]; resources?: string[] }[];
   [key: string]: unknown;
 }
+
+/**
+ * The namespaceSelector Kueue's release puts on its framework webhooks (kube-system and kueue-system
+ * left alone): the first one the kustomization's inline patches give (0.17 patches every webhook by
+ * name, 0.19 patches `vpod.kb.io` and copies its selector to the others), or undefined.
+ */
+export function kueueReleaseNamespaceSelector(kustomizationFile: string): unknown {
+  if (!existsSync(kustomizationFile)) return undefined;
+  const kustomization = parseManifests(readFileSync(kustomizationFile, 'utf8'))[0] as
+    (KubeObject & { patches?: { patch?: string }[] }) | undefined;
+  for (const patch of kustomization?.patches ?? []) {
+    if (!patch.patch) continue;
+    for (const object of parseManifests(patch.patch))
+      for (const webhook of (object['webhooks'] ?? []) as { namespaceSelector?: unknown }[])
+        if (webhook.namespaceSelector) return webhook.namespaceSelector;
+  }
+  return undefined;
+}
+
+const targets = (webhook: WebhookEntry, wanted: readonly FrameworkResource[]): boolean =>
+  (webhook.rules ?? []).length > 0 &&
+  (webhook.rules ?? []).every((r) =>
+    (r.apiGroups ?? []).every((g) =>
+      (r.resources ?? []).every((res) => wanted.some((w) => w.group === g && w.resource === res)),
+    ),
+  );
 
 /**
  * Kueue's Mutating/ValidatingWebhookConfiguration (config/components/webhook/manifests.yaml of the
@@ -172,19 +211,31 @@ interface WebhookEntry {
  * Jobs, Pods, Deployments…), each pointed at `https://127.0.0.1:<port><path>` with the certificate
  * as caBundle. Named `kueue-…` as the release kustomization names them.
  */
-export function kueueWebhookConfigurations(manifestsFile: string, port: number, certPem: string): KubeObject[] {
+export function kueueWebhookConfigurations(
+  manifestsFile: string,
+  port: number,
+  certPem: string,
+  frameworks: readonly FrameworkResource[] = [],
+): KubeObject[] {
   const caBundle = Buffer.from(certPem).toString('base64');
+  const namespaceSelector =
+    frameworks.length > 0
+      ? kueueReleaseNamespaceSelector(path.join(path.dirname(manifestsFile), 'kustomization.yaml'))
+      : undefined;
   const out: KubeObject[] = [];
   for (const object of parseManifests(readFileSync(manifestsFile, 'utf8'))) {
     if (object.kind !== 'MutatingWebhookConfiguration' && object.kind !== 'ValidatingWebhookConfiguration') continue;
     const webhooks = ((object['webhooks'] ?? []) as WebhookEntry[])
-      .filter(
-        (w) =>
+      .flatMap((w) => {
+        const own =
           (w.rules ?? []).length > 0 &&
           (w.rules ?? []).every(
             (r) => (r.apiGroups ?? []).length > 0 && (r.apiGroups ?? []).every((g) => g === 'kueue.x-k8s.io'),
-          ),
-      )
+          );
+        if (own) return [w];
+        if (frameworks.length === 0 || !targets(w, frameworks)) return [];
+        return [namespaceSelector ? { ...w, namespaceSelector } : w];
+      })
       .map((w) => {
         const route = w.clientConfig.service?.path;
         if (!route) throw new Error(`${manifestsFile}: webhook ${w.name} has no clientConfig.service.path`);
@@ -290,6 +341,7 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
       .map((f) => path.join(component.crds as string, f));
     await client.installCrds(files);
   }
+  if (options.frameworkCrds && options.frameworkCrds.length > 0) await client.installCrds(options.frameworkCrds);
   await client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: KUEUE_NAMESPACE } });
 
   const dir = mkdtempSync(path.join(plane.dir, 'kueue-'));
@@ -408,7 +460,7 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
       throw new Error(
         `no Kueue webhook manifests at ${manifests} (scripts/e2e/build-components.sh copies config/components/webhook)`,
       );
-    for (const object of kueueWebhookConfigurations(manifests, webhook, certPem)) {
+    for (const object of kueueWebhookConfigurations(manifests, webhook, certPem, options.frameworkWebhooks)) {
       await client.applyObject(object);
       registered.push(object);
       handle.webhookConfigurations.push(`${object.kind}/${object.metadata.name}`);

@@ -6,13 +6,14 @@
 #
 # --cached-only builds nothing: components not cached are reported as failed.
 # Components: etcd kube-apiserver kube-controller-manager kube-scheduler kubectl metacontroller kueue
-# helm (default: all of these), and kubelet, containerd and runc (only when named: the node-side DRA
-# scenario), and prometheus (only when named: the dashboard scenario). Each lands in
+# jobset lws helm (default: all of these), and kubelet, containerd and runc (only when named: the
+# node-side DRA scenario), and prometheus (only when named: the dashboard scenario). Each lands in
 #   ${GPUSTACK_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpustack-operator-e2e}/<component>-<version>/
 # with the binary in bin/, build.log, build-seconds and component.json. A component
 # whose binary is already cached is skipped without touching the network, so a second
-# run is instant. Kueue and Metacontroller also get their CRDs copied next to the
-# binary (crds/), so the harness never depends on the Go module cache afterwards.
+# run is instant. Kueue, JobSet, LeaderWorkerSet and Metacontroller also get their CRDs copied next
+# to the binary (crds/; the first three their webhook manifests too, webhook/), so the harness never
+# depends on the Go module cache afterwards.
 #
 # Versions (pinned so the cache key is stable; override with the variables below, and
 # list what the proxy serves with `go list -m -versions <module>`):
@@ -24,6 +25,8 @@
 #                               repository, since the module proxy refuses every v4). Without the
 #                               archive Metacontroller fails to build with one line saying so.
 #   E2E_KUEUE_VERSION           sigs.k8s.io/kueue
+#   E2E_JOBSET_VERSION          sigs.k8s.io/jobset (the workloads scenario's training gangs)
+#   E2E_LWS_VERSION             sigs.k8s.io/lws (LeaderWorkerSet: the multi-node inference groups)
 #   E2E_CONTAINERD_VERSION      github.com/containerd/containerd/v2 (containerd, its runc shim, ctr)
 #   E2E_RUNC_VERSION            github.com/opencontainers/runc (cgo: needs gcc, the static glibc,
 #                               pkg-config and apt-get/dpkg-deb for libseccomp-dev, unpacked only)
@@ -51,6 +54,11 @@
 # etcd 8 min and Kueue 27 min beside it); one at a time ~50 min (etcd 7.5, kube-apiserver
 # ~28, kube-controller-manager 3.5, Kueue 10). The
 # binaries take ~335 MB; the module cache ~1.3 GB and the Go build cache ~4.5 GB.
+#
+# JobSet v0.10.1 and LeaderWorkerSet v0.7.0 together, measured 2026-12-05 (their own module zips
+# fetched, every dependency cold in GOMODCACHE or not, GOCACHE shared with the default components
+# building beside them on 2 cores at load average 20-30): 33 min wall each, 526 s user + 110 s system
+# CPU for both, peak RSS 0.96 GB; two binaries of 55 and 54 MB.
 #
 # kube-scheduler v1.36.3 alone, measured: 6 s wall with an empty GPUSTACK_E2E_CACHE and a warm Go
 # build cache (scratch module re-made, packages shared with kube-apiserver already compiled, so
@@ -82,6 +90,8 @@ KUBERNETES_VERSION=${E2E_KUBERNETES_VERSION:-v1.37.2}
 METACONTROLLER_VERSION=${E2E_METACONTROLLER_VERSION:-v4.17.2}
 METACONTROLLER_SOURCE=${E2E_METACONTROLLER_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/third_party/metacontroller-$METACONTROLLER_VERSION.tar.gz}
 KUEUE_VERSION=${E2E_KUEUE_VERSION:-v0.19.2}
+JOBSET_VERSION=${E2E_JOBSET_VERSION:-v0.10.1}
+LWS_VERSION=${E2E_LWS_VERSION:-v0.7.0}
 HELM_VERSION=${E2E_HELM_VERSION:-v4.3.2}
 # Debian 12's containerd (1.6) cannot inject CDI devices (1.7+ can); the node-side DRA scenario runs this one.
 CONTAINERD_VERSION=${E2E_CONTAINERD_VERSION:-v2.4.2}
@@ -101,12 +111,12 @@ for arg in "$@"; do
     --json) json=1 ;;
     --cached-only) cached_only=1 ;;
     -h|--help) sed -n '2,/^set -euo pipefail/{/^#/p}' "$0"; exit 0 ;;
-    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|containerd|runc|metacontroller|kueue|helm|prometheus) want+=("$arg") ;;
+    etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|containerd|runc|metacontroller|kueue|jobset|lws|helm|prometheus) want+=("$arg") ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
 if [[ ${#want[@]} -eq 0 ]]; then
-  want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl metacontroller kueue helm)
+  want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl metacontroller kueue jobset lws helm)
 fi
 
 log() { echo "[build-components] $*" >&2; }
@@ -117,6 +127,8 @@ version_of() {
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) echo "$KUBERNETES_VERSION" ;;
     metacontroller) echo "$METACONTROLLER_VERSION" ;;
     kueue) echo "$KUEUE_VERSION" ;;
+    jobset) echo "$JOBSET_VERSION" ;;
+    lws) echo "$LWS_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     containerd) echo "$CONTAINERD_VERSION" ;;
     runc) echo "$RUNC_VERSION" ;;
@@ -293,6 +305,54 @@ EOF
   echo "sigs.k8s.io/kueue@$v"
 }
 
+# JobSet and LeaderWorkerSet: like Kueue, a scratch module requiring the release, the manager's main
+# package built with the version stamp its Makefile sets; the CRDs, the webhook manifests and the
+# release's patches of them (webhook/patches/{mutating,validating}-patch.yaml) copied.
+build_jobset() {
+  local v=$JOBSET_VERSION src
+  src=$(mod_dir "sigs.k8s.io/jobset@$v") || return 1
+  copy_dir "$src/config/components/crd/bases" "$(dir_of jobset)/crds" '*.yaml'
+  copy_dir "$src/config/components/webhook" "$(dir_of jobset)/webhook" 'manifests.yaml'
+  # The release's kustomize patches (JSON patches of the Pod webhooks: an objectSelector on JobSet's Pods).
+  copy_dir "$src/config/components/webhook/patches" "$(dir_of jobset)/webhook/patches" '*-patch.yaml'
+  local d
+  d=$(scratch "jobset-$v" <<EOF
+module gpustack-operator.e2e/jobset
+
+go 1.26
+
+require sigs.k8s.io/jobset $v
+EOF
+)
+  # The manager is the module's root package (main.go).
+  (cd "$d" && go build -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=$v" \
+    -o "$1" sigs.k8s.io/jobset)
+  echo "sigs.k8s.io/jobset@$v"
+}
+
+build_lws() {
+  local v=$LWS_VERSION src
+  src=$(mod_dir "sigs.k8s.io/lws@$v") || return 1
+  copy_dir "$src/config/crd/bases" "$(dir_of lws)/crds" '*.yaml'
+  copy_dir "$src/config/webhook" "$(dir_of lws)/webhook" 'manifests.yaml'
+  copy_dir "$src/config/webhook" "$(dir_of lws)/webhook/patches" '*-patch.yaml'
+  local d
+  d=$(scratch "lws-$v" <<EOF
+module gpustack-operator.e2e/lws
+
+go 1.26
+
+require sigs.k8s.io/lws $v
+EOF
+)
+  # The manager's main package is cmd/ (cmd/main.go).
+  (cd "$d" && go build -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/lws/pkg/version.GitVersion=$v" \
+    -o "$1" sigs.k8s.io/lws/cmd)
+  echo "sigs.k8s.io/lws@$v"
+}
+
 build_helm() {
   local v=$HELM_VERSION d
   d=$(scratch "helm-$v" <<EOF
@@ -452,6 +512,8 @@ build_one() {
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) module=$(set -e; build_kube "$tmp" "$c" 2>"$d/build.log") ;;
     metacontroller) module=$(set -e; build_metacontroller "$tmp" 2>"$d/build.log") ;;
     kueue) module=$(set -e; build_kueue "$tmp" 2>"$d/build.log") ;;
+    jobset) module=$(set -e; build_jobset "$tmp" 2>"$d/build.log") ;;
+    lws) module=$(set -e; build_lws "$tmp" 2>"$d/build.log") ;;
     helm) module=$(set -e; build_helm "$tmp" 2>"$d/build.log") ;;
     containerd) module=$(set -e; build_containerd "$tmp" 2>"$d/build.log") ;;
     runc) module=$(set -e; build_runc "$tmp" 2>"$d/build.log") ;;

@@ -48,6 +48,23 @@ const ALL_DRA_GATES = [...Object.keys(DRA_GATES_BEFORE_18), ...Object.keys(DRA_G
 
 const SHARE_CREDITS = CREDITS_PER_CARD / 10;
 
+/**
+ * The job frameworks Kueue must manage for the workloads docs/architecture.md#workloads describes, as
+ * Kueue 0.17–0.19 name them (apis/config/v1beta2 `integrations.frameworks`): Jobs (Kueue's default,
+ * kept because naming any framework replaces it), JobSet training gangs, LeaderWorkerSet groups
+ * (multi-node inference), and Deployments of Pods (single-node inference) through the Pod integration,
+ * which the Deployment integration needs. Kueue defers a framework whose CRD is not served until it is.
+ */
+export const KUEUE_FRAMEWORKS = [
+  'batch/job',
+  'jobset.x-k8s.io/jobset',
+  'leaderworkerset.x-k8s.io/leaderworkerset',
+  'pod',
+  'deployment',
+] as const;
+/** What Kueue manages when a configuration names no framework (its defaulting). */
+const KUEUE_DEFAULT_FRAMEWORKS = ['batch/job'];
+
 type Transformation = { input: string; strategy: 'Replace'; outputs: Record<string, string> };
 type Json = Record<string, unknown>;
 
@@ -151,6 +168,7 @@ export function buildKueueConfig(target: KueueTarget = { minor: DEFAULT_KUEUE_MI
       transformations: buildTransformations(),
       deviceClassMappings: planDeviceClassMappings(target).mappings,
     },
+    integrations: { frameworks: [...KUEUE_FRAMEWORKS] },
   };
 }
 
@@ -184,7 +202,8 @@ function objectAt(config: Json, key: string): { readonly value: Json } | MergeEr
 
 /**
  * `existing` with our part merged in for `target`: every key kept; our feature gates set; the
- * transformations of our device resources replaced (others kept, in their order, ours after);
+ * transformations of our device resources replaced (others kept, in their order, ours after); the
+ * job frameworks of {@link KUEUE_FRAMEWORKS} added to `integrations.frameworks` (yours kept first);
  * `resources.quotaCheckStrategy` set where the version knows it and removed (with its gate)
  * where it does not, because the manager refuses to start on a field or gate it does not know.
  * `notes` says what was overwritten or removed.
@@ -210,6 +229,12 @@ export function mergeKueueConfig(existing: unknown, target: KueueTarget = { mino
   if (!Array.isArray(current)) return { ok: false, message: 'resources.transformations: expected a list' };
   const currentMappings = resources['deviceClassMappings'] ?? [];
   if (!Array.isArray(currentMappings)) return { ok: false, message: 'resources.deviceClassMappings: expected a list' };
+  const integrationsAt = objectAt(existing, 'integrations');
+  if (!('value' in integrationsAt)) return integrationsAt;
+  const integrations = integrationsAt.value;
+  const frameworks = integrations['frameworks'] ?? [];
+  if (!Array.isArray(frameworks) || frameworks.some((f) => typeof f !== 'string'))
+    return { ok: false, message: 'integrations.frameworks: expected a list of framework names' };
 
   const ours = buildKueueConfig(target) as {
     featureGates: Json;
@@ -258,6 +283,10 @@ export function mergeKueueConfig(existing: unknown, target: KueueTarget = { mino
     if (gates[gate] !== undefined && gates[gate] !== value)
       notes.push(`featureGates.${gate} ${String(gates[gate])} → ${String(value)}`);
   }
+  // Yours kept in their order (none named: Kueue's default, which naming any would drop), ours added.
+  const keptFrameworks = frameworks.length > 0 ? (frameworks as string[]) : KUEUE_DEFAULT_FRAMEWORKS;
+  const added = KUEUE_FRAMEWORKS.filter((f) => !keptFrameworks.includes(f));
+  if (frameworks.length > 0 && added.length > 0) notes.push(`added integrations.frameworks ${added.join(', ')}`);
   return {
     ok: true,
     notes,
@@ -267,6 +296,7 @@ export function mergeKueueConfig(existing: unknown, target: KueueTarget = { mino
       kind: 'Configuration',
       featureGates: mergedGates,
       resources: mergedResources,
+      integrations: { ...integrations, frameworks: [...keptFrameworks, ...added] },
     },
   };
 }

@@ -13,6 +13,7 @@ export {
   type DeviceClassMapping,
   type DeviceClassMappingPlan,
   KUEUE_CONFIG_API_VERSION,
+  KUEUE_FRAMEWORKS,
   OLDEST_KUEUE_MINOR,
   QUOTA_CHECK_STRATEGY_MINOR,
   buildKueueConfig,

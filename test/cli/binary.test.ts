@@ -640,7 +640,19 @@ describe.concurrent('gpustack-operator kueue-config', () => {
         featureGates: Record<string, boolean>;
         resources: { quotaCheckStrategy: string; transformations: unknown[] };
       };
-      expect(config.integrations).toEqual({ frameworks: ['batch/job'] });
+      // Theirs first, then the frameworks the workloads need (docs/architecture.md#workloads).
+      expect(config.integrations).toEqual({
+        frameworks: [
+          'batch/job',
+          'jobset.x-k8s.io/jobset',
+          'leaderworkerset.x-k8s.io/leaderworkerset',
+          'pod',
+          'deployment',
+        ],
+      });
+      expect(run.stderr).toContain(
+        'note: added integrations.frameworks jobset.x-k8s.io/jobset, leaderworkerset.x-k8s.io/leaderworkerset, pod, deployment',
+      );
       expect(config.featureGates).toMatchObject({ AssignQueueLabelsForPods: false, QuotaCheckStrategy: true });
       expect(config.resources.quotaCheckStrategy).toBe('IgnoreUndeclared');
       expect(config.resources.transformations).toHaveLength(27);

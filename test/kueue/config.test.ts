@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   buildKueueConfig,
   buildTransformations,
+  KUEUE_FRAMEWORKS,
   kueueMinor,
   mergeKueueConfig,
   planDeviceClassMappings,
@@ -12,6 +13,7 @@ import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
 
 type Config = {
   namespace?: string;
+  integrations?: unknown;
   featureGates: Record<string, boolean>;
   resources: {
     quotaCheckStrategy?: string;
@@ -41,6 +43,19 @@ describe('buildKueueConfig', () => {
     expect(buildTransformations().find((t) => t.input === 'nvidia.com/gpu.shared')?.outputs).toEqual({
       'credits.gpustack.ai/nvidia': '160000',
     });
+  });
+
+  it('names the job frameworks the workloads run on: Jobs, JobSets, LeaderWorkerSets, Deployments of Pods', () => {
+    for (const minor of [17, 19])
+      expect((buildKueueConfig({ minor }) as Config).integrations).toEqual({
+        frameworks: [
+          'batch/job',
+          'jobset.x-k8s.io/jobset',
+          'leaderworkerset.x-k8s.io/leaderworkerset',
+          'pod',
+          'deployment',
+        ],
+      });
   });
 
   it('sets quotaCheckStrategy and its gate from Kueue 0.19 on and leaves both out before', () => {
@@ -207,6 +222,48 @@ describe('mergeKueueConfig', () => {
     expect(v17.notes).toContain('removed featureGates.KueueDRAIntegration: Kueue 0.17 does not accept it');
   });
 
+  it('adds the job frameworks the workloads need after yours, keeping the other integration keys', () => {
+    const config = merged({ integrations: { frameworks: ['ray.io/rayjob', 'pod'], labelKeysToCopy: ['team'] } });
+    expect(config.integrations).toEqual({
+      frameworks: [
+        'ray.io/rayjob',
+        'pod',
+        'batch/job',
+        'jobset.x-k8s.io/jobset',
+        'leaderworkerset.x-k8s.io/leaderworkerset',
+        'deployment',
+      ],
+      labelKeysToCopy: ['team'],
+    });
+    expect(config.notes).toContain(
+      'added integrations.frameworks batch/job, jobset.x-k8s.io/jobset, leaderworkerset.x-k8s.io/leaderworkerset, deployment',
+    );
+  });
+
+  it("keeps Kueue's default (batch/job) when none are named, for every version from 0.17, without a note", () => {
+    for (const minor of [17, 18, 19]) {
+      const config = merged({ integrations: { externalFrameworks: ['Foo.v1.example.com'] } }, minor);
+      expect(config.integrations).toEqual({
+        frameworks: [
+          'batch/job',
+          'jobset.x-k8s.io/jobset',
+          'leaderworkerset.x-k8s.io/leaderworkerset',
+          'pod',
+          'deployment',
+        ],
+        externalFrameworks: ['Foo.v1.example.com'],
+      });
+      expect(config.notes.filter((n) => n.includes('integrations'))).toEqual([]);
+    }
+  });
+
+  it('a configuration naming every framework already is left as it is', () => {
+    const frameworks = [...KUEUE_FRAMEWORKS].reverse();
+    const config = merged({ integrations: { frameworks } });
+    expect(config.integrations).toEqual({ frameworks });
+    expect(config.notes).toEqual([]);
+  });
+
   it('an empty or absent configuration gives ours alone', () => {
     expect(merged(undefined)).toEqual({ ...(buildKueueConfig({ minor: 19 }) as Config), notes: [] });
     expect(merged({})).toEqual({ ...(buildKueueConfig({ minor: 19 }) as Config), notes: [] });
@@ -221,6 +278,9 @@ describe('mergeKueueConfig', () => {
     [{ kind: 'ConfigMap' }, 'kind: expected Configuration, got "ConfigMap"'],
     [{ featureGates: ['a'] }, 'featureGates: expected a mapping, got ["a"]'],
     [{ resources: { transformations: 'x' } }, 'resources.transformations: expected a list'],
+    [{ integrations: ['pod'] }, 'integrations: expected a mapping, got ["pod"]'],
+    [{ integrations: { frameworks: 'pod' } }, 'integrations.frameworks: expected a list of framework names'],
+    [{ integrations: { frameworks: [1] } }, 'integrations.frameworks: expected a list of framework names'],
   ])('refuses %j: %s', (input, message) => {
     expect(mergeKueueConfig(input, { minor: 19 })).toEqual({ ok: false, message });
   });
