@@ -56,7 +56,7 @@ export const WELL_KNOWN_LEVELS: readonly string[] = [
  */
 export function detectTopologyLevels(
   labels: Readonly<Record<string, string>>,
-  setting: Pick<TopologySetting, 'levels'>,
+  setting: TopologySetting,
 ): string[] {
   const carried = (key: string): boolean => (labels[key] ?? '') !== '';
   if (setting.levels !== undefined) {

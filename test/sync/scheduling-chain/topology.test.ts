@@ -50,7 +50,7 @@ describe('node-profile with topology on', () => {
     const response = expectOk(runHook('node-profile', nodeProfileRequest(node, AUTO.obj())));
     expect(response.labels?.[TOPOLOGY_PROFILE_LABEL]).toBe(BLOCK_PROFILE);
     expect(response.annotations?.[TOPOLOGY_LEVELS_ANNOTATION]).toBe(BLOCK_LEVELS.join(','));
-    const profile = response.attachments?.[0] as {
+    const profile = response.attachments?.[0] as unknown as {
       spec: { labels: Record<string, string>; annotations?: Record<string, string> };
     };
     expect(profile.spec.labels[TOPOLOGY_PROFILE_LABEL]).toBe(BLOCK_PROFILE);
