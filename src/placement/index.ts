@@ -9,3 +9,4 @@ export {
   type TopologyAssignment,
   type TopologyDomain,
 } from './topology.js';
+export { explainWorkload } from './explain.js';
