@@ -16,7 +16,7 @@ import {
   type Pod,
   type Workload,
 } from './schema.js';
-import { describeDomain, domainPool, expandTopologyAssignment, type TopologyAssignment } from './topology.js';
+import { describeDomain, expandTopologyAssignment, splitPoolByDomain, type TopologyAssignment } from './topology.js';
 import { awaitsVerdict, podSetDemand, type ClaimDemand, type PodSetDemand, type TemplateLookup } from './workload.js';
 
 /** The DRA side of a decision: the ledger of the pass and the ResourceClaimTemplates by namespace and name. */
@@ -126,7 +126,7 @@ function checkDemand(
   const resolution = index.pool(flavor, demand.mfr, demand.tolerations);
   if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
   if (topology) {
-    return placeInDomains(demand.podSet, demand.pods, resolution.pool, topology, input, (pool, pods) =>
+    return placeInDomains(demand.podSet, demand.pods, resolution.pool, topology, index, (pool, pods) =>
       placePodSet({ ...demand, pods }, pool, resources) === undefined
         ? undefined
         : `${plural(pods, 'pod')} × ${plural(demand.cards, 'card')} do not fit there; free cards per node: ` +
@@ -160,15 +160,15 @@ function placeInDomains(
   pods: number,
   pool: Pool,
   topology: TopologyAssignment,
-  input: NodeDevicesInput,
+  index: NodeDevicesIndex,
   place: (pool: Pool, pods: number) => string | undefined,
 ): string | undefined {
   const expanded = expandTopologyAssignment(topology);
   if (!expanded.ok) return `podset "${podSet}": ${expanded.message}; will retry`;
-  const nodesByName = new Map(input.nodes.map((node) => [node.metadata.name, node]));
+  const inDomain = splitPoolByDomain(pool, expanded.levels, (name) => index.node(name));
   let placed = 0;
   for (const domain of expanded.domains) {
-    const inside = domainPool(pool, expanded.levels, domain, nodesByName);
+    const inside = inDomain(domain);
     const problem = place(inside, domain.pods);
     if (problem !== undefined) {
       return (
@@ -208,7 +208,7 @@ function checkClaims(
       continue;
     }
     if (topology) {
-      return placeInDomains(demand.podSet, demand.pods, resolution.pool, topology, input, (pool, pods) => {
+      return placeInDomains(demand.podSet, demand.pods, resolution.pool, topology, index, (pool, pods) => {
         const problem = placeClaimDemand({ ...demand, pods }, pool, placement);
         // The domain's own wording: the PodSet and the retry are said once, around it.
         return problem?.replace(`podset "${demand.podSet}": `, '').replace(/; will retry as capacity frees$/, '');

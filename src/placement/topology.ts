@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { Node } from '../k8s/index.js';
-import type { Pool } from './pool.js';
+import type { Pool, PoolNode } from './pool.js';
 
 const LevelValuesSchema = z.looseObject({
   universal: z.string().optional(),
@@ -85,18 +85,24 @@ export function describeDomain(levels: readonly string[], domain: TopologyDomain
 }
 
 /**
- * The pool restricted to one domain: its nodes whose labels carry the domain's value at every
- * level. Cordoned or tainted nodes are already out of the pool.
+ * The pool split by domain: its nodes grouped by their values at every level (one pass over the
+ * pool, so a PodSet spread over many domains costs the pool's size once, not once per domain).
+ * Cordoned or tainted nodes are already out of the pool. `inDomain` gives a domain's sub-pool.
  */
-export function domainPool(
+export function splitPoolByDomain(
   pool: Pool,
   levels: readonly string[],
-  domain: TopologyDomain,
-  nodesByName: ReadonlyMap<string, Node>,
-): Pool {
-  const inside = pool.nodes.filter((member) => {
-    const labels = nodesByName.get(member.name)?.metadata.labels ?? {};
-    return levels.every((level, i) => labels[level] === domain.values[i]);
-  });
-  return { ...pool, nodes: inside };
+  nodeOf: (name: string) => Node | undefined,
+): (domain: TopologyDomain) => Pool {
+  const groups = new Map<string, PoolNode[]>();
+  for (const member of pool.nodes) {
+    const labels = nodeOf(member.name)?.metadata.labels ?? {};
+    const values = levels.map((level) => labels[level]);
+    if (values.some((value) => value === undefined)) continue;
+    const key = values.join('\u0000');
+    const group = groups.get(key);
+    if (group) group.push(member);
+    else groups.set(key, [member]);
+  }
+  return (domain) => ({ ...pool, nodes: groups.get(domain.values.join('\u0000')) ?? [] });
 }
