@@ -4,7 +4,9 @@
  * each domain's pods on that domain's nodes only and names the domain when they do not fit.
  */
 import { describe, expect, it } from 'vitest';
+import { ReceivedDeviceTaintRuleSchema, buildCordonRules, buildDeviceLedger } from '../../src/dra/index.js';
 import type { Node } from '../../src/k8s/index.js';
+import { claimTemplate, nodePool } from '../dra/builders.js';
 import {
   NodeDevicesVerdictSchema,
   decideNodeDevices,
@@ -181,5 +183,61 @@ describe('decideNodeDevices inside the assigned topology domains', () => {
     expect(decide(workload)?.message).toBe(
       'podset "workers": topologyAssignment.slices[0]: valuesPerLevel[0] has no value for domain 0; will retry',
     );
+  });
+});
+
+describe('decideNodeDevices inside the assigned domains, for pods that use claims', () => {
+  const nodes = [gpuNode('gpu-a', 8), gpuNode('gpu-b', 8)];
+  const templates = [claimTemplate('eight-cards', [{ deviceClassName: 'gpustack-nvidia', count: 8 }])];
+  const card5 = buildDeviceLedger(nodePool('gpu-a', 8), [])
+    .cards('gpu-a')
+    .find((c) => c.name === 'card-5');
+  const cordonRules = buildCordonRules(card5!, 'test', 'NoSchedule', 'resource.k8s.io/v1beta2').map((r) =>
+    ReceivedDeviceTaintRuleSchema.parse(r),
+  );
+
+  function decideClaims(topology: unknown): NodeDevicesVerdict | undefined {
+    const workload = makeWorkload('train')
+      .podSet('workers', 1, [{ name: 'main', resources: { requests: { cpu: '1' } } }], {
+        claimTemplates: { gpus: 'eight-cards' },
+        ...(topology !== undefined ? { topologyAssignment: topology } : {}),
+      })
+      .obj();
+    return decideNodeDevices({
+      workload,
+      flavors: flavorMap(deviceFlavor()),
+      nodes,
+      pods: [],
+      deviceResourceOf: () => 'nvidia.com/gpu',
+      checkName: CHECK,
+      claims: {
+        ledger: buildDeviceLedger(
+          nodes.flatMap((n) => nodePool(n.metadata.name, 8)),
+          [],
+          undefined,
+          cordonRules,
+        ),
+        templates: (namespace, name) =>
+          templates.find((t) => t.metadata.namespace === namespace && t.metadata.name === name),
+      },
+    });
+  }
+
+  it('retries when the assigned host has a cordoned card, though another host has 8 free', () => {
+    const onA = {
+      levels: [HOST],
+      slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'gpu-a' }], podCounts: { universal: 1 } }],
+    };
+    const verdict = decideClaims(onA);
+    expect(verdict?.state).toBe('Retry');
+    expect(verdict?.message).toMatch(
+      new RegExp(
+        `^podset "workers": topology domain ${HOST}=gpu-a of flavor ${H100_FLAVOR}: 1 pod × .* by resource claims do not fit in flavor`,
+      ),
+    );
+    expect(verdict?.message).toContain('the largest free block is 7 cards (node gpu-a');
+    expect(verdict?.message).toMatch(/; will retry as capacity frees$/);
+    // TAS did not choose: the check places the pod on gpu-b.
+    expect(decideClaims(undefined)?.state).toBe('Ready');
   });
 });
