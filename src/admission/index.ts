@@ -82,3 +82,5 @@ export {
   type CheckWriter,
   type WorkloadRef,
 } from './writer.js';
+// `why` (src/cli/why.ts) explains one Workload with the decision's own reading of it.
+export { WorkloadSchema, explainWorkload } from '../placement/index.js';

@@ -70,6 +70,11 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
                                without --yes nothing is done)
              uncordon NODE/CARD | NODE  delete the card's (or node's) cordon rules
 `,
+  why: `  why        Why a Kueue Workload is not admitted: Kueue's conditions, each PodSet's flavors and
+             topology domains, and the per-card check's reason (domain, free cards per node)
+             NAMESPACE/WORKLOAD | WORKLOAD [-n|--namespace NS]  [--kubeconfig FILE]
+             (also \`kubectl gpustack why\`; needs get on workloads.kueue.x-k8s.io)
+`,
 };
 
 const USAGE_FOOTER = `

@@ -2,8 +2,8 @@
 /**
  * @module `gpustack-operator`: one binary — `serve` (the hook server), `render` (the whole chain
  * offline for a node dump), `agent` (the node agent), `detect` (one detection, by hand),
- * `admission` (the per-card admission check; also inside `serve --admission`) and `cards` (every
- * card of a cluster). Installed as `kubectl-gpustack` too: `kubectl gpustack cards` runs it.
+ * `admission` (the per-card admission check; also inside `serve --admission`), `cards` (every
+ * card of a cluster) and `why` (why a Workload is not admitted). Installed as `kubectl-gpustack` too: `kubectl gpustack cards` runs it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -52,6 +52,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     return (await import('./cards.js')).cardsCommand(args);
   },
   'kueue-config': async (args) => (await import('./kueue-config.js')).kueueConfigCommand(args),
+  why: async (args) => (await import('./why.js')).whyCommand(args),
 };
 
 /** One line for an error a person can act on; the stack of anything else only with GPUSTACK_DEBUG. */

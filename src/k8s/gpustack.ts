@@ -15,7 +15,7 @@ import {
   TolerationSchema,
 } from './objects.js';
 import { summarizeIssues } from './paths.js';
-import { LABEL_NAME_MAX, LABEL_NAME_PATTERN } from './validation.js';
+import { LABEL_NAME_MAX, LABEL_NAME_PATTERN, isLabelKey } from './validation.js';
 
 export const GPUSTACK_API_VERSION = 'worker.gpustack.ai/v1alpha1';
 export const SCHEDULING_CHAIN_NAME = 'default';
@@ -77,6 +77,36 @@ export const ManufacturerSettingSchema = z.strictObject({
 export const DeviceOwnerSettingSchema = z.enum(['Auto', 'DRA', 'DevicePlugin']);
 export type DeviceOwnerSetting = z.infer<typeof DeviceOwnerSettingSchema>;
 
+/** The label every Kueue Topology ends with; a settings list may not name it (it is always last). */
+export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+/** Kueue's Topology takes at most 16 levels; the hostname is always the last one. */
+export const TOPOLOGY_MAX_LEVELS = 16;
+
+/**
+ * Topology-aware placement (docs/architecture.md#topology). Absent or `Disabled`: no profile, no
+ * Topology, flavors as before. `Auto`: every managed Node gets a topology profile from the level
+ * labels it carries (`levels`, or the well-known ones), `kubernetes.io/hostname` last.
+ */
+export const TopologySettingSchema = z.strictObject({
+  mode: z.enum(['Disabled', 'Auto']).default('Disabled'),
+  /**
+   * The level labels, coarse to fine, replacing the well-known list (a TopologySource's levels):
+   * a Node's levels are the longest prefix of this list it carries.
+   */
+  levels: z
+    .array(
+      z
+        .string()
+        .refine(isLabelKey, 'must be a label key')
+        .refine((key) => key !== HOSTNAME_LABEL, `${HOSTNAME_LABEL} is always the last level; leave it out`),
+    )
+    .min(1)
+    .max(TOPOLOGY_MAX_LEVELS - 1)
+    .refine((keys) => new Set(keys).size === keys.length, 'levels must be unique')
+    .optional(),
+});
+export type TopologySetting = z.infer<typeof TopologySettingSchema>;
+
 export const SchedulingChainSpecSchema = z.strictObject({
   nodeManagement: z.enum(['Automatic', 'Manual']).default('Automatic'),
   generalKey: z.enum(['Generic', 'CPUModel']).default('Generic'),
@@ -106,6 +136,8 @@ export const SchedulingChainSpecSchema = z.strictObject({
    * every Node. A Node keeps its shard when this changes; only Nodes that join later use the new count.
    */
   nodeShards: z.number().int().min(1).max(1024).default(32),
+  /** Topology profiles, Kueue Topologies and topology-qualified flavors; absent = `Disabled` (no default is filled in, so a chain without it renders as before). */
+  topology: TopologySettingSchema.optional(),
   /** Tolerations per flavor kind; absent `device` = tolerate the manufacturer's device-resource taint. */
   flavorTolerations: z
     .strictObject({

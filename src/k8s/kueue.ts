@@ -22,9 +22,25 @@ export const ResourceFlavorSchema = z.strictObject({
   spec: z.strictObject({
     nodeLabels: LabelsSchema.refine((m) => Object.keys(m).length <= KUEUE_MAX_NODE_LABELS, 'at most 8 nodeLabels'),
     tolerations: z.array(TolerationSchema).max(8).optional(),
+    /** The flavor's Kueue Topology (docs/architecture.md#topology); immutable once set, with nodeLabels and tolerations. */
+    topologyName: z.string().optional(),
   }),
 });
 export type ResourceFlavor = z.infer<typeof ResourceFlavorSchema>;
+
+/** A Kueue Topology: its levels' node labels, coarse to fine, `kubernetes.io/hostname` last (immutable). */
+export const TopologySchema = z.strictObject({
+  apiVersion: z.literal(KUEUE_API_VERSION),
+  kind: z.literal('Topology'),
+  metadata: NameOnlyMetaSchema,
+  spec: z.strictObject({
+    levels: z
+      .array(z.strictObject({ nodeLabel: z.string() }))
+      .min(1)
+      .max(16),
+  }),
+});
+export type Topology = z.infer<typeof TopologySchema>;
 
 export const FlavorQuotasSchema = z.strictObject({
   name: z.string(),

@@ -1,6 +1,6 @@
 /**
  * @module What the scheduling chain reads of a Node — exactly the labels `extractNodeFacts` reads,
- * the cpu-name annotation and the CPU capacity. node-profile writes this into the Node's
+ * the topology profile and its levels annotation, the cpu-name annotation and the CPU capacity. node-profile writes this into the Node's
  * NodeProfile, so the chain need not receive whole Nodes.
  */
 import {
@@ -11,10 +11,18 @@ import {
   GENERAL_PREFIX,
   MANAGED_LABEL,
   OS_LABEL,
+  TOPOLOGY_LEVELS_ANNOTATION,
+  TOPOLOGY_PROFILE_LABEL,
 } from './constants.js';
 import type { NodeLabelsInput } from './node-facts.js';
 
-const NODE_LABELS: ReadonlySet<string> = new Set([OS_LABEL, ARCH_LABEL, MANAGED_LABEL, ACCELERATABLE_LABEL]);
+const NODE_LABELS: ReadonlySet<string> = new Set([
+  OS_LABEL,
+  ARCH_LABEL,
+  MANAGED_LABEL,
+  ACCELERATABLE_LABEL,
+  TOPOLOGY_PROFILE_LABEL,
+]);
 /** The per-model labels `extractAccelerator` reads (`<aKey>.<suffix>`); `.sliced.*`, `.comcap`… it does not. */
 const MODEL_SUFFIXES: ReadonlySet<string> = new Set(['count', 'memory', 'product', 'cores', 'family']);
 
@@ -61,13 +69,20 @@ export function extractChainViewAfter(
     const value = labelChanges[key];
     if (value !== null && value !== undefined && isChainLabel(key)) labels[key] = value;
   }
-  const annotationChange = changes.annotations?.[CPU_NAME_ANNOTATION];
-  const cpuName =
-    annotationChange === undefined ? node.annotations?.[CPU_NAME_ANNOTATION] : (annotationChange ?? undefined);
+  const annotationAfter = (key: string): string | undefined => {
+    const change = changes.annotations?.[key];
+    return change === undefined ? node.annotations?.[key] : (change ?? undefined);
+  };
+  const annotations: Record<string, string> = {};
+  const cpuName = annotationAfter(CPU_NAME_ANNOTATION);
+  if (cpuName !== undefined) annotations[CPU_NAME_ANNOTATION] = cpuName;
+  // The levels of the topology profile: the chain names the profile's Topology by them.
+  const levels = annotationAfter(TOPOLOGY_LEVELS_ANNOTATION);
+  if (levels !== undefined) annotations[TOPOLOGY_LEVELS_ANNOTATION] = levels;
   return {
     name: node.name,
     labels,
-    ...(cpuName !== undefined ? { annotations: { [CPU_NAME_ANNOTATION]: cpuName } } : {}),
+    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     ...(node.cpuCapacity !== undefined ? { cpuCapacity: String(node.cpuCapacity) } : {}),
   };
 }

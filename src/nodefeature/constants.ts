@@ -33,6 +33,10 @@ export const PROFILED_LABEL = `${SYSTEM_DOMAIN}/profiled`;
  * (docs/architecture.md#node-shards). Kept once set, so a Node never moves between shards.
  */
 export const NODE_SHARD_LABEL = `${SYSTEM_DOMAIN}/node-shard`;
+/** Node label (and flavor label and nodeLabel): the Node's topology profile, `fnv64-<16 hex>` (22 characters). */
+export const TOPOLOGY_PROFILE_LABEL = `topology.${SYSTEM_DOMAIN}/profile`;
+/** Node annotation: the levels of the profile, comma-separated (label keys hold no comma), so the chain can build the Topology. */
+export const TOPOLOGY_LEVELS_ANNOTATION = `topology.${SYSTEM_DOMAIN}/levels`;
 export const ACCELERATABLE_LABEL = `${FEATURE_PREFIX}acceleratable`;
 export const CPU_ONLY_LABEL = `${FEATURE_PREFIX}cpu-only`;
 export const CPU_NAME_ANNOTATION = `${FEATURE_PREFIX}cpu-name`;

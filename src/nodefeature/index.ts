@@ -14,3 +14,4 @@ export * from './vendor-labels.js';
 export * from './derived-labels.js';
 export * from './profile-labels.js';
 export * from './presets.js';
+export * from './topology.js';

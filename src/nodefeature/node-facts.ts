@@ -23,7 +23,8 @@ export type NodeProblemReason =
   | 'InvalidCpuCount'
   | 'InvalidDeviceCount'
   | 'InvalidDeviceMemory'
-  | 'KeyTooLong';
+  | 'KeyTooLong'
+  | 'UnreadableTopology';
 
 export interface NodeProblem {
   readonly reason: NodeProblemReason;

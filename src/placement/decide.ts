@@ -16,6 +16,7 @@ import {
   type Pod,
   type Workload,
 } from './schema.js';
+import { describeDomain, expandTopologyAssignment, splitPoolByDomain, type TopologyAssignment } from './topology.js';
 import { awaitsVerdict, podSetDemand, type ClaimDemand, type PodSetDemand, type TemplateLookup } from './workload.js';
 
 /** The DRA side of a decision: the ledger of the pass and the ResourceClaimTemplates by namespace and name. */
@@ -112,6 +113,7 @@ function checkDemand(
   input: NodeDevicesInput,
   index: NodeDevicesIndex,
   resources: ResourcePlacement,
+  topology: TopologyAssignment | null | undefined,
 ): string | undefined {
   // hasOwn: a flavor named like an Object.prototype member must read as unknown, not as a function.
   const flavor = flavorOf(input, demand.flavor);
@@ -123,7 +125,61 @@ function checkDemand(
   }
   const resolution = index.pool(flavor, demand.mfr, demand.tolerations);
   if (!resolution.ok) return `podset "${demand.podSet}": ${resolution.message}`;
+  if (topology) {
+    return placeInDomains(demand.podSet, demand.pods, resolution.pool, topology, index, (pool, pods) =>
+      placePodSet({ ...demand, pods }, pool, resources) === undefined
+        ? undefined
+        : `${plural(pods, 'pod')} × ${plural(demand.cards, 'card')} do not fit there; free cards per node: ` +
+          freePerNode(pool, resources, demand.resource),
+    );
+  }
   return placePodSet(demand, resolution.pool, resources);
+}
+
+/** `gpu-a 8, gpu-b 0` for the first nodes of a domain; how many more, past that. */
+function freePerNode(pool: Pool, resources: ResourcePlacement, resource: string): string {
+  const shown = pool.nodes
+    .slice(0, MAX_NODES_IN_MESSAGE)
+    .map((node) => `${node.name} ${resources.free(resource, node, pool.aKey)}`);
+  const more = pool.nodes.length - shown.length;
+  if (shown.length === 0) return 'no node of the flavor is in the domain';
+  return `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
+const MAX_NODES_IN_MESSAGE = 16;
+
+/**
+ * Places a PodSet domain by domain as Kueue's TAS assigned it (docs/architecture.md#topology-check):
+ * each domain's pods only on the pool's nodes inside that domain. TAS counted Node allocatable —
+ * a device-plugin node's allocatable, or nothing at all for DRA cards — so a domain it chose can
+ * still lack the cards: the message names the domain. Pods the assignment does not cover (it
+ * should cover all) are placed anywhere in the pool.
+ */
+function placeInDomains(
+  podSet: string,
+  pods: number,
+  pool: Pool,
+  topology: TopologyAssignment,
+  index: NodeDevicesIndex,
+  place: (pool: Pool, pods: number) => string | undefined,
+): string | undefined {
+  const expanded = expandTopologyAssignment(topology);
+  if (!expanded.ok) return `podset "${podSet}": ${expanded.message}; will retry`;
+  const inDomain = splitPoolByDomain(pool, expanded.levels, (name) => index.node(name));
+  let placed = 0;
+  for (const domain of expanded.domains) {
+    const inside = inDomain(domain);
+    const problem = place(inside, domain.pods);
+    if (problem !== undefined) {
+      return (
+        `podset "${podSet}": topology domain ${describeDomain(expanded.levels, domain)} of flavor ${pool.flavor}: ` +
+        `${problem}; will retry as capacity frees`
+      );
+    }
+    placed += domain.pods;
+  }
+  if (placed < pods) return place(pool, pods - placed);
+  return undefined;
 }
 
 function flavorOf(input: NodeDevicesInput, name: string) {
@@ -137,6 +193,7 @@ function checkClaims(
   input: NodeDevicesInput,
   index: NodeDevicesIndex,
   placement: ClaimPlacement,
+  topology: TopologyAssignment | null | undefined,
 ): string | undefined {
   let problem: string | undefined;
   for (const name of demand.flavors) {
@@ -149,6 +206,13 @@ function checkClaims(
     if (!resolution.ok) {
       problem ??= `podset "${demand.podSet}": ${resolution.message}`;
       continue;
+    }
+    if (topology) {
+      return placeInDomains(demand.podSet, demand.pods, resolution.pool, topology, index, (pool, pods) => {
+        const problem = placeClaimDemand({ ...demand, pods }, pool, placement);
+        // The domain's own wording: the PodSet and the retry are said once, around it.
+        return problem?.replace(`podset "${demand.podSet}": `, '').replace(/; will retry as capacity frees$/, '');
+      });
     }
     return placeClaimDemand(demand, resolution.pool, placement);
   }
@@ -197,21 +261,18 @@ export function decideNodeDevices(input: NodeDevicesInput): NodeDevicesVerdict |
   let placed = 0;
   let placedClaims = 0;
   for (const podSet of workload.spec.podSets) {
-    const resolution = podSetDemand(
-      podSet,
-      assignments.find((a) => a.name === podSet.name),
-      input.deviceResourceOf,
-      templates,
-    );
+    const assignment = assignments.find((a) => a.name === podSet.name);
+    const topology = assignment?.topologyAssignment;
+    const resolution = podSetDemand(podSet, assignment, input.deviceResourceOf, templates);
     if (!resolution.ok) return retry(checkName, resolution.message);
     if (resolution.claims !== undefined && claims !== undefined) {
       placement ??= new ClaimPlacement(claims.ledger);
-      const problem = checkClaims(resolution.claims, input, index, placement);
+      const problem = checkClaims(resolution.claims, input, index, placement, topology);
       if (problem !== undefined) return retry(checkName, problem);
       placedClaims++;
     }
     if (resolution.demand === undefined) continue;
-    const problem = checkDemand(resolution.demand, input, index, resources);
+    const problem = checkDemand(resolution.demand, input, index, resources, topology);
     if (problem !== undefined) return retry(checkName, problem);
     placed++;
   }

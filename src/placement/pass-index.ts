@@ -23,6 +23,7 @@ function isTerminated(pod: Pod): boolean {
 export class NodeDevicesIndex {
   private readonly usage = new Map<string, ReadonlyMap<string, number>>();
   private readonly pools = new Map<ReceivedResourceFlavor, Map<string, PoolResolution>>();
+  private byName: Map<string, Node> | undefined;
 
   constructor(
     readonly nodes: readonly Node[],
@@ -48,6 +49,12 @@ export class NodeDevicesIndex {
     }
     this.usage.set(resource, taken);
     return taken;
+  }
+
+  /** A Node by name (the map built on first use: only topology assignments read it). */
+  node(name: string): Node | undefined {
+    this.byName ??= new Map(this.nodes.map((node) => [node.metadata.name, node]));
+    return this.byName.get(name);
   }
 
   /** `resolvePool` over the index's Nodes, once per flavor, manufacturer and set of tolerations. */

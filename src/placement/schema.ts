@@ -4,6 +4,7 @@
  * loose: only the fields the decision reads are checked, everything else passes through.
  */
 import { z } from 'zod';
+import { TopologyAssignmentSchema } from './topology.js';
 import {
   ConditionSchema,
   KubeObjectSchema,
@@ -44,6 +45,8 @@ export const PodSetAssignmentSchema = z.looseObject({
   flavors: z.record(z.string(), z.string()).optional(),
   /** Pods admitted; below the PodSet's count under partial admission. */
   count: z.number().int().nonnegative().optional(),
+  /** The domains Kueue's TAS assigned (a topology flavor); null/absent without TAS. */
+  topologyAssignment: TopologyAssignmentSchema.nullish(),
 });
 export type PodSetAssignment = z.infer<typeof PodSetAssignmentSchema>;
 

@@ -45,6 +45,8 @@ export interface PodSetOptions {
   readonly tolerations?: readonly ReceivedToleration[];
   /** The pod template's `spec.resourceClaims` (DRA): claim name → ResourceClaimTemplate name. */
   readonly claimTemplates?: Readonly<Record<string, string>>;
+  /** `podSetAssignments[].topologyAssignment` (Kueue's TAS); default: absent. */
+  readonly topologyAssignment?: unknown;
 }
 
 interface PodSetEntry {
@@ -107,6 +109,7 @@ export class WorkloadWrapper {
         flavors: p.options.flavors ?? { [NVIDIA_CREDITS]: H100_FLAVOR },
         resourceUsage: {},
         ...(p.options.admittedCount !== undefined ? { count: p.options.admittedCount } : {}),
+        ...(p.options.topologyAssignment !== undefined ? { topologyAssignment: p.options.topologyAssignment } : {}),
       }));
   }
 

@@ -9,6 +9,7 @@ import {
   type SchedulingChain,
 } from '../../src/k8s/index.js';
 import { renderChain, type RenderResult } from '../../src/render/index.js';
+import { TOPOLOGY_PROFILE_LABEL, topologyProfileOf } from '../../src/nodefeature/index.js';
 import { makeSchedulingChain } from '../builders/gpustack.js';
 import { renderSnapshotPath, repoPath } from '../support/fixtures.js';
 import { NOW } from '../support/hooks.js';
@@ -18,6 +19,14 @@ import { toYaml } from '../support/snapshot.js';
 
 const NAMESPACES = ['default', 'gpustack-system', 'kube-system', 'team-a'];
 const GENERIC_AMD64 = 'gpustack-generic-linux-amd64';
+const HOST_PROFILE = 'fnv64-87bf574bea2a4f23';
+const BLOCK_PROFILE = topologyProfileOf([
+  'cloud.google.com/gce-topology-block',
+  'cloud.google.com/gce-topology-subblock',
+  'nvidia.com/gpu.clique',
+  'cloud.google.com/gce-topology-host',
+  'kubernetes.io/hostname',
+]);
 
 type Rendered = Extract<RenderResult, { ok: true }>;
 
@@ -154,6 +163,17 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
       'gpustack-nvidia-l40s-linux-amd64',
       'gpustack-nvidia-tesla-t4-linux-amd64',
     ],
+  },
+  'topology-3-block.yaml': {
+    chain: 'topology.yaml',
+    // Six H100 Nodes in three blocks share one profile (the level keys, not their values); the CPU
+    // node without level labels has the hostname-only one.
+    flavors: [
+      `${GENERIC_AMD64}-128c-${HOST_PROFILE}`,
+      `${GENERIC_AMD64}-224c-${BLOCK_PROFILE}`,
+      `gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d-${BLOCK_PROFILE}`,
+    ],
+    queues: [GENERIC_AMD64, 'gpustack-nvidia-h100-80gb-hbm3-linux-amd64'],
   },
   'garbage-labels.yaml': {
     flavors: [
@@ -451,5 +471,74 @@ describe('renderChain over examples/clusters', () => {
       { now: NOW },
     );
     expect(result).toMatchObject({ ok: false, error: { code: 'InvalidSettings' } });
+  });
+});
+
+describe('renderChain with topology (docs/architecture.md#topology)', () => {
+  it('renders every example cluster exactly as before while topology is off or absent', () => {
+    for (const file of listClusterFiles()) {
+      const chain = EXPECTED[file]?.chain;
+      const spec = chain === undefined ? {} : (exampleChain(chain).spec as Record<string, unknown>);
+      if ('topology' in spec) continue;
+      const absent = toYaml(render(file, chain === undefined ? undefined : exampleChain(chain)));
+      const disabled = makeSchedulingChain()
+        .spec({ ...spec, topology: { mode: 'Disabled' } })
+        .obj() as SchedulingChain;
+      // The ChainSettings repeats the spec; every other object must be the same bytes.
+      const withoutSettings = (text: string) => text.replace(/\n\s+topology:\n\s+mode: Disabled(?=\n)/g, '');
+      expect(withoutSettings(toYaml(render(file, disabled))), file).toBe(absent);
+      expect(absent, file).not.toContain('kind: Topology');
+      expect(absent, file).not.toContain(TOPOLOGY_PROFILE_LABEL);
+    }
+  });
+
+  it('renders the 3-block cluster without topology as any cluster: no profile, no Topology', () => {
+    const result = render('topology-3-block.yaml');
+    expect(names(result, 'Topology')).toEqual([]);
+    expect(names(result, 'ResourceFlavor')).toEqual([
+      `${GENERIC_AMD64}-128c`,
+      `${GENERIC_AMD64}-224c`,
+      'gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d',
+    ]);
+  });
+
+  it('renders the 3-block cluster with one Topology per profile, levels coarse to fine', () => {
+    const result = render('topology-3-block.yaml', exampleChain('topology.yaml'));
+    const topologies = result.objects.filter((o) => o.kind === 'Topology');
+    expect(
+      topologies.map((t) => [
+        t.metadata.name,
+        (t['spec'] as { levels: { nodeLabel: string }[] }).levels.map((l) => l.nodeLabel),
+      ]),
+    ).toEqual([
+      [
+        `gpustack-${BLOCK_PROFILE}`,
+        [
+          'cloud.google.com/gce-topology-block',
+          'cloud.google.com/gce-topology-subblock',
+          'nvidia.com/gpu.clique',
+          'cloud.google.com/gce-topology-host',
+          'kubernetes.io/hostname',
+        ],
+      ],
+      [`gpustack-${HOST_PROFILE}`, ['kubernetes.io/hostname']],
+    ]);
+    const device = ResourceFlavorSchema.parse(
+      result.objects.find((o) => o.metadata.name === `gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d-${BLOCK_PROFILE}`),
+    );
+    expect(device.spec.topologyName).toBe(`gpustack-${BLOCK_PROFILE}`);
+    expect(device.spec.nodeLabels[TOPOLOGY_PROFILE_LABEL]).toBe(BLOCK_PROFILE);
+    expect(device.metadata.labels?.['acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.capacity']).toBe('48');
+    // Every Node carries its profile as a label; names and values stay within 63 characters.
+    for (const node of result.nodes) {
+      const profile = node.labels[TOPOLOGY_PROFILE_LABEL];
+      expect(profile, node.name).toBe(node.name === 'cpu-01' ? HOST_PROFILE : BLOCK_PROFILE);
+      expect(profile?.length).toBeLessThanOrEqual(63);
+    }
+    // One ClusterQueue per pool, listing its topology-qualified flavors (all TAS: Kueue then
+    // places every workload of the queue by topology).
+    expect(queueQuotas(result)['gpustack-nvidia-h100-80gb-hbm3-linux-amd64']).toEqual([
+      [`gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d-${BLOCK_PROFILE}`, '76800k'],
+    ]);
   });
 });

@@ -68,7 +68,7 @@ function bothWays(nodes: readonly Node[], spec: Record<string, unknown>) {
   const chainKinds = (children: readonly { kind: string }[]) => children.filter((c) => c.kind !== 'NodeShard');
   const renderedChain = sortObjects(
     rendered.objects.filter((o) =>
-      ['ResourceFlavor', 'InstanceType', 'AdmissionCheck', 'ChainSettings', 'DeviceClass'].includes(o.kind),
+      ['ResourceFlavor', 'InstanceType', 'AdmissionCheck', 'ChainSettings', 'DeviceClass', 'Topology'].includes(o.kind),
     ),
   );
   return { old, sharded, shards, profiles, rendered, renderedChain, chainKinds };
@@ -87,6 +87,7 @@ const SETTINGS: readonly Record<string, unknown>[] = [
   { nodeShards: 3, mixedOnNode: false },
   { nodeShards: 7, generalKey: 'CPUModel' },
   { manufacturers: [{ name: 'nvidia' }], mixedOnNode: false },
+  { nodeShards: 5, topology: { mode: 'Auto' } },
 ];
 
 describe('the chain from NodeShard summaries equals the chain from every NodeProfile', () => {

@@ -21,6 +21,7 @@ import {
   LocalQueueSchema,
   NodeSchema,
   ResourceFlavorSchema,
+  TopologySchema,
   type CompositeSyncResponse,
   type CustomizeResponse,
   type DecoratorSyncResponse,
@@ -63,6 +64,7 @@ const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   LocalQueue: LocalQueueSchema,
   NodeShard: NodeShardOutputSchema,
   ResourceFlavor: ResourceFlavorSchema,
+  Topology: TopologySchema,
 };
 
 function parseComposite(json: unknown): CompositeSyncResponse {

@@ -18,6 +18,7 @@ import {
   NodeShardOutputSchema,
   NodeShardStatusSchema,
   ResourceFlavorSchema,
+  TopologySchema,
   SchedulingChainStatusSchema,
   canonicalize,
   isDnsLabel,
@@ -49,6 +50,7 @@ const CHILD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   NodeShard: NodeShardOutputSchema.extend({ status: NodeShardStatusSchema.optional() }),
   NodeProfile: NodeProfileOutputSchema,
   ResourceFlavor: ResourceFlavorSchema,
+  Topology: TopologySchema,
 };
 
 /** Parses one desired child with the strict schema of its kind; an unknown kind fails the test. */

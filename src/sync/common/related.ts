@@ -21,6 +21,7 @@ export const RESOURCE_FLAVOR_KEY = objectMapKey('ResourceFlavor', KUEUE_API_VERS
 export const CLUSTER_QUEUE_KEY = objectMapKey('ClusterQueue', KUEUE_API_VERSION);
 export const LOCAL_QUEUE_KEY = objectMapKey('LocalQueue', KUEUE_API_VERSION);
 export const ADMISSION_CHECK_KEY = objectMapKey('AdmissionCheck', KUEUE_API_VERSION);
+export const TOPOLOGY_KEY = objectMapKey('Topology', KUEUE_API_VERSION);
 
 /** The objects of one kind in an object map, in canonical order (map order is not ours to trust). */
 export function objectsOf<T extends KubeObject>(

@@ -19,6 +19,7 @@ import {
   PART_OF_VALUE,
   PROFILED_LABEL,
   constructProfile,
+  constructTopologyProfile,
   extractChainViewAfter,
   nodeShardOf,
   parseNodeShard,
@@ -103,9 +104,13 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
       deviceResources: Object.fromEntries([...manufacturers].map((mfr) => [mfr, deviceResourceOf(settings, mfr)])),
     },
   );
-  const annotations = Object.keys(profile.annotations).length > 0 ? { annotations: profile.annotations } : {};
   const managedChange = profile.labels[MANAGED_LABEL];
   const managed = managedChange === undefined ? node.metadata.labels?.[MANAGED_LABEL] : managedChange;
+  // The topology profile and its levels (docs/architecture.md#topology): only while topology is on.
+  const topology = constructTopologyProfile(node.metadata, managed === 'true', settings.topology);
+  Object.assign(profile.labels, topology.labels);
+  Object.assign(profile.annotations, topology.annotations);
+  const annotations = Object.keys(profile.annotations).length > 0 ? { annotations: profile.annotations } : {};
   const marked = node.metadata.labels?.[PROFILED_LABEL] !== undefined;
   if (managed !== 'true') {
     // Unmanaged: no profile (Metacontroller deletes one left from before), and no mark of one.

@@ -10,7 +10,7 @@ import {
   type NodeProfile,
   type NodeShardStatus,
 } from '../../k8s/index.js';
-import { extractNodeFacts, type NodeLabelsInput } from '../../nodefeature/index.js';
+import { extractNodeFacts, readTopology, type NodeLabelsInput } from '../../nodefeature/index.js';
 
 const EVERY_MANUFACTURER = new Set(MANUFACTURER_NAMES);
 
@@ -26,13 +26,18 @@ function groupKey(view: Omit<NodeLabelsInput, 'name'>): string {
 }
 
 /**
- * True when some settings could make the chain name a Node of this view: a problem (out of a pool)
- * or a warning (unreadable label). With every manufacturer enabled the chain sees every problem and
+ * True when some settings could make the chain name a Node of this view: a problem (out of a pool:
+ * an unreadable topology profile too) or a warning (unreadable label). With every manufacturer enabled the chain sees every problem and
  * warning it could see with fewer, and the general key's problem does not depend on them.
  */
 function mayBeNamed(view: NodeLabelsInput): boolean {
   const facts = extractNodeFacts(view, EVERY_MANUFACTURER);
-  return facts.problems.length > 0 || facts.warnings.length > 0 || facts.generalProblem !== undefined;
+  return (
+    facts.problems.length > 0 ||
+    facts.warnings.length > 0 ||
+    facts.generalProblem !== undefined ||
+    readTopology(view).kind === 'unreadable'
+  );
 }
 
 interface Building {

@@ -17,6 +17,7 @@ import {
   type NodeShardOutput,
   type ResourceFlavor,
   type Settings,
+  type Topology,
 } from '../../k8s/index.js';
 import {
   ACCELERATABLE_LABEL,
@@ -38,8 +39,11 @@ import {
   QUEUE_ENTRANCE_LABEL,
   RESOURCE_TYPE_LABEL,
   RESOURCE_TYPE_NODES,
+  RESOURCE_TYPE_TOPOLOGY,
+  TOPOLOGY_PROFILE_LABEL,
   localQueueName,
   nodeShardName,
+  topologyName,
   unitResourcesFor,
 } from '../../nodefeature/index.js';
 import { flavorTolerations } from '../../contracts/index.js';
@@ -75,6 +79,10 @@ export function buildResourceFlavor(flavor: FlavorPlan, settings: Settings): Res
   };
   // CPU flavors must not land on accelerated nodes when those feed no CPU pool.
   if (!acceleratable && !settings.mixedOnNode) nodeLabels[CPU_ONLY_LABEL] = 'true';
+  // The profile keeps apart the flavors of one kind of Node under two Topologies: Kueue's TAS
+  // counts the Nodes a flavor's nodeLabels select.
+  const profile = flavor.topology?.profile;
+  if (profile !== undefined) nodeLabels[TOPOLOGY_PROFILE_LABEL] = profile;
   const tolerations = flavorTolerations(settings, flavor.manufacturer);
   return {
     apiVersion: KUEUE_API_VERSION,
@@ -90,10 +98,32 @@ export function buildResourceFlavor(flavor: FlavorPlan, settings: Settings): Res
         [`${flavor.keyLabel}.count`]: count,
         // "<keyLabel>.capacity" = nodes × per-node count
         [`${flavor.keyLabel}.capacity`]: String(flavor.nodes * flavor.count),
+        ...(profile !== undefined ? { [TOPOLOGY_PROFILE_LABEL]: profile } : {}),
       },
       annotations: flavorNotes(flavor),
     },
-    spec: { nodeLabels, ...(tolerations.length > 0 ? { tolerations } : {}) },
+    spec: {
+      nodeLabels,
+      ...(tolerations.length > 0 ? { tolerations } : {}),
+      ...(profile !== undefined ? { topologyName: topologyName(profile) } : {}),
+    },
+  };
+}
+
+/** The Kueue Topology of a profile: its levels, coarse to fine, `kubernetes.io/hostname` last. */
+export function buildTopology(profile: string, levels: readonly string[]): Topology {
+  return {
+    apiVersion: KUEUE_API_VERSION,
+    kind: 'Topology',
+    metadata: {
+      name: topologyName(profile),
+      labels: {
+        [PART_OF_LABEL]: PART_OF_VALUE,
+        [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_TOPOLOGY,
+        [TOPOLOGY_PROFILE_LABEL]: profile,
+      },
+    },
+    spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) },
   };
 }
 

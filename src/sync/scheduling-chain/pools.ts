@@ -14,6 +14,7 @@ import {
   deviceFlavorName,
   extractNodeFacts,
   generalKeyManufacturer,
+  readTopology,
   type AcceleratorFacts,
   type NodeFacts,
   type NodeLabelsInput,
@@ -38,6 +39,18 @@ export interface FlavorPlan {
   /** Facts of the first contributing node (by name): every contributor shares the identity. */
   readonly device?: AcceleratorFacts;
   readonly cpuName?: string;
+  /** The topology profile of its Nodes and its levels (docs/architecture.md#topology); none while topology is off. */
+  readonly topology?: FlavorTopology;
+}
+
+export interface FlavorTopology {
+  readonly profile: string;
+  readonly levels: readonly string[];
+}
+
+/** A flavor's name: the pre-topology name, qualified by the profile when its Nodes have one. */
+function qualified(name: string, topology: FlavorTopology | undefined): string {
+  return topology === undefined ? name : `${name}-${topology.profile}`;
 }
 
 export interface PoolPlan {
@@ -96,13 +109,18 @@ function addToFlavor(flavors: Map<string, FlavorPlan>, plan: FlavorIdentity, mem
   } else flavors.set(plan.name, { ...plan, nodes: member.nodes, members: [member.view.name] });
 }
 
-function contributeCpu(facts: NodeFacts, flavors: Map<string, FlavorPlan>, member: NodeMember): void {
+function contributeCpu(
+  facts: NodeFacts,
+  flavors: Map<string, FlavorPlan>,
+  member: NodeMember,
+  topology: FlavorTopology | undefined,
+): void {
   const { general, os, arch } = facts;
   if (!general || !os || !arch) return;
   addToFlavor(
     flavors,
     {
-      name: cpuFlavorName(general.key, os, arch, general.cores),
+      name: qualified(cpuFlavorName(general.key, os, arch, general.cores), topology),
       pool: clusterQueueName(general.key, os, arch),
       key: general.key,
       keyLabel: `${GENERAL_PREFIX}${general.key}`,
@@ -110,19 +128,25 @@ function contributeCpu(facts: NodeFacts, flavors: Map<string, FlavorPlan>, membe
       arch,
       count: general.cores,
       ...(general.key !== GENERIC_KEY && general.cpuName ? { cpuName: general.cpuName } : {}),
+      ...(topology !== undefined ? { topology } : {}),
     },
     member,
   );
 }
 
-function contributeDevices(facts: NodeFacts, flavors: Map<string, FlavorPlan>, member: NodeMember): void {
+function contributeDevices(
+  facts: NodeFacts,
+  flavors: Map<string, FlavorPlan>,
+  member: NodeMember,
+  topology: FlavorTopology | undefined,
+): void {
   const { os, arch } = facts;
   if (!os || !arch) return;
   for (const device of facts.accelerators) {
     addToFlavor(
       flavors,
       {
-        name: deviceFlavorName(device.key, os, arch, device.count),
+        name: qualified(deviceFlavorName(device.key, os, arch, device.count), topology),
         pool: clusterQueueName(device.key, os, arch),
         key: device.key,
         keyLabel: `${ACCELERATABLE_PREFIX}${device.key}`,
@@ -131,6 +155,7 @@ function contributeDevices(facts: NodeFacts, flavors: Map<string, FlavorPlan>, m
         count: device.count,
         manufacturer: device.manufacturer,
         device,
+        ...(topology !== undefined ? { topology } : {}),
       },
       member,
     );
@@ -198,17 +223,23 @@ export function planChain(
     sizes.set(member.view.name, member.nodes);
     const facts = extractNodeFacts(member.view, enabled);
     const wantsCpu = settings.mixedOnNode || !facts.acceleratable;
+    const reading = readTopology(member.view);
+    const topology = reading.kind === 'profile' ? { profile: reading.profile, levels: reading.levels } : undefined;
     const problems = [
       ...facts.problems,
       ...(wantsCpu && facts.generalProblem && facts.os ? [facts.generalProblem] : []),
+      ...(reading.kind === 'unreadable' ? [{ reason: 'UnreadableTopology' as const, message: reading.message }] : []),
     ];
     if (problems.length > 0) skippedNodes += member.nodes;
     for (const name of member.names) {
       for (const problem of problems) skipped.push({ name, ...problem });
       for (const warning of facts.warnings) warnings.push({ name, ...warning });
     }
-    if (wantsCpu) contributeCpu(facts, flavors, member);
-    contributeDevices(facts, flavors, member);
+    // A Node whose profile cannot be read joins no flavor: pooled without its Topology, its
+    // flavor's selector would also match the Nodes of a topology-qualified one.
+    if (reading.kind === 'unreadable') continue;
+    if (wantsCpu) contributeCpu(facts, flavors, member, topology);
+    contributeDevices(facts, flavors, member, topology);
   }
   const flavorList = [...flavors.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
   return {

@@ -10,6 +10,7 @@ import {
   type CustomizeResponse,
   type InstanceType,
   type NodeShard,
+  type Topology,
   type SyncOutcome,
 } from '../../k8s/index.js';
 import { deviceResourceOf, enabledManufacturers, resolveSettings } from '../../contracts/index.js';
@@ -20,13 +21,16 @@ import {
   PART_OF_LABEL,
   PART_OF_VALUE,
   PROFILED_LABEL,
+  TOPOLOGY_PROFILE_LABEL,
 } from '../../nodefeature/index.js';
 import {
   INSTANCE_TYPE_KEY,
   NODE_KEY,
   NODE_PROFILE_KEY,
   NODE_SHARD_KEY,
+  RESOURCE_FLAVOR_KEY,
   RETRY_AFTER_SECONDS,
+  TOPOLOGY_KEY,
   keepObservedChildren,
   refuse,
   type SyncContext,
@@ -38,8 +42,10 @@ import {
   buildNodeShard,
   buildResourceFlavor,
   buildStickyInstanceType,
+  buildTopology,
 } from './children.js';
-import { extractNodeViews, extractShardMembers, planChain } from './pools.js';
+import { extractNodeViews, extractShardMembers, planChain, type FlavorPlan } from './pools.js';
+import type { ChildObject } from './schema.js';
 import type { SchedulingChainCustomizeRequest, SchedulingChainSyncRequest } from './schema.js';
 import { computeChainStatus, computeRefusedStatus } from './status.js';
 
@@ -139,6 +145,7 @@ export function syncSchedulingChain(
     buildChainSettings(settings),
     ...buildDeviceClasses(manufacturers, productKeys, (mfr) => deviceResourceOf(settings, mfr)),
     ...shardIndexes(settings.nodeShards, observedShards).map(buildNodeShard),
+    ...desiredTopologies(plan.flavors, children[RESOURCE_FLAVOR_KEY], children[TOPOLOGY_KEY]),
   ];
   const status = computeChainStatus(plan, observedTypes, previous, context.now);
   return { ok: true, response: { status, children: sortObjects(desired) } };
@@ -153,4 +160,45 @@ function shardIndexes(count: number, observed: readonly NodeShard[]): number[] {
   const indexes = new Set<number>(Array.from({ length: count }, (_, i) => i));
   for (const shard of observed) if (shard.status?.profiles !== 0) indexes.add(shard.spec.index);
   return [...indexes].sort((a, b) => a - b);
+}
+
+function textAt(object: unknown, ...path: string[]): unknown {
+  let at: unknown = object;
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
+}
+
+/**
+ * One Topology per profile of a desired flavor, and every observed one an observed flavor still
+ * names (docs/architecture.md#topology-migration): when a profile changes, the old flavor is
+ * deleted but stays, terminating, while its ClusterQueue still lists it (Kueue's
+ * `resource-in-use` finalizer), and its Topology stays with it, as observed (a Topology's levels
+ * are immutable), so work admitted through it is never left with a missing Topology.
+ */
+function desiredTopologies(
+  flavors: readonly FlavorPlan[],
+  observedFlavors: Readonly<Record<string, ChildObject>> | undefined,
+  observedTopologies: Readonly<Record<string, ChildObject>> | undefined,
+): Topology[] {
+  const out = new Map<string, Topology>();
+  for (const { topology } of flavors) {
+    if (topology === undefined) continue;
+    const built = buildTopology(topology.profile, topology.levels);
+    out.set(built.metadata.name, built);
+  }
+  for (const flavor of Object.values(observedFlavors ?? {})) {
+    const name = textAt(flavor, 'spec', 'topologyName');
+    if (typeof name !== 'string' || out.has(name)) continue;
+    const observed = observedTopologies?.[name];
+    const levels = textAt(observed, 'spec', 'levels');
+    const profile = observed?.metadata.labels?.[TOPOLOGY_PROFILE_LABEL];
+    if (!Array.isArray(levels) || profile === undefined) continue;
+    const labels = levels.map((level) => textAt(level, 'nodeLabel'));
+    if (labels.length === 0 || !labels.every((label): label is string => typeof label === 'string')) continue;
+    out.set(name, buildTopology(profile, labels));
+  }
+  return [...out.values()];
 }
