@@ -54,10 +54,7 @@ export const WELL_KNOWN_LEVELS: readonly string[] = [
  * the Node carries, in the table's order.
  * @example detectTopologyLevels({ 'nvidia.com/gpu.clique': 'u.1' }, { mode: 'Auto' }) // ['nvidia.com/gpu.clique', 'kubernetes.io/hostname']
  */
-export function detectTopologyLevels(
-  labels: Readonly<Record<string, string>>,
-  setting: TopologySetting,
-): string[] {
+export function detectTopologyLevels(labels: Readonly<Record<string, string>>, setting: TopologySetting): string[] {
   const carried = (key: string): boolean => (labels[key] ?? '') !== '';
   if (setting.levels !== undefined) {
     const prefix: string[] = [];

@@ -21,7 +21,7 @@ import { describe, expect, it } from 'vitest';
 
 import { buildDeviceClasses } from '../../src/dra/index.js';
 import { parseQuantity } from '../../src/k8s/index.js';
-import { FAKE_LIBRARIES, machineFile } from '../native/fake-machine.js';
+import { FAKE_LIBRARIES, machineFile } from '../../harness/native/fake-machine.js';
 import { sleep, waitFor, type KubeObject } from '../../harness/e2e/apply.js';
 import { checkInvariants } from './fault-invariants.js';
 import type { ControlPlane } from '../../harness/e2e/control-plane.js';

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { localQueueName } from '../../src/nodefeature/index.js';
 import { MANUFACTURERS } from '../../src/contracts/index.js';
-import { MiB, fleet, type FakeMachine } from '../native/fake-machine.js';
+import { MiB, fleet, type FakeMachine } from '../../harness/native/fake-machine.js';
 import { attributeOf, waitPool, type SliceDevice } from '../../harness/e2e/agent.js';
 import { waitFor, type KubeClient, type KubeObject } from '../../harness/e2e/apply.js';
 import { KUEUE_API } from '../../harness/e2e/kueue.js';

@@ -83,10 +83,9 @@ describe('detectTopologyLevels', () => {
 
   it('takes the longest prefix of explicit levels the Node carries', () => {
     const levels = ['example.com/block', 'example.com/rack'];
-    expect(detectTopologyLevels({ 'example.com/block': 'b', 'example.com/rack': 'r' }, { mode: 'Auto', levels })).toEqual([
-      ...levels,
-      HOST,
-    ]);
+    expect(
+      detectTopologyLevels({ 'example.com/block': 'b', 'example.com/rack': 'r' }, { mode: 'Auto', levels }),
+    ).toEqual([...levels, HOST]);
     // A Node without the block has no rack level either: a rack outside any block is no domain.
     expect(detectTopologyLevels({ 'example.com/rack': 'r' }, { mode: 'Auto', levels })).toEqual([HOST]);
     // Explicit levels replace the well-known list.
