@@ -280,7 +280,14 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
     expect(refusal.message).toContain(
       `card-0 on ${NODE} (${DRIVER}) is over-committed: memory ${held}Mi held of ${cardMiB}Mi`,
     );
-    expect(refusal.message).toContain(`held by ${NAMESPACE}/a (memory ${big}Mi), ${NAMESPACE}/b (memory ${big}Mi)`);
+    // Every claim on the card is named, in the ledger's order (not by name): the two running and the refused one.
+    expect(refusal.message).toContain('; held by ');
+    for (const [claim, mib] of [
+      ['a', big],
+      ['b', big],
+      ['c', small],
+    ] as const)
+      expect(refusal.message).toContain(`${NAMESPACE}/${claim} (memory ${mib}Mi)`);
     expect(await phase('c')).not.toBe('Running');
     const claimC = await client.get<KubeObject & { metadata: { uid: string } }>(
       'resource.k8s.io/v1',
