@@ -6,8 +6,11 @@
  * One child process per size and per mode. Results in `bench/results/admission-<date>.json`.
  * DRA: every node publishes its ResourceSlices; 30 % of the nodes hold cards by ResourceClaims
  * and 30 % of the Workloads ask through a ResourceClaimTemplate (`--claim-share`).
+ * Topology (issue 44): the Nodes in blocks and racks, and every pass timed twice in turn — as
+ * before and with the domains Kueue's TAS assigned each PodSet (`topology.ts`); `--topology=off`
+ * leaves it out.
  * Options: `--sizes=1000,5000`, `--shares=0.01,0.05`, `--workloads=2000`, `--memory-nodes=5000`,
- * `--memory-pods=50000`, `--claim-share=0.3`, `--no-write`.
+ * `--memory-pods=50000`, `--claim-share=0.3`, `--topology=compare|off`, `--no-memory`, `--no-write`.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,7 +24,7 @@ import { logger, option } from '../shared/process.js';
 import { resultsHeader } from '../shared/results-header.js';
 
 /** Samples per size: a pass at 5,000 nodes takes longer. */
-const SAMPLES: Readonly<Record<number, number>> = { 1000: 9, 5000: 5 };
+const SAMPLES: Readonly<Record<number, number>> = { 1000: 9, 5000: 7 };
 
 const log = logger('admission');
 
@@ -33,6 +36,8 @@ async function main(): Promise<void> {
   const memoryNodes = option('memory-nodes', '5000');
   const memoryPods = option('memory-pods', '50000');
   const claimShare = option('claim-share', '0.3');
+  const topology = option('topology', 'compare');
+  const memoryModes = process.argv.includes('--no-memory') ? [] : (['slim', 'whole'] as const);
   const write = !process.argv.includes('--no-write');
   const loadAverageStart = os.loadavg();
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gpustack-bench-admission-'));
@@ -45,14 +50,14 @@ async function main(): Promise<void> {
       await finished(
         spawnScript(
           'admission/pass.ts',
-          [String(nodes), workloads, shares, String(SAMPLES[nodes] ?? 5), out, claimShare],
+          [String(nodes), workloads, shares, String(SAMPLES[nodes] ?? 5), out, claimShare, topology],
           ['--expose-gc', '--max-old-space-size=8192'],
         ),
         `bench/admission/pass.ts ${nodes}`,
       );
       passes.push(...(JSON.parse(readFileSync(out, 'utf8')) as PassTiming[]));
     }
-    for (const mode of ['slim', 'whole'] as const) {
+    for (const mode of memoryModes) {
       log(`stores of ${memoryNodes} nodes and ${memoryPods} pods, ${mode}`);
       const out = path.join(directory, `memory-${mode}.json`);
       await finished(

@@ -121,7 +121,10 @@ function slimWorkloadStatus(status: WorkloadStatus): WorkloadStatus {
               ? null
               : {
                   clusterQueue: admission.clusterQueue,
-                  podSetAssignments: admission.podSetAssignments.map((a) => pick(a, ['name', 'flavors', 'count'])),
+                  // topologyAssignment: the domains TAS chose, which the check verifies (docs/architecture.md#topology-check).
+                  podSetAssignments: admission.podSetAssignments.map((a) =>
+                    pick(a, ['name', 'flavors', 'count', 'topologyAssignment']),
+                  ),
                 },
         }),
     ...(admissionChecks !== undefined

@@ -221,14 +221,29 @@ function checkClaims(
   );
 }
 
-/** Cards of model `aKey` on `node` that ResourceClaims hold, whole or by at least one share. */
+/**
+ * Cards of model `aKey` on `node` that ResourceClaims hold, whole or by at least one share.
+ * Counted once per ledger, by model and node: a pass builds one ledger and never changes it, and every
+ * decision of the pass asks for every node of its pool (bestFit), so counting afresh per decision
+ * cost O(awaiting Workloads × pool nodes × cards): 592 → 250 ms a pass at 5,000 nodes and 100 awaiting
+ * (bench/RESULTS.md, issue 44). Weak: the counts go with the pass's ledger.
+ */
+const claimedByLedger = new WeakMap<DeviceLedger, Map<string, Map<string, number>>>();
+
 function claimedCards(ledger: DeviceLedger, node: string, aKey: string): number {
+  let byModel = claimedByLedger.get(ledger);
+  if (byModel === undefined) claimedByLedger.set(ledger, (byModel = new Map()));
+  let counts = byModel.get(aKey);
+  if (counts === undefined) byModel.set(aKey, (counts = new Map()));
+  const known = counts.get(node);
+  if (known !== undefined) return known;
   let count = 0;
   for (const card of ledger.cards(node)) {
     if (card.productKey !== aKey) continue;
     const use = ledger.use(card);
     if (use.wholeAllocated || use.shares > 0) count++;
   }
+  counts.set(node, count);
   return count;
 }
 

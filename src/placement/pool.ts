@@ -75,7 +75,7 @@ export function resolvePool(
  */
 export class ResourcePlacement {
   private readonly placed = new Map<string, Map<string, number>>();
-  private readonly claimedMemo = new Map<string, number>();
+  private readonly claimedMemo = new Map<string, Map<string, number>>();
 
   /**
    * @param held cards of a resource the Pods hold per node through the device plugin
@@ -98,9 +98,11 @@ export class ResourcePlacement {
   }
 
   private claimedOn(node: string, aKey: string): number {
-    const key = `${node}\u0000${aKey}`;
-    let count = this.claimedMemo.get(key);
-    if (count === undefined) this.claimedMemo.set(key, (count = this.claimed(node, aKey)));
+    // By model, then node: no key string built per node and call (bestFit asks for every node of a pool).
+    let byNode = this.claimedMemo.get(aKey);
+    if (byNode === undefined) this.claimedMemo.set(aKey, (byNode = new Map()));
+    let count = byNode.get(node);
+    if (count === undefined) byNode.set(node, (count = this.claimed(node, aKey)));
     return count;
   }
 

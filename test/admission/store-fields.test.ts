@@ -489,6 +489,22 @@ describe('slim projections: what is kept', () => {
     });
   });
 
+  it('a Workload keeps the topology assignment TAS wrote (issue 44: the check verifies the cards in those domains)', () => {
+    const topologyAssignment = {
+      levels: ['kubernetes.io/hostname'],
+      slices: [{ domainCount: 1, podCounts: { universal: 2 }, valuesPerLevel: [{ universal: 'gpu-a' }] }],
+    };
+    const raw = fatWorkload(
+      makeWorkload('train')
+        .podSet('workers', 2, [gpus(8)])
+        .obj(),
+    );
+    const admission = (raw['status'] as Json)['admission'] as { podSetAssignments: Json[] };
+    admission.podSetAssignments = admission.podSetAssignments.map((a) => ({ ...a, topologyAssignment }));
+    const { slim } = received(WORKLOADS, raw);
+    expect(slim.status?.admission?.podSetAssignments[0]?.topologyAssignment).toEqual(topologyAssignment);
+  });
+
   it('a ResourceFlavor keeps name, resourceVersion, node labels and tolerations', () => {
     const { slim } = received(RESOURCE_FLAVORS, fatFlavor(deviceFlavor()));
     expect(slim).toEqual({
