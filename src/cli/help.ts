@@ -12,7 +12,9 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
                                without a limit
              --drain-timeout 20s  on SIGTERM, time for requests in flight before connections close
              --join-pacing 60s  longest hold of a shard or chain sync while Nodes join in numbers
-                               (0s: none; keep it under those hooks' timeout, 90s)
+                               (0s: none; at most --hook-timeout less 10s, else serve refuses to start)
+             --hook-timeout 90s  the timeout manifests/ give those two hooks: every hold ends 10s
+                               before it, counted from when the request came
              [--tls-cert FILE --tls-key FILE] serve the hooks over HTTPS (PEM; read again when
                                they change, so a rotated Secret needs no restart)
              [--token-file FILE] callers must send Authorization: Bearer <its content>

@@ -1,7 +1,15 @@
 /** @module The `serve` subcommand: the Metacontroller hook server (and, with `--admission`, the checker). */
 import { parseArgs } from 'node:util';
 import { parseQuantity } from '../k8s/index.js';
-import { CredentialError, checkCredentialFiles, runServer, type CredentialFiles } from '../server/index.js';
+import {
+  CredentialError,
+  DEFAULT_JOIN_PACING_SECONDS,
+  PACED_HOOK_TIMEOUT_SECONDS,
+  checkCredentialFiles,
+  pacingProblem,
+  runServer,
+  type CredentialFiles,
+} from '../server/index.js';
 import { ADMISSION_FLAGS } from './admission-flags.js';
 import { UsageError } from './errors.js';
 import { parseDuration, parseLogLevel, parsePort } from './flags.js';
@@ -52,7 +60,8 @@ export async function serveCommand(args: string[]): Promise<void> {
       'max-body': { type: 'string', default: '256Mi' },
       'max-inflight-bytes': { type: 'string' },
       'drain-timeout': { type: 'string', default: '20s' },
-      'join-pacing': { type: 'string', default: '60s' },
+      'join-pacing': { type: 'string', default: `${DEFAULT_JOIN_PACING_SECONDS}s` },
+      'hook-timeout': { type: 'string', default: `${PACED_HOOK_TIMEOUT_SECONDS}s` },
       'log-level': { type: 'string', default: 'info' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
@@ -71,6 +80,9 @@ export async function serveCommand(args: string[]): Promise<void> {
   const maxInflightBytes = inflight === undefined ? undefined : parseByteSize(inflight, '--max-inflight-bytes');
   const drainTimeoutMs = parseDuration(values['drain-timeout'], '--drain-timeout');
   const joinPacingMs = parseDuration(values['join-pacing'], '--join-pacing');
+  const hookTimeoutMs = parseDuration(values['hook-timeout'], '--hook-timeout');
+  const pacing = pacingProblem(joinPacingMs / 1000, hookTimeoutMs / 1000);
+  if (pacing !== undefined) throw new UsageError(pacing);
   const logLevel = parseLogLevel(values['log-level']);
   const credentials = serveCredentials(values);
   const metricsPort = values['metrics-port'];
@@ -101,6 +113,7 @@ export async function serveCommand(args: string[]): Promise<void> {
       maxInflightBytes,
       drainTimeoutMs,
       joinPacingMs,
+      hookTimeoutMs,
       logLevel,
       credentials,
       healthPort,

@@ -368,10 +368,23 @@ export type NodeGroup = z.infer<typeof NodeGroupSchema>;
 export const MAX_GROUP_NAMES = 100;
 
 export const NodeShardSpecSchema = z.strictObject({ index: z.number().int().min(0) });
+/**
+ * The latest arrival of a shard's NodeProfiles, by their creation times (the API server's clock):
+ * its newest profile and the oldest reached from it without a gap. The chain paces its syncs by it
+ * while Nodes join (docs/architecture.md#join-pacing).
+ */
+export const NodeShardArrivalSchema = z.strictObject({
+  since: z.string(),
+  newest: z.string(),
+  /** NodeProfiles created from `since` to `newest`: a pool joining at once is held before it lasted 2 s. */
+  nodes: z.number().int().min(1).optional(),
+});
+export type NodeShardArrival = z.infer<typeof NodeShardArrivalSchema>;
 export const NodeShardStatusSchema = z.strictObject({
   /** NodeProfiles in the shard. */
   profiles: z.number().int(),
   groups: z.array(NodeGroupSchema),
+  arrival: NodeShardArrivalSchema.optional(),
 });
 export type NodeShardStatus = z.infer<typeof NodeShardStatusSchema>;
 
@@ -393,6 +406,11 @@ export const NodeShardSchema = KubeObjectSchema.extend({
           }),
         )
         .optional(),
+      // A pacing hint only: one that does not parse is no arrival, never a refused chain.
+      arrival: z
+        .looseObject({ since: z.string(), newest: z.string(), nodes: z.number().int().min(1).optional() })
+        .optional()
+        .catch(undefined),
     })
     .nullish(),
 });

@@ -41,7 +41,6 @@ interface HookRun {
   readonly time: RequestTime;
   readonly metrics: HookMetrics | undefined;
   readonly turn: () => Promise<void>;
-  readonly pacing: JoinPacing | undefined;
 }
 
 export type HookHandler = (c: Context<AppEnv>, call: CallRecord) => Promise<Response>;
@@ -55,6 +54,8 @@ export function handleHook(
 ): HookHandler {
   /** Answers one call; what the log line reports of it (parent, children) goes into `call`. */
   return async function hookHandler(c: Context<AppEnv>, call: CallRecord): Promise<Response> {
+    // When the hook timeout started counting, as near as this server can tell: a hold ends before it runs out.
+    const received = pacing?.clock() ?? 0;
     let text: string;
     try {
       text = await c.req.text(); // I/O: bodies are read side by side
@@ -69,31 +70,20 @@ export function handleHook(
     // (/healthz and the other connections go first); a small one at once: it takes milliseconds.
     const big = text.length > SERIAL_ABOVE_CHARACTERS;
     const turn = big ? () => nextTurn() : async () => {};
-    const run: HookRun = { definition, time, metrics, turn, pacing };
+    const run: HookRun = { definition, time, metrics, turn };
     const inTurn = <T>(task: () => Promise<T>): Promise<T> => (big ? processing.run(task) : task());
     const first = await inTurn(async () => {
       const prepared = await prepareHook(c, call, text, run);
       if (prepared instanceof Response) return prepared;
-      const arrival = pacing && arrivalOf(prepared, definition, pacing, time.now());
-      if (arrival === undefined || pacing === undefined || pacing.holdMs(arrival) === 0)
-        return answerHook(c, call, prepared, run);
-      return { prepared, arrival, pacing };
+      const holdMs = pacing ? pacing.holdMs(prepared.pace(time.now(), pacing.maxHoldSeconds), received) : 0;
+      if (pacing === undefined || holdMs === 0) return answerHook(c, call, prepared, run);
+      return { prepared, holdMs, pacing };
     });
     if (first instanceof Response) return first;
     // A paced sync waits outside the one-at-a-time queue: the others go on meanwhile.
-    call.heldMs = Math.round(await first.pacing.hold(first.arrival));
+    call.heldMs = Math.round(await first.pacing.hold(first.holdMs));
     return inTurn(() => answerHook(c, call, first.prepared, run));
   };
-}
-
-/** How long what a parent summarises has been arriving: read from its request, or the joins this server saw. */
-function arrivalOf(
-  prepared: Extract<PreparedHook, { ok: true }>,
-  definition: HookDefinition,
-  pacing: JoinPacing,
-  now: string,
-): number | undefined {
-  return prepared.arrival(now) ?? (definition.pacedByJoins ? pacing.joinArrival() : undefined);
 }
 
 /** Parses and checks one hook body: the hook's runner bound to it, or the error answer. */
@@ -140,7 +130,6 @@ async function answerHook(
     c.header('Retry-After', String(outcome.error.retryAfterSeconds));
     return sendError(c, outcome.error.code, errorBody(outcome.error.code, outcome.error.message));
   }
-  if (run.pacing && prepared.joins(outcome.response)) run.pacing.noteJoin();
   countChildren(outcome.response, call, run.metrics);
   await run.turn();
   return c.body(JSON.stringify(canonicalize(outcome.response, { keepNull: run.definition.keepNull })), 200, {

@@ -3,7 +3,7 @@
  * routes are generated from it, so a manifest's hook URL resolves iff it is listed here.
  */
 import type { z } from 'zod';
-import type { DecoratorSyncResponse, SyncOutcome } from '../k8s/index.js';
+import type { SyncOutcome } from '../k8s/index.js';
 import {
   InstanceTypeCustomizeRequestSchema,
   InstanceTypeSyncRequestSchema,
@@ -17,10 +17,14 @@ import {
   customizeInstanceType,
   customizeNodeProfile,
   customizeNodeShard,
-  createsProfile,
   customizeSchedulingChain,
+  NODE_KEY,
   NODE_PROFILE_KEY,
-  shardArrival,
+  shardPace,
+  chainPace,
+  profileArrival,
+  NODE_SHARD_KEY,
+  type Pace,
   syncInstanceType,
   syncNodeDevicesCheck,
   syncNodeProfile,
@@ -38,10 +42,8 @@ export type PreparedHook =
   | {
       readonly ok: true;
       run(context: SyncContext): SyncOutcome<object>;
-      /** How long what this parent summarises has been arriving (s), read from the request, if it still is. */
-      arrival(now: string): number | undefined;
-      /** Whether this answer makes a Node join its shard (see `JoinPacing`). */
-      joins(response: object): boolean;
+      /** How long to hold this sync while Nodes join, read from the request and `now` (undefined: not at all). */
+      pace(now: string, maxHoldSeconds: number): Pace | undefined;
     }
   | { readonly ok: false; readonly error: z.ZodError };
 
@@ -49,8 +51,6 @@ export type PreparedHook =
 export interface HookDefinition {
   /** Decorator answers carry `null` label values that mean "remove"; they must survive serialisation. */
   readonly keepNull: boolean;
-  /** Held while this server sees Nodes join in numbers (src/server/join-pacing.ts): the chain. */
-  readonly pacedByJoins: boolean;
   /** Parses a body with the hook's schema; the runner it returns is bound to the parsed request. */
   prepare(body: unknown): PreparedHook;
 }
@@ -61,15 +61,8 @@ export interface Hook<S extends z.ZodType> extends HookDefinition {
   readonly run: (request: z.output<S>, context: SyncContext) => SyncOutcome<object>;
 }
 
-/** How join pacing (src/server/join-pacing.ts) reads a hook's request and answer. */
-interface Pacing<S extends z.ZodType> {
-  /** How long what the parent summarises has been arriving, read from its request. */
-  readonly arrival?: (request: z.output<S>, now: string) => number | undefined;
-  // Typed by the caller: the answer of the hook's own runner.
-  readonly joins?: (request: z.output<S>, response: never) => boolean;
-  /** Held by the joins the server sees, not by its request (the chain). */
-  readonly byJoins?: boolean;
-}
+/** How join pacing (src/server/join-pacing.ts) reads a hook's request: its pure pace (src/sync). */
+type Pacing<S extends z.ZodType> = (request: z.output<S>, now: string, maxHoldSeconds: number) => Pace | undefined;
 
 /**
  * Defines a hook from its request schema and its runner; the runner's input type is inferred from
@@ -82,12 +75,11 @@ export function defineHook<S extends z.ZodType>(definition: {
   readonly keepNull?: boolean;
   readonly pacing?: Pacing<S>;
 }): Hook<S> {
-  const { arrival, joins, byJoins } = definition.pacing ?? {};
+  const pacing = definition.pacing;
   const hook: Hook<S> = {
     schema: definition.schema,
     run: definition.run,
     keepNull: definition.keepNull ?? false,
-    pacedByJoins: byJoins ?? false,
     prepare(body) {
       const parsed = hook.schema.safeParse(body);
       if (!parsed.success) return { ok: false, error: parsed.error };
@@ -95,8 +87,7 @@ export function defineHook<S extends z.ZodType>(definition: {
       return {
         ok: true,
         run: (context) => hook.run(parsed.data, context),
-        arrival: (now) => arrival?.(parsed.data, now),
-        joins: (response) => joins?.(parsed.data, response as never) ?? false,
+        pace: (now, maxHoldSeconds) => pacing?.(parsed.data, now, maxHoldSeconds),
       };
     },
   };
@@ -117,7 +108,6 @@ export const HOOKS = {
       schema: NodeProfileSyncRequestSchema,
       run: (r) => syncNodeProfile(r),
       keepNull: true,
-      pacing: { joins: (r, response: DecoratorSyncResponse) => createsProfile(r, response) },
     }),
   },
   'node-shard': {
@@ -128,7 +118,7 @@ export const HOOKS = {
     sync: defineHook({
       schema: NodeShardSyncRequestSchema,
       run: (r) => syncNodeShard(r),
-      pacing: { arrival: (r, now) => shardArrival(Object.values(r.related[NODE_PROFILE_KEY] ?? {}), now) },
+      pacing: (r, now, max) => shardPace(Object.values(r.related[NODE_PROFILE_KEY] ?? {}), now, max),
     }),
   },
   'scheduling-chain': {
@@ -136,7 +126,18 @@ export const HOOKS = {
       schema: SchedulingChainCustomizeRequestSchema,
       run: (r) => always(customizeSchedulingChain(r)),
     }),
-    sync: defineHook({ schema: SchedulingChainSyncRequestSchema, run: syncSchedulingChain, pacing: { byJoins: true } }),
+    sync: defineHook({
+      schema: SchedulingChainSyncRequestSchema,
+      run: syncSchedulingChain,
+      pacing: (r, now, max) =>
+        chainPace(
+          Object.values(r.children[NODE_SHARD_KEY] ?? {}).map((shard) => shard.status?.arrival),
+          now,
+          max,
+          // The managed Nodes without a profile yet: Nodes joining, before any shard counts them.
+          profileArrival(Object.values(r.related[NODE_KEY] ?? {})),
+        ),
+    }),
   },
   'instance-type': {
     customize: defineHook({

@@ -25,7 +25,14 @@ export {
   type PreparedHook,
 } from './hooks.js';
 export { createMetrics, type HookMetrics } from './metrics.js';
-export { JoinPacing, type PacingOptions } from './join-pacing.js';
+export {
+  DEFAULT_JOIN_PACING_SECONDS,
+  HOLD_MARGIN_SECONDS,
+  JoinPacing,
+  PACED_HOOK_TIMEOUT_SECONDS,
+  pacingProblem,
+  type PacingOptions,
+} from './join-pacing.js';
 export { errorBody, statusOf, type ErrorBody, type ErrorCode } from './errors.js';
 export {
   applyCredentials,

@@ -30,13 +30,15 @@ import {
   inflightBudgetFor,
 } from './limits.js';
 import { createMetrics } from './metrics.js';
-import { JoinPacing } from './join-pacing.js';
+import { DEFAULT_JOIN_PACING_SECONDS, JoinPacing, PACED_HOOK_TIMEOUT_SECONDS } from './join-pacing.js';
 
 export interface ServeOptions {
   readonly port: number;
   readonly host: string;
   /** The longest hold of a shard or chain sync while Nodes join (src/server/join-pacing.ts); 0: none. @default 60 s */
   readonly joinPacingMs?: number;
+  /** The timeout the manifests give the paced hooks: every hold ends before it. @default 90 s */
+  readonly hookTimeoutMs?: number;
   readonly maxBodyBytes?: number;
   /** @default derived from the container's memory limit ({@link readContainerMemoryLimit}) */
   readonly maxInflightBytes?: number | undefined;
@@ -246,7 +248,10 @@ export function runServer(options: ServeOptions): Promise<void> {
       'a caller sent the previous bearer token: Metacontroller has not read the new one yet (docs/operations.md#token-rotation)',
     );
   };
-  const pacing = new JoinPacing({ maxHoldSeconds: (options.joinPacingMs ?? 60_000) / 1000 });
+  const pacing = new JoinPacing({
+    maxHoldSeconds: (options.joinPacingMs ?? DEFAULT_JOIN_PACING_SECONDS * 1000) / 1000,
+    hookTimeoutSeconds: (options.hookTimeoutMs ?? PACED_HOOK_TIMEOUT_SECONDS * 1000) / 1000,
+  });
   const app = createApp({
     logger,
     metrics,

@@ -22,6 +22,7 @@ export const KEYS = {
   clusterQueue: `ClusterQueue.${KUEUE}`,
   localQueue: `LocalQueue.${KUEUE}`,
   admissionCheck: `AdmissionCheck.${KUEUE}`,
+  topology: `Topology.${KUEUE}`,
 } as const;
 
 type WithIdentity = {
@@ -96,6 +97,8 @@ export interface InstanceTypeRequestInput {
   readonly flavors?: readonly Observed[];
   readonly namespaces?: readonly Observed[];
   readonly checks?: readonly Observed[];
+  /** The chain's Kueue Topologies (related for `TopologyReady`). */
+  readonly topologies?: readonly Observed[];
   readonly children?: readonly Observed[];
   readonly finalizing?: boolean;
   /** Related keys Metacontroller has not filled in yet. */
@@ -105,8 +108,14 @@ export interface InstanceTypeRequestInput {
 /** A `gpustack-instance-type` sync (or finalize) request. */
 export function instanceTypeRequest(input: InstanceTypeRequestInput): unknown {
   const related = objectMap(
-    [...chainSettingsOf(input.chain), ...(input.flavors ?? []), ...(input.namespaces ?? []), ...(input.checks ?? [])],
-    [KEYS.chainSettings, KEYS.flavor, KEYS.namespace, KEYS.admissionCheck],
+    [
+      ...chainSettingsOf(input.chain),
+      ...(input.flavors ?? []),
+      ...(input.namespaces ?? []),
+      ...(input.checks ?? []),
+      ...(input.topologies ?? []),
+    ],
+    [KEYS.chainSettings, KEYS.flavor, KEYS.namespace, KEYS.admissionCheck, KEYS.topology],
   );
   for (const key of input.omitRelated ?? []) delete related[key];
   return {

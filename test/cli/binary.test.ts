@@ -396,6 +396,9 @@ describe.concurrent('gpustack-operator serve: connections and shutdown', () => {
   it.each([
     { args: ['--max-inflight-bytes', 'lots'], error: /--max-inflight-bytes: "lots" is not a size such as 256Mi/ },
     { args: ['--drain-timeout', 'soon'], error: /--drain-timeout: "soon" is not a duration such as 20s/ },
+    // A hold that cannot end before the paced hooks' timeout, less the margin to answer in.
+    { args: ['--join-pacing', '85s'], error: /--join-pacing 85 s does not fit the paced hooks' timeout of 90 s/ },
+    { args: ['--hook-timeout', '30s'], error: /--join-pacing 60 s does not fit .* at most 20 s/ },
     // Credentials a caller must show, without a port where probes and Prometheus need none.
     { args: ['--token-file', '/x/token'], error: /--token-file and --client-ca need --metrics-port/ },
     { args: ['--tls-key', '/x/tls.key'], error: /--tls-cert and --tls-key go together/ },

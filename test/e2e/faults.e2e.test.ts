@@ -377,6 +377,9 @@ describe('faults survived, nothing lost', () => {
       RECOVER_MS,
       'the chain emits the DeviceClasses of the node',
     );
+    // The DeviceClasses of this product exist since scenario 3 (sticky): they say nothing of this
+    // Node. The chain follows it in a later sync (its flavor of 2 cards), which the check below needs.
+    await converged('the chain follows the node');
     await cluster.client.applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await cluster.client.applyObject(claimTemplate('lost-whole', `gpustack-${key}`, { namespace }));
     await cluster.client.applyObject(

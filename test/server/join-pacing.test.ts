@@ -1,7 +1,15 @@
-// Shard syncs held while Nodes join in numbers (src/server/pacing.ts), on a fake clock: how long a
-// hold lasts, when it ends early, and that the server answers a held sync with the request's summary.
+// Join pacing in the hook server (src/server/join-pacing.ts), on a fake clock: the hold is what the
+// request says (src/sync: shardPace, chainPace), bounded by the hook timeout less a margin counted
+// from when the request came, held on one timer; a held sync answers what an unheld one would.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createApp, JoinPacing } from '../../src/server/index.js';
+import {
+  createApp,
+  HOLD_MARGIN_SECONDS,
+  JoinPacing,
+  PACED_HOOK_TIMEOUT_SECONDS,
+  pacingProblem,
+} from '../../src/server/index.js';
+import { MIN_ARRIVAL_NODES } from '../../src/sync/index.js';
 import { exampleBody, post } from './helpers.js';
 
 describe('JoinPacing', () => {
@@ -12,86 +20,60 @@ describe('JoinPacing', () => {
     vi.useRealTimers();
   });
   const clock = (): number => Date.now();
+  const pace = (holdSeconds: number) => ({ arrivalSeconds: 2 * holdSeconds, holdSeconds });
 
-  it('holds half of the arrival so far, at least 1 s and at most the maximum, from an arrival of 2 s', () => {
-    const pacing = new JoinPacing({ maxHoldSeconds: 60, clock });
-
-    expect(pacing.holdMs(0)).toBe(0); // one Node joining: answered at once
-    expect(pacing.holdMs(1.9)).toBe(0);
-    expect(pacing.holdMs(2)).toBe(1000);
-    expect(pacing.holdMs(30)).toBe(15_000);
-    expect(pacing.holdMs(1000)).toBe(60_000);
-    expect(new JoinPacing({ maxHoldSeconds: 0, clock }).holdMs(30)).toBe(0);
+  it('refuses a longest hold that cannot end before the hook timeout less the margin', () => {
+    const room = PACED_HOOK_TIMEOUT_SECONDS - HOLD_MARGIN_SECONDS;
+    expect(pacingProblem(room, PACED_HOOK_TIMEOUT_SECONDS)).toBeUndefined();
+    expect(pacingProblem(room + 1, PACED_HOOK_TIMEOUT_SECONDS)).toMatch(
+      `--join-pacing ${room + 1} s does not fit the paced hooks' timeout of ${PACED_HOOK_TIMEOUT_SECONDS} s`,
+    );
+    expect(() => new JoinPacing({ maxHoldSeconds: 300 })).toThrow(RangeError);
+    expect(() => new JoinPacing({ maxHoldSeconds: 300, hookTimeoutSeconds: 320 })).not.toThrow();
   });
 
-  it('holds for the whole limit when this server saw no Node join (another replica may be seeing them)', async () => {
-    const pacing = new JoinPacing({ maxHoldSeconds: 60, clock });
-    const held = pacing.hold(20);
-    await vi.advanceTimersByTimeAsync(9_800);
-    let done = false;
-    void held.then(() => (done = true));
-    await vi.advanceTimersByTimeAsync(0);
-    expect(done).toBe(false);
-
-    await vi.advanceTimersByTimeAsync(400);
-    expect(await held).toBeGreaterThanOrEqual(10_000);
+  it('never holds past the hook timeout less the margin, counted from when the request came', () => {
+    const pacing = new JoinPacing({ maxHoldSeconds: 60, hookTimeoutSeconds: 70, clock });
+    const received = clock();
+    expect(pacing.holdMs(pace(60), received)).toBe(60_000);
+    vi.advanceTimersByTime(5_000); // parsed, or queued behind a big body
+    expect(pacing.holdMs(pace(60), received)).toBe((70 - HOLD_MARGIN_SECONDS - 5) * 1000);
+    expect(pacing.holdMs(pace(10), received)).toBe(10_000);
+    vi.advanceTimersByTime(60_000);
+    expect(pacing.holdMs(pace(60), received)).toBe(0);
   });
 
-  it('ends a hold once the Nodes this server saw joining have stopped for quietSeconds', async () => {
-    const pacing = new JoinPacing({ maxHoldSeconds: 60, quietSeconds: 2, clock });
-    pacing.noteJoin();
-    const held = pacing.hold(100); // up to 50 s
-    for (let i = 0; i < 10; i++) {
-      await vi.advanceTimersByTimeAsync(1000);
-      pacing.noteJoin(); // still joining: 10 s
-    }
-    await vi.advanceTimersByTimeAsync(2400);
-
-    const ms = await held;
-    expect(ms).toBeGreaterThanOrEqual(12_000);
-    expect(ms).toBeLessThan(13_000);
+  it('holds nothing without a pace, or with pacing off', () => {
+    expect(new JoinPacing({ clock }).holdMs(undefined, clock())).toBe(0);
+    expect(new JoinPacing({ maxHoldSeconds: 0, clock }).holdMs(pace(10), clock())).toBe(0);
   });
 
-  it('ends at once a hold that starts after the joins this server saw have stopped', async () => {
-    const pacing = new JoinPacing({ maxHoldSeconds: 60, quietSeconds: 2, clock });
-    pacing.noteJoin();
-    await vi.advanceTimersByTimeAsync(3000);
-    const held = pacing.hold(100);
-    await vi.advanceTimersByTimeAsync(200);
-
-    expect(await held).toBe(200);
-  });
-
-  it('measures the arrival of the Nodes it sees joining, from the first join after a 10 s gap', async () => {
+  it('holds on one timer, whatever its length', async () => {
     const pacing = new JoinPacing({ clock });
-    expect(pacing.joinArrival()).toBeUndefined();
-    pacing.noteJoin();
-    await vi.advanceTimersByTimeAsync(11_000);
-    pacing.noteJoin(); // after a gap: a new arrival
-    for (let i = 0; i < 5; i++) {
-      await vi.advanceTimersByTimeAsync(1000);
-      pacing.noteJoin();
-    }
-    expect(pacing.joinArrival()).toBe(5);
-
-    await vi.advanceTimersByTimeAsync(2000);
-    expect(pacing.joinArrival()).toBeUndefined();
+    const held = pacing.hold(30_000);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await held).toBe(30_000);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('ends every hold at stop, and holds nothing after it', async () => {
     const pacing = new JoinPacing({ maxHoldSeconds: 60, clock });
-    const held = pacing.hold(100);
+    const held = pacing.hold(50_000);
     await vi.advanceTimersByTimeAsync(1000);
     pacing.stop();
 
     expect(await held).toBe(1000);
-    expect(await pacing.hold(100)).toBe(0);
+    expect(await pacing.hold(50_000)).toBe(0);
+    expect(pacing.holdMs(pace(10), clock())).toBe(0);
   });
 });
 
 describe('the hook server with pacing', () => {
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date', 'performance'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -139,22 +121,83 @@ describe('the hook server with pacing', () => {
     expect(held.json).toEqual(direct.json);
   });
 
-  it('holds the chain while the node-profile calls it answered make Nodes join', async () => {
-    const pacing = new JoinPacing({ maxHoldSeconds: 60 });
-    const app = createApp({ clock, pacing });
-    // Two Nodes without a profile 2.5 s apart: node-profile's answers create one each, two joins.
-    const joined = await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
-    expect(joined.status).toBe(200);
-    expect(pacing.joinArrival()).toBe(0);
-    await vi.advanceTimersByTimeAsync(2500);
-    await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
-    expect(pacing.joinArrival()).toBe(2.5);
-    const pending = track(post(app, '/hooks/scheduling-chain/sync', exampleBody('scheduling-chain.sync.json')));
-    await vi.advanceTimersByTimeAsync(800);
-    expect(pending.answered()).toBe(false);
+  /** The example chain request with one NodeShard child whose status says its profiles arrived `since` → `newest` seconds before the clock. */
+  function chainRequest(sinceAge: number, newestAge: number): Record<string, unknown> {
+    const body = exampleBody('scheduling-chain.sync.json');
+    const at = (age: number) => new Date(Date.parse('2026-06-01T00:00:00Z') - age * 1000).toISOString();
+    (body['children'] as Record<string, unknown>)['NodeShard.worker.gpustack.ai/v1alpha1'] = {
+      'default-0': {
+        apiVersion: 'worker.gpustack.ai/v1alpha1',
+        kind: 'NodeShard',
+        metadata: { name: 'default-0' },
+        spec: { index: 0 },
+        status: { profiles: 0, groups: [], arrival: { since: at(sinceAge), newest: at(newestAge) } },
+      },
+    };
+    return body;
+  }
 
-    await vi.advanceTimersByTimeAsync(600); // an arrival of 2.5 s: held 1.25 s
-    expect((await pending.answer).status).toBe(200);
+  it('two replicas hold the same chain request alike: the hold is read from its shards, not from what a server saw', async () => {
+    // Replica a answered the node-profile calls of the joining Nodes; replica b saw none.
+    const a = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+    const b = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+    await post(a, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+    const request = chainRequest(21, 1); // shards filling for 20 s: held 10 s
+    const onA = track(post(a, '/hooks/scheduling-chain/sync', request));
+    const onB = track(post(b, '/hooks/scheduling-chain/sync', request));
+    await vi.advanceTimersByTimeAsync(9_900);
+    expect([onA.answered(), onB.answered()]).toEqual([false, false]);
+
+    await vi.advanceTimersByTimeAsync(200);
+    expect([(await onA.answer).status, (await onB.answer).status]).toEqual([200, 200]);
+  });
+
+  /** The example chain request relating `count` managed Nodes without a profile yet, created `ageSeconds` before the clock. */
+  function chainWithJoiningNodes(count: number, ageSeconds: number): Record<string, unknown> {
+    const body = exampleBody('scheduling-chain.sync.json');
+    const node = exampleBody('node-profile.sync.json')['parent'] as { metadata: Record<string, unknown> };
+    const created = new Date(Date.parse('2026-06-01T00:00:00Z') - ageSeconds * 1000).toISOString();
+    const nodes = Array.from({ length: count }, (_, i) => {
+      const joining = structuredClone(node);
+      joining.metadata['name'] = `pool-${i}`;
+      joining.metadata['creationTimestamp'] = created;
+      return [`pool-${i}`, joining];
+    });
+    (body['related'] as Record<string, unknown>)['Node.v1'] = Object.fromEntries(nodes);
+    return body;
+  }
+
+  it('holds the chain for a node pool joining before any shard counts it: the Nodes without a profile in its request', async () => {
+    const a = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+    const b = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+    const request = chainWithJoiningNodes(MIN_ARRIVAL_NODES, 0);
+    const onA = track(post(a, '/hooks/scheduling-chain/sync', request));
+    const onB = track(post(b, '/hooks/scheduling-chain/sync', request));
+    await vi.advanceTimersByTimeAsync(900);
+    expect([onA.answered(), onB.answered()]).toEqual([false, false]);
+
+    await vi.advanceTimersByTimeAsync(200);
+    expect([(await onA.answer).status, (await onB.answer).status]).toEqual([200, 200]);
+  });
+
+  it('answers at once a few Nodes joining, and Nodes that joined long ago without a profile (an upgrade)', async () => {
+    const app = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+
+    const few = await post(app, '/hooks/scheduling-chain/sync', chainWithJoiningNodes(MIN_ARRIVAL_NODES - 1, 0));
+    const old = await post(app, '/hooks/scheduling-chain/sync', chainWithJoiningNodes(100, 3600));
+
+    expect([few.status, old.status]).toEqual([200, 200]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('answers a chain whose shards have settled at once, on every replica', async () => {
+    const app = createApp({ clock, pacing: new JoinPacing({ maxHoldSeconds: 60 }) });
+    await post(app, '/hooks/node-profile/sync', exampleBody('node-profile.sync.json'));
+
+    const chain = await post(app, '/hooks/scheduling-chain/sync', chainRequest(3600, 3500));
+
+    expect(chain.status).toBe(200);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('answers at once one Node joining a settled cluster: no hold under an arrival of 2 s', async () => {

@@ -1,2 +1,2 @@
-export { buildNodeProfile, createsProfile, customizeNodeProfile, syncNodeProfile } from './sync.js';
+export { buildNodeProfile, customizeNodeProfile, syncNodeProfile } from './sync.js';
 export * from './schema.js';

@@ -139,14 +139,3 @@ export function syncNodeProfile(request: NodeProfileSyncRequest): SyncOutcome<De
     response: { labels: { ...profile.labels, ...mark }, ...annotations, attachments: [attachment] },
   };
 }
-
-/**
- * Whether this answer makes Metacontroller create the Node's NodeProfile (none observed, one
- * desired): a Node joining its shard, which the hook server counts to pace shard syncs.
- */
-export function createsProfile(request: NodeProfileSyncRequest, response: DecoratorSyncResponse): boolean {
-  return (
-    request.children[NODE_PROFILE_KEY]?.[request.parent.metadata.name] === undefined &&
-    (response.attachments ?? []).length > 0
-  );
-}

@@ -12,6 +12,7 @@ import {
 import { NODE_SHARD_LABEL, PART_OF_LABEL, PART_OF_VALUE } from '../../nodefeature/index.js';
 import { NODE_PROFILE_KEY, refuse } from '../common/index.js';
 import type { NodeShardCustomizeRequest, NodeShardSyncRequest } from './schema.js';
+import { profileArrival } from './arrivals.js';
 import { summarizeShard } from './summary.js';
 
 /** Relates exactly the NodeProfiles node-profile put in this shard (their `gpustack.ai/node-shard` label). */
@@ -42,5 +43,7 @@ export function syncNodeShard(request: NodeShardSyncRequest): SyncOutcome<Compos
       'MissingRelated',
       `related ${NODE_PROFILE_KEY} is missing: the customize hook has not been applied yet`,
     );
-  return { ok: true, response: { status: summarizeShard(Object.values(profiles)), children: [] } };
+  const list = Object.values(profiles);
+  const arrival = profileArrival(list);
+  return { ok: true, response: { status: { ...summarizeShard(list), ...(arrival ? { arrival } : {}) }, children: [] } };
 }

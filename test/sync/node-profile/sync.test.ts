@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DecoratorSyncResponse, NodeProfileOutput } from '../../../src/k8s/index.js';
 import { extractNodeFacts } from '../../../src/nodefeature/index.js';
-import { createsProfile, customizeNodeProfile, NodeProfileSyncRequestSchema } from '../../../src/sync/index.js';
+import { customizeNodeProfile } from '../../../src/sync/index.js';
 import { makeSchedulingChain } from '../../builders/gpustack.js';
 import { makeNode } from '../../builders/node.js';
 import { nodeProfileRequest, objectMap } from '../../builders/request.js';
@@ -318,25 +318,5 @@ describe('syncNodeProfile writes the NodeProfile the chain reads', () => {
     );
     expect(unmanaged.attachments).toEqual([]);
     expect(unmanaged.labels ?? {}).not.toHaveProperty([PROFILED]);
-  });
-
-  it('creates a profile (a Node joining its shard, what the server paces shard syncs by) only where none is observed', () => {
-    const fresh = makeNode('new').h100(8).cpu(224).obj();
-    const request = NodeProfileSyncRequestSchema.parse(nodeProfileRequest(fresh));
-    expect(createsProfile(request, responseOf(request))).toBe(true);
-
-    const withProfile = NodeProfileSyncRequestSchema.parse(
-      nodeProfileRequest(fresh, undefined, {
-        apiVersion: 'worker.gpustack.ai/v1alpha1',
-        kind: 'NodeProfile',
-        metadata: { name: 'new' },
-      }),
-    );
-    expect(createsProfile(withProfile, responseOf(withProfile))).toBe(false);
-
-    const manual = NodeProfileSyncRequestSchema.parse(
-      nodeProfileRequest(fresh, makeSchedulingChain().spec({ nodeManagement: 'Manual' }).obj()),
-    );
-    expect(createsProfile(manual, responseOf(manual))).toBe(false);
   });
 });
