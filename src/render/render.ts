@@ -194,6 +194,7 @@ export function renderChain(input: RenderInput, context: sync.SyncContext): Rend
       input.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
     ),
     [sync.ADMISSION_CHECK_KEY]: byName(checks),
+    [sync.TOPOLOGY_KEY]: byName(children.filter((child) => child.kind === 'Topology')),
   };
   const objects: RenderedObject[] = [...nodeProfiles, ...children];
   for (const type of children.filter((child) => child.kind === 'InstanceType')) {

@@ -316,7 +316,7 @@ describe('examples/hooks', () => {
       });
     });
 
-    it('instance-type customize relates the ChainSettings, node flavors, namespaces and the admission check', async () => {
+    it('instance-type customize relates the ChainSettings, node flavors, namespaces, the admission check and the Topologies', async () => {
       const response = await answerOf(
         '/hooks/instance-type/customize',
         'instance-type.customize.json',
@@ -328,6 +328,7 @@ describe('examples/hooks', () => {
         'resourceflavors',
         'namespaces',
         'admissionchecks',
+        'topologies',
       ]);
     });
 

@@ -3,3 +3,4 @@ export * from './related.js';
 export * from './settings.js';
 export * from './context.js';
 export * from './observed.js';
+export * from './observed-fields.js';

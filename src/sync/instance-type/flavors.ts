@@ -45,6 +45,12 @@ function matchesPool(flavor: ReceivedObject, spec: InstanceTypeSpec, keyLabel: s
   );
 }
 
+/** Every related flavor of the pool, terminating ones included (what `TopologyReady` reads). */
+export function poolFlavors(related: readonly ReceivedObject[], spec: InstanceTypeSpec): ReceivedObject[] {
+  const keyLabel = poolKeyLabel(spec);
+  return keyLabel === undefined ? [] : related.filter((flavor) => matchesPool(flavor, spec, keyLabel));
+}
+
 function byCountThenName(a: SelectedFlavor, b: SelectedFlavor): number {
   return a.count - b.count || (a.name < b.name ? -1 : 1);
 }

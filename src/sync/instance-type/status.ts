@@ -1,5 +1,11 @@
 /** @module InstanceType status: from the observed ClusterQueue and the related flavors, never from the desired list. */
-import { buildCondition, type Condition, type InstanceTypeStatus, type OutputCondition } from '../../k8s/index.js';
+import {
+  buildCondition,
+  type Condition,
+  type ConditionInput,
+  type InstanceTypeStatus,
+  type OutputCondition,
+} from '../../k8s/index.js';
 import type { FlavorSelection } from './flavors.js';
 import type { ReceivedObject } from './schema.js';
 
@@ -12,6 +18,8 @@ export interface StatusInput {
   readonly acceleratable: boolean;
   readonly selection: FlavorSelection;
   readonly problem?: { readonly reason: ReadyProblem; readonly message: string };
+  /** `TopologyReady` (`topology-status.ts`); absent while the type is being deleted. */
+  readonly topology?: ConditionInput;
   readonly observedQueue: ReceivedObject | undefined;
 }
 
@@ -91,6 +99,10 @@ export function computeInstanceTypeStatus(
     entrance: input.entrance,
     flavors: flavors.map((f) => f.name),
     capacity: String(capacity),
-    conditions: [readyCondition(input, capacity, previous, now), degradedCondition(input, previous, now)],
+    conditions: [
+      readyCondition(input, capacity, previous, now),
+      degradedCondition(input, previous, now),
+      ...(input.topology !== undefined && !input.terminating ? [buildCondition(input.topology, previous, now)] : []),
+    ],
   };
 }

@@ -9,6 +9,7 @@ import {
   matchesSelector,
   sortObjects,
   type CompositeSyncResponse,
+  type Condition,
   type CustomizeResponse,
   type Settings,
   type SyncOutcome,
@@ -18,6 +19,7 @@ import {
   NODE_DEVICES_CHECK_NAME,
   RESOURCE_TYPE_LABEL,
   RESOURCE_TYPE_NODES,
+  RESOURCE_TYPE_TOPOLOGY,
   acceleratorKeyManufacturer,
   localQueueName,
 } from '../../nodefeature/index.js';
@@ -27,6 +29,7 @@ import {
   LOCAL_QUEUE_KEY,
   NAMESPACE_KEY,
   RESOURCE_FLAVOR_KEY,
+  TOPOLOGY_KEY,
   isTerminating,
   keepObservedChildren,
   objectsOf,
@@ -35,7 +38,8 @@ import {
   type SyncContext,
 } from '../common/index.js';
 import { buildClusterQueue, buildLocalQueue, type QueuePlan } from './children.js';
-import { poolKeyLabel, selectFlavors, type FlavorSelection } from './flavors.js';
+import { poolFlavors, poolKeyLabel, selectFlavors, type FlavorSelection } from './flavors.js';
+import { poolTopologyCondition } from './topology-status.js';
 import type { InstanceTypeCustomizeRequest, InstanceTypeSyncRequest, ReceivedObject } from './schema.js';
 import { DEVICES_ANNOTATION, readPoolDevices, statusDevices } from '../../dra/index.js';
 import { computeInstanceTypeStatus, type StatusInput } from './status.js';
@@ -45,8 +49,9 @@ const FINALIZE_RECHECK_SECONDS = 5;
 const KUBE_SYSTEM = 'kube-system';
 
 /**
- * Relates the settings (the ChainSettings `default`), the flavors, the namespaces and our
- * AdmissionCheck. Not the SchedulingChain: its status changes whenever one Node's cards do, and
+ * Relates the settings (the ChainSettings `default`), the flavors, the namespaces, our
+ * AdmissionCheck and the chain's Kueue Topologies (for `TopologyReady`; they change only with a
+ * profile). Not the SchedulingChain: its status changes whenever one Node's cards do, and
  * every InstanceType relating it would re-sync; the ChainSettings changes only with the settings.
  */
 export function customizeInstanceType(_request: InstanceTypeCustomizeRequest): CustomizeResponse {
@@ -60,6 +65,11 @@ export function customizeInstanceType(_request: InstanceTypeCustomizeRequest): C
       },
       { apiVersion: 'v1', resource: 'namespaces' },
       { apiVersion: 'kueue.x-k8s.io/v1beta2', resource: 'admissionchecks', names: [NODE_DEVICES_CHECK_NAME] },
+      {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        resource: 'topologies',
+        labelSelector: { matchLabels: { [RESOURCE_TYPE_LABEL]: RESOURCE_TYPE_TOPOLOGY } },
+      },
     ],
   };
 }
@@ -93,7 +103,7 @@ function isCheckActive(checks: readonly ReceivedObject[]): boolean {
 
 function finalizeInstanceType(
   request: InstanceTypeSyncRequest,
-  base: Omit<StatusInput, 'terminating' | 'selection' | 'problem'>,
+  base: Omit<StatusInput, 'terminating' | 'selection' | 'problem' | 'topology'>,
   context: SyncContext,
 ): CompositeSyncResponse {
   const remaining =
@@ -117,7 +127,7 @@ function finalizeInstanceType(
  */
 function keepLastGood(
   request: InstanceTypeSyncRequest,
-  base: Omit<StatusInput, 'terminating' | 'selection' | 'problem'>,
+  base: Omit<StatusInput, 'terminating' | 'selection' | 'problem' | 'topology'>,
   message: string,
   context: SyncContext,
 ): CompositeSyncResponse {
@@ -128,6 +138,7 @@ function keepLastGood(
       terminating: false,
       selection: { flavors: [], dropped: [] },
       problem: { reason: 'InvalidSpec', message: `${message}; the queues are kept as they are until it is fixed` },
+      ...lastTopology(last?.conditions),
     },
     last?.conditions,
     context.now,
@@ -136,6 +147,14 @@ function keepLastGood(
     status: { ...status, flavors: last?.flavors ?? [], capacity: last?.capacity ?? '0' },
     children: keepObservedChildren(request.children),
   };
+}
+
+/** The last reported `TopologyReady`, kept while nothing is rebuilt. */
+function lastTopology(conditions: readonly Condition[] | undefined): Pick<StatusInput, 'topology'> {
+  const last = conditions?.find((c) => c.type === 'TopologyReady');
+  const status = last?.status;
+  if (status !== 'True' && status !== 'False' && status !== 'Unknown') return {};
+  return { topology: { type: 'TopologyReady', status, reason: last?.reason ?? '', message: last?.message ?? '' } };
 }
 
 /**
@@ -210,8 +229,15 @@ export function syncInstanceType(
     ),
   ];
   const problem = readyProblem(spec.acceleratable, keyLabel, mfr, usable, selection);
+  const topology = poolTopologyCondition({
+    mode: settings.topology?.mode ?? 'Disabled',
+    selected: selection.flavors.map((f) => f.name),
+    poolFlavors: poolFlavors(objectsOf(related, RESOURCE_FLAVOR_KEY), spec),
+    topologies: related[TOPOLOGY_KEY] === undefined ? undefined : objectsOf(related, TOPOLOGY_KEY),
+    observedQueue: base.observedQueue,
+  });
   const status = computeInstanceTypeStatus(
-    { ...base, terminating: false, selection, ...(problem ? { problem } : {}) },
+    { ...base, terminating: false, selection, topology, ...(problem ? { problem } : {}) },
     parent.status?.conditions,
     context.now,
   );

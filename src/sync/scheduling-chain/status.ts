@@ -1,5 +1,11 @@
 /** @module SchedulingChain status: computed from the related Nodes and the observed InstanceTypes. */
-import { buildCondition, type Condition, type InstanceType, type SchedulingChainStatus } from '../../k8s/index.js';
+import {
+  buildCondition,
+  type Condition,
+  type ConditionInput,
+  type InstanceType,
+  type SchedulingChainStatus,
+} from '../../k8s/index.js';
 import type { ChainPlan } from './pools.js';
 
 /** Status lists are bounded: a status object must stay far below the API server's size limit. */
@@ -7,11 +13,12 @@ export const MAX_SKIPPED_IN_STATUS = 100;
 
 /**
  * Status after a successful plan: pools (live and sticky), managed nodes, skipped nodes with
- * reasons, and labels of pooled nodes that could not be read.
+ * reasons, labels of pooled nodes that could not be read, and `TopologyReady` (`topology-status.ts`).
  */
 export function computeChainStatus(
   plan: ChainPlan,
   observedTypes: readonly InstanceType[],
+  topology: ConditionInput,
   previous: readonly Condition[] | undefined,
   now: string,
 ): SchedulingChainStatus {
@@ -50,6 +57,7 @@ export function computeChainStatus(
       previous,
       now,
     ),
+    buildCondition(topology, previous, now),
   ];
   return {
     pools,

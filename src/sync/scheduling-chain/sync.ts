@@ -48,6 +48,7 @@ import { extractNodeViews, extractShardMembers, planChain, type FlavorPlan } fro
 import type { ChildObject } from './schema.js';
 import type { SchedulingChainCustomizeRequest, SchedulingChainSyncRequest } from './schema.js';
 import { computeChainStatus, computeRefusedStatus } from './status.js';
+import { topologyReadyCondition } from './topology-status.js';
 
 /**
  * Relates the NodeProfiles in no shard yet (profiles of a release before shards, until node-profile
@@ -147,7 +148,13 @@ export function syncSchedulingChain(
     ...shardIndexes(settings.nodeShards, observedShards).map(buildNodeShard),
     ...desiredTopologies(plan.flavors, children[RESOURCE_FLAVOR_KEY], children[TOPOLOGY_KEY]),
   ];
-  const status = computeChainStatus(plan, observedTypes, previous, context.now);
+  const topology = topologyReadyCondition({
+    mode: settings.topology?.mode ?? 'Disabled',
+    desiredFlavors: plan.flavors,
+    observedFlavors: Object.values(children[RESOURCE_FLAVOR_KEY] ?? {}),
+    observedTopologies: Object.values(children[TOPOLOGY_KEY] ?? {}),
+  });
+  const status = computeChainStatus(plan, observedTypes, topology, previous, context.now);
   return { ok: true, response: { status, children: sortObjects(desired) } };
 }
 

@@ -539,7 +539,7 @@ describe('syncInstanceType with builders', () => {
     expect(conditionOf(status, 'Degraded')).toMatchObject({ status: 'False', lastTransitionTime: NOW });
   });
 
-  it('relates the ChainSettings (not the chain), node flavors, namespaces and our check through customize', () => {
+  it('relates the ChainSettings (not the chain), node flavors, namespaces, our check and Topologies through customize', () => {
     const related = customizeInstanceType({ parent: t4().obj() }).relatedResources;
     expect(related[0]).toEqual({
       apiVersion: 'worker.gpustack.ai/v1alpha1',
@@ -551,7 +551,9 @@ describe('syncInstanceType with builders', () => {
       'resourceflavors',
       'namespaces',
       'admissionchecks',
+      'topologies',
     ]);
+    expect(related[4]).toMatchObject({ labelSelector: { matchLabels: { 'resource.gpustack.ai/type': 'topology' } } });
   });
 });
 

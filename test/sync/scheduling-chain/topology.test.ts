@@ -14,8 +14,8 @@ import { buildNodeProfile, summarizeShard } from '../../../src/sync/index.js';
 import { makeSchedulingChain } from '../../builders/gpustack.js';
 import { makeNode, type NodeWrapper } from '../../builders/node.js';
 import { chainRequest, nodeProfileRequest } from '../../builders/request.js';
-import { runHook } from '../../support/hooks.js';
-import { chainStatusOf, expectOk, flavorsOf, namesOfKind } from '../../support/responses.js';
+import { runHook, runScenario } from '../../support/hooks.js';
+import { chainStatusOf, conditionOf, expectOk, flavorsOf, namesOfKind } from '../../support/responses.js';
 
 const C = 'scheduling-chain';
 const HOST = 'kubernetes.io/hostname';
@@ -201,5 +201,103 @@ describe('the shard summary with topology', () => {
     expect(summary.groups[0]?.nodes).toBe(600);
     expect(summary.groups[0]?.labels[TOPOLOGY_PROFILE_LABEL]).toBe(BLOCK_PROFILE);
     expect(summary.groups[0]?.annotations?.[TOPOLOGY_LEVELS_ANNOTATION]).toBe(BLOCK_LEVELS.join(','));
+  });
+});
+
+describe('TopologyReady on the chain (docs/architecture.md#topology-status)', () => {
+  const sync = (raw: unknown) => expectOk(runHook(C, raw));
+  const topologyReady = (response: Parameters<typeof chainStatusOf>[0]) =>
+    conditionOf(chainStatusOf(response), 'TopologyReady');
+  const blockNodes = () => [
+    withProfile(h100('gpu-1a', 'b1'), BLOCK_LEVELS).obj(),
+    withProfile(h100('gpu-2a', 'b2'), BLOCK_LEVELS).obj(),
+  ];
+  const blockTopology = (levels: readonly string[] = BLOCK_LEVELS) => ({
+    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    kind: 'Topology',
+    metadata: { name: `gpustack-${BLOCK_PROFILE}`, labels: { [TOPOLOGY_PROFILE_LABEL]: BLOCK_PROFILE } },
+    spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) },
+  });
+
+  it('reports topology ready once every topology is observed', async () => {
+    const response = expectOk(await runScenario(C, 'reports-topology-ready-once-every-topology-is-observed'));
+    expect(topologyReady(response)).toMatchObject({ status: 'True', reason: 'Ready' });
+    expect(topologyReady(response).message).toContain(`gpustack-${BLOCK_PROFILE}`);
+  });
+
+  it('reports a profile change mid-migration', async () => {
+    const response = expectOk(await runScenario(C, 'reports-a-profile-change-mid-migration'));
+    const condition = topologyReady(response);
+    expect(condition).toMatchObject({ status: 'Unknown', reason: 'Migrating' });
+    expect(condition.message).toContain(`${H100}-8d-${HOST_PROFILE} (gpustack-${HOST_PROFILE})`);
+    // The old Topology is still emitted while its flavor is held.
+    expect(namesOfKind(response, 'Topology')).toContain(`gpustack-${HOST_PROFILE}`);
+  });
+
+  it('is Disabled while topology is off and no flavor names a Topology', () => {
+    const response = sync(chainRequest({ parent: makeSchedulingChain().obj(), nodes: [h100('gpu-1', 'b1').obj()] }));
+    expect(topologyReady(response)).toMatchObject({ status: 'False', reason: 'Disabled' });
+  });
+
+  it('is Pending until Metacontroller has created the Topology and the flavors', () => {
+    const response = sync(chainRequest({ parent: AUTO.obj(), nodes: blockNodes() }));
+    const condition = topologyReady(response);
+    expect(condition).toMatchObject({ status: 'Unknown', reason: 'TopologyPending' });
+    expect(condition.message).toContain(`Topology gpustack-${BLOCK_PROFILE}`);
+  });
+
+  it('is Pending while topology is on and the Nodes have no profile yet', () => {
+    const response = sync(chainRequest({ parent: AUTO.obj(), nodes: [h100('gpu-1', 'b1').obj()] }));
+    const condition = topologyReady(response);
+    expect(condition).toMatchObject({ status: 'Unknown', reason: 'TopologyPending' });
+    expect(condition.message).toContain(`${H100}-8d have no topology profile yet`);
+  });
+
+  it('is TopologyMissing when an observed flavor names a Topology that is gone and cannot be re-created', () => {
+    const orphan = {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ResourceFlavor',
+      metadata: { name: `${H100}-8d-${HOST_PROFILE}`, deletionTimestamp: '2026-02-28T00:00:00Z' },
+      spec: { nodeLabels: {}, topologyName: `gpustack-${HOST_PROFILE}` },
+    };
+    const response = sync(chainRequest({ parent: AUTO.obj(), nodes: blockNodes(), children: [orphan] }));
+    const condition = topologyReady(response);
+    expect(condition).toMatchObject({ status: 'False', reason: 'TopologyMissing' });
+    expect(condition.message).toContain(`${orphan.metadata.name} (gpustack-${HOST_PROFILE})`);
+  });
+
+  it('is TopologyDrift when an observed Topology has other levels than its Nodes', () => {
+    const response = sync(chainRequest({ parent: AUTO.obj(), nodes: blockNodes(), children: [blockTopology([HOST])] }));
+    const condition = topologyReady(response);
+    expect(condition).toMatchObject({ status: 'False', reason: 'TopologyDrift' });
+    expect(condition.message).toContain(`has levels [${HOST}], its Nodes [${BLOCK}, ${HOST}]`);
+  });
+
+  it('is Migrating after topology is turned off while a queue still holds a topology flavor', () => {
+    const held = {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ResourceFlavor',
+      metadata: { name: `${H100}-8d-${BLOCK_PROFILE}`, deletionTimestamp: '2026-02-28T00:00:00Z' },
+      spec: { nodeLabels: {}, topologyName: `gpustack-${BLOCK_PROFILE}` },
+    };
+    const response = sync(
+      chainRequest({
+        parent: makeSchedulingChain().obj(),
+        nodes: [h100('gpu-1', 'b1').obj()],
+        children: [held, blockTopology()],
+      }),
+    );
+    expect(topologyReady(response)).toMatchObject({ status: 'Unknown', reason: 'Migrating' });
+  });
+
+  it('names at most five objects in a message, counting the rest', () => {
+    const nodes = Array.from({ length: 8 }, (_, i) =>
+      withProfile(h100(`gpu-${i}`).label(`example.com/level-${i}`, 'x'), [`example.com/level-${i}`, HOST]).obj(),
+    );
+    const settings = { topology: { mode: 'Auto', levels: nodes.map((_, i) => `example.com/level-${i}`) } };
+    const response = sync(chainRequest({ parent: makeSchedulingChain().spec(settings).obj(), nodes }));
+    const condition = topologyReady(response);
+    expect(condition.reason).toBe('TopologyPending');
+    expect(condition.message).toMatch(/ and \d+ more$/);
   });
 });
