@@ -7,7 +7,9 @@
 //    and not a Pod, a legacy Secret token (403, not an expression error), and the kustomize base
 //    moved to another namespace (kubectl kustomize renders the overlay users build);
 // 2. Metacontroller syncs the chain over HTTPS with the certificate and token the chart makes, a
-//    caller without the token is refused, and a rotated serving certificate keeps the chain syncing.
+//    caller without the token is refused, and a rotated serving certificate keeps the chain syncing;
+//    a rotated token (the old one kept as `previous`, issue 43) keeps every hook call at 200 while
+//    Metacontroller still sends the old one, and after its restart reads the new one.
 // Run with `npm run build && npx vitest run --config vitest.e2e.config.ts test/e2e/trust.e2e.test.ts`.
 import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -25,7 +27,7 @@ import { KubeClient, KubeError, waitFor, type KubeObject } from '../../harness/e
 import { NodeSchema } from '../../src/k8s/index.js';
 import { createNode, diffAgainstRender, exampleNodes, readLiveChain } from '../../harness/e2e/chain.js';
 import { REPO_ROOT, ensureCrds, type Component } from '../../harness/e2e/components.js';
-import { startMetacontroller, type ControlPlane } from '../../harness/e2e/control-plane.js';
+import { startMetacontroller, type ControlPlane, type Metacontroller } from '../../harness/e2e/control-plane.js';
 import { CHART, NAMESPACE, createHelm, type Helm } from '../../harness/e2e/helm.js';
 import { CLI } from '../../harness/e2e/hook-server.js';
 import { freePorts, startProcess, type ManagedProcess } from '../../harness/e2e/processes.js';
@@ -606,6 +608,8 @@ describe('Metacontroller v4 calls the hooks over HTTPS with the credentials the 
   let metricsUrl: string;
   let server: ManagedProcess;
   let tlsDir: string;
+  let tokenDir: string;
+  let metacontroller: Metacontroller;
   let secrets: Record<string, Record<string, string>>;
   const decode = (secret: KubeObject): Record<string, string> =>
     Object.fromEntries(
@@ -638,7 +642,7 @@ describe('Metacontroller v4 calls the hooks over HTTPS with the credentials the 
     // The Secrets as the Pod would mount them, and the server as the Deployment runs it.
     tlsDir = path.join(scratch, 'hooks-tls');
     writeSecretVolume(tlsDir, secrets['gpustack-operator-hooks-tls'] as Record<string, string>);
-    const tokenDir = path.join(scratch, 'hooks-token');
+    tokenDir = path.join(scratch, 'hooks-token');
     writeSecretVolume(tokenDir, secrets['gpustack-operator-hooks-token'] as Record<string, string>);
     server = startProcess(
       'hook-server-tls',
@@ -658,6 +662,8 @@ describe('Metacontroller v4 calls the hooks over HTTPS with the credentials the 
         path.join(tlsDir, 'tls.key'),
         '--token-file',
         path.join(tokenDir, 'token'),
+        '--previous-token-file',
+        path.join(tokenDir, 'previous'),
         // Read the files every half second, not every 10 s: the rotation below waits for it.
         '--reload-interval',
         '500ms',
@@ -678,7 +684,7 @@ describe('Metacontroller v4 calls the hooks over HTTPS with the credentials the 
         .filter((f) => f.startsWith('kueue.x-k8s.io_') && f.endsWith('.yaml'))
         .map((f) => path.join(kueue.dir, f)),
     );
-    await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
+    metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
     // A Metacontroller that knows the hooks' credentials (v4.16 or later): its CRDs have the fields.
     const controllerCrd = await admin.get(
       'apiextensions.k8s.io/v1',
@@ -755,5 +761,81 @@ describe('Metacontroller v4 calls the hooks over HTTPS with the credentials the 
     expect(await counter(metricsUrl, 'gpustack_hook_tls_handshakes_total')).toBeGreaterThan(handshakes);
     expect(await counter(metricsUrl, 'gpustack_hook_credential_reloads_total{result="ok"}')).toBeGreaterThanOrEqual(1);
     expect(server.tail(1000)).toContain('credentials reloaded');
+  });
+
+  it('a token rotation: with the old token as `previous`, every hook keeps answering 200 until Metacontroller reads the new one, and after', async () => {
+    const ca = secrets['gpustack-operator-hooks-tls']?.['ca.crt'] as string;
+    const old = secrets['gpustack-operator-hooks-token']?.['token'] as string;
+    const next = 'rotated-token-0123456789abcdef0123456789abcdef';
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const wrong = 'gpustack_hook_refused_total{reason="wrong bearer token"}';
+    const previous = 'gpustack_hook_previous_token_total';
+    const refusedBefore = await counter(metricsUrl, wrong);
+    let ours = 0; // 401s of this test's own probes with the old token
+    let oursPrevious = 0; // and the probes the server let in as the previous token
+    const join = async (name: string, what: string) => {
+      const [t4] = exampleNodes('reference-4-node.yaml').filter((n) =>
+        Object.keys(n.metadata.labels ?? {}).some((k) => k.includes('tesla-t4')),
+      );
+      const joined = structuredClone(t4) as NonNullable<typeof t4>;
+      joined.metadata.name = name;
+      await createNode(admin, joined);
+      await converged(what, server);
+    };
+
+    // Step 1: the Secret gets the new token and keeps the old one as `previous` (one write); the
+    // volume follows, as the kubelet updates it.
+    await admin.mergePatch(
+      'v1',
+      'Secret',
+      'gpustack-operator-hooks-token',
+      { data: { token: b64(next), previous: b64(old) } },
+      NAMESPACE,
+    );
+    writeSecretVolume(tokenDir, { token: next, previous: old });
+    // Step 2: the server has read both.
+    // Until the server has read the new token, this probe is refused: those 401s are ours.
+    await waitFor(
+      async () => {
+        const accepted = (await probe(hookUrl, ca, next)).status === 200;
+        if (!accepted) ours++;
+        return accepted;
+      },
+      30_000,
+      'the new token accepted',
+      250,
+    );
+    expect((await probe(hookUrl, ca, old)).status).toBe(200);
+    const previousBefore = await counter(metricsUrl, previous);
+    // Metacontroller has not read the new token: it syncs a change with the old one, let in.
+    await join('trust-t4-token-old', 'the chain follows a node joining while Metacontroller sends the old token');
+    expect(await counter(metricsUrl, previous)).toBeGreaterThan(previousBefore + 1);
+    expect(await counter(metricsUrl, wrong)).toBe(refusedBefore + ours);
+
+    // Step 3: Metacontroller restarted reads the new token.
+    await metacontroller.stop();
+    metacontroller = await startMetacontroller({ kubeconfig: plane.kubeconfig, logsDir: plane.logsDir, plane });
+    await join('trust-t4-token-new', 'the chain follows a node joining after Metacontroller read the new token');
+    const previousAfterRestart = await counter(metricsUrl, previous);
+
+    // Step 5: the old token leaves the Secret and the volume; only the new one gets in.
+    await admin.mergePatch('v1', 'Secret', 'gpustack-operator-hooks-token', { data: { previous: null } }, NAMESPACE);
+    writeSecretVolume(tokenDir, { token: next });
+    await waitFor(
+      async () => {
+        const refused = (await probe(hookUrl, ca, old)).status === 401;
+        if (refused) ours++;
+        else oursPrevious++; // let in as `previous` until the server has read the volume
+        return refused;
+      },
+      30_000,
+      'the old token refused',
+      250,
+    );
+    await join('trust-t4-token-only-new', 'the chain follows a node joining once only the new token is accepted');
+    // Metacontroller sent the new token throughout: the only 401s were this test's probe, and
+    // no call but this test's own probes used the old token after the restart.
+    expect(await counter(metricsUrl, wrong)).toBe(refusedBefore + ours);
+    expect(await counter(metricsUrl, previous)).toBe(previousAfterRestart + oursPrevious);
   });
 });
