@@ -262,6 +262,8 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
     const [textA, textB] = [readFileSync(specA, 'utf8'), readFileSync(specB, 'utf8')];
 
     // 1. The third share takes the card to 110 % of its memory: refused, the Pod's events say why.
+    // The Pod exists before its claim is reserved for it (the reservation needs the Pod's uid), so
+    // the kubelet may first fail with "not allowed to use ResourceClaim" and retry: wait for ours.
     await sharePod('c', small);
     const held = big * 2 + small;
     const refusal = await waitFor(
@@ -269,10 +271,11 @@ describe.skipIf(skipScenario('kubelet', missing))('an over-committed card on the
         (await client.list<Event>('v1', 'Event', { namespace: NAMESPACE })).find(
           (e) =>
             (e as { involvedObject?: { name?: string } }).involvedObject?.name === 'c' &&
-            e.reason === 'FailedPrepareDynamicResources',
+            e.reason === 'FailedPrepareDynamicResources' &&
+            (e.message ?? '').includes('is over-committed'),
         ),
       120_000,
-      `no FailedPrepareDynamicResources event for Pod c; see ${kubelet.process.logFile}`,
+      `no over-commit FailedPrepareDynamicResources event for Pod c; see ${kubelet.process.logFile}`,
       1000,
     );
     const refusedAfterMs = Date.now() - started;
