@@ -16,7 +16,16 @@
 // and so is an unknown feature gate. The configuration is what `gpustack-operator kueue-config`
 // prints for the running version, merged into the out-of-cluster settings above.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 
 import { stringify } from 'yaml';
@@ -153,23 +162,74 @@ export function selfSignedCert(dir: string, commonName = 'kueue-e2e'): string {
   return readFileSync(path.join(dir, 'tls.crt'), 'utf8');
 }
 
-/** Puts the pair where Kueue's metrics server insists on finding it; returns the topmost folder it created. */
-function placeMetricsCert(certDir: string): string | undefined {
-  let created: string | undefined;
+// Every Kueue on this host shares that folder (CI runs its two lanes side by side): its users are
+// counted under a lock (a folder made atomically), and the last one to stop removes what the first
+// one created. Any valid pair serves: nothing verifies Kueue's metrics certificate.
+async function withMetricsLock(target: string, body: () => void): Promise<void> {
+  const lock = path.join(target, '.e2e-lock');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const created = mkdirSync(target, { recursive: true });
+    if (created !== undefined) writeFileSync(path.join(target, '.e2e-created'), created);
+    try {
+      mkdirSync(lock);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // EEXIST: another Kueue holds it; ENOENT: the last user removed the folder meanwhile.
+      if ((code === 'EEXIST' || code === 'ENOENT') && Date.now() < deadline) {
+        await sleep(50);
+        continue;
+      }
+      if (code === 'EEXIST')
+        throw new Error(`${lock} held for 30 s: remove it if no e2e run is left`, { cause: error });
+      throw error;
+    }
+    try {
+      body();
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+    return;
+  }
+}
+
+/**
+ * Puts the pair where Kueue's metrics server insists on finding it (`target`: only tests name
+ * another); resolves to what gives it back.
+ */
+export async function placeMetricsCert(certDir: string, target = KUEUE_METRICS_CERT_DIR): Promise<() => Promise<void>> {
+  const users = path.join(target, '.e2e-users');
+  const createdFile = path.join(target, '.e2e-created');
+  const user = path.join(users, `${process.pid}-${path.basename(certDir)}-${Date.now()}`);
   try {
-    created = mkdirSync(KUEUE_METRICS_CERT_DIR, { recursive: true });
-    for (const file of ['tls.crt', 'tls.key'])
-      writeFileSync(path.join(KUEUE_METRICS_CERT_DIR, file), readFileSync(path.join(certDir, file)), { mode: 0o600 });
+    await withMetricsLock(target, () => {
+      mkdirSync(users, { recursive: true });
+      writeFileSync(user, '');
+      // Renamed into place, so a Kueue starting beside this one never reads half a file.
+      for (const file of ['tls.crt', 'tls.key']) {
+        const temporary = path.join(target, `.${file}.${process.pid}`);
+        writeFileSync(temporary, readFileSync(path.join(certDir, file)), { mode: 0o600 });
+        renameSync(temporary, path.join(target, file));
+      }
+    });
   } catch (error) {
     const uid = process.getuid?.();
     throw new Error(
-      `Kueue (internal cert management off) loads its metrics certificate from the hard-coded ${KUEUE_METRICS_CERT_DIR}/tls.{crt,key} and exits without it; ` +
+      `Kueue (internal cert management off) loads its metrics certificate from the hard-coded ${target}/tls.{crt,key} and exits without it; ` +
         `that folder is not writable here (uid ${uid ?? '?'}${uid === 0 ? '' : ', not root'}): ${(error as Error).message}. ` +
         `Run the e2e suite as root, or create the folder writable for this user.`,
       { cause: error },
     );
   }
-  return created;
+  return () =>
+    withMetricsLock(target, () => {
+      rmSync(user, { force: true });
+      if (readdirSync(users).length > 0) return;
+      const created = existsSync(createdFile) ? readFileSync(createdFile, 'utf8') : '';
+      // A folder made before the run (writable for a non-root user) keeps its pair, as before.
+      for (const leftover of created === '' ? [users, createdFile] : [created])
+        rmSync(leftover, { recursive: true, force: true });
+    });
 }
 
 export interface WebhookEntry {
@@ -348,7 +408,7 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
   const certDir = path.join(dir, 'certs');
   mkdirSync(certDir);
   const certPem = selfSignedCert(certDir);
-  const createdMetricsDir = placeMetricsCert(certDir);
+  const releaseMetricsCert = await placeMetricsCert(certDir);
 
   const [health, metrics, webhook] = (await freePorts(3)) as [number, number, number];
   const ports = { health, metrics, webhook };
@@ -381,7 +441,7 @@ export async function startKueue(options: KueueOptions): Promise<Kueue> {
         }
       }
       await proc?.stop();
-      if (createdMetricsDir) rmSync(createdMetricsDir, { recursive: true, force: true });
+      await releaseMetricsCert();
     },
   };
   plane.adopt(handle);
