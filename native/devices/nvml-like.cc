@@ -45,7 +45,8 @@ union PciBuffer {
   unsigned char spare[256];
 };
 
-// GPU fabric info (nvml.h since CUDA 12.2/12.4: nvmlGpuFabricInfo_t, nvmlGpuFabricInfo_v2_t).
+// GPU fabric info (nvml.h: nvmlGpuFabricInfo_t for nvmlDeviceGetGpuFabricInfo; nvmlGpuFabricInfo_v2_t
+// for nvmlDeviceGetGpuFabricInfoV, CUDA 12.4 headers).
 // v2 puts a version word first and a health mask last; the fields between are v1's.
 constexpr unsigned kFabricUuidSize = 16;  // NVML_GPU_FABRIC_UUID_LEN
 constexpr unsigned char kFabricStateCompleted = 3;  // NVML_GPU_FABRIC_STATE_COMPLETED
