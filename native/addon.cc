@@ -92,6 +92,12 @@ Napi::Object ToJs(Napi::Env env, const gpustack::Device& device) {
     partitioning.Set("enabled", Napi::Boolean::New(env, device.partitioning->enabled));
     out.Set("partitioning", partitioning);
   }
+  if (device.fabric) {
+    Napi::Object fabric = Napi::Object::New(env);
+    fabric.Set("clusterUuid", device.fabric->cluster_uuid);
+    fabric.Set("cliqueId", Napi::Number::New(env, device.fabric->clique_id));
+    out.Set("fabric", fabric);
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-import type { Card, CardPartitioning } from '../src/contracts/index.js';
+import type { Card, CardFabric, CardPartitioning } from '../src/contracts/index.js';
 import type { ManufacturerName } from '../src/k8s/index.js';
 
 export type { ManufacturerName };
@@ -50,6 +50,9 @@ export type DeviceErrorCode = (typeof DEVICE_ERROR_CODES)[number];
 
 /** Hardware partitioning of a card: src/contracts's `CardPartitioning`. */
 export type Partitioning = CardPartitioning;
+
+/** A card's NVLink cluster and clique (NVIDIA, from NVML's GPU fabric info): src/contracts's `CardFabric`. */
+export type Fabric = CardFabric;
 
 /**
  * One physical accelerator as its vendor library reports it: src/contracts's `Card` (one shape

@@ -19,6 +19,7 @@ export const FAKE_LIBRARIES = {
   nvidia: fake('nvidia/libnvidia-ml.so.1'),
   nvidiaLegacy: fake('nvidia-legacy/libnvidia-ml.so.1'),
   nvidiaNoName: fake('nvidia-no-name/libnvidia-ml.so.1'),
+  nvidiaNoFabric: fake('nvidia-no-fabric/libnvidia-ml.so.1'),
   iluvatar: fake('iluvatar/libixml.so'),
   thead: fake('thead/libhgml.so'),
   amd: fake('amd/libamd_smi.so'),

@@ -32,6 +32,15 @@ struct Partitioning {
   bool enabled = false;
 };
 
+// Where a card sits in an NVLink fabric (NVML's GPU fabric info, GB200 NVL72 and the like): the
+// fabric's cluster and the card's clique in it, which GPU Feature Discovery publishes as
+// nvidia.com/gpu.clique. Present only once the card's registration with the fabric manager
+// completed without error.
+struct Fabric {
+  std::string cluster_uuid;  // 8-4-4-4-12, lowercase hex
+  uint32_t clique_id = 0;
+};
+
 struct Device {
   std::string manufacturer;
   uint32_t index = 0;
@@ -46,6 +55,7 @@ struct Device {
   std::optional<std::string> driver_version;
   std::optional<std::string> runtime_version;
   std::optional<Partitioning> partitioning;
+  std::optional<Fabric> fabric;
 };
 
 struct DeviceError {

@@ -22,7 +22,7 @@ void DetectNvidia(const DetectContext& context, Report& report) {
   Library library;
   if (!OpenLibrary(context, NvidiaPlan(), &library, report)) return;
   NvmlFlavor flavor{"nvml", "NVML", "DeviceGetCudaComputeCapability",
-                    {"SystemGetCudaDriverVersion_v2", "SystemGetCudaDriverVersion"}, true, true};
+                    {"SystemGetCudaDriverVersion_v2", "SystemGetCudaDriverVersion"}, true, true, true};
   DetectNvmlLike(flavor, library, report);
 }
 

@@ -18,6 +18,7 @@ using Ret = int;
 using Handle = void*;
 constexpr Ret kSuccess = 0;
 constexpr Ret kDriverMismatchCode = 18;  // NVML_ERROR_LIB_RM_VERSION_MISMATCH
+constexpr Ret kArgumentVersionMismatch = 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
 
 struct MemoryV1 {
   uint64_t total, free, used;
@@ -44,6 +45,31 @@ union PciBuffer {
   unsigned char spare[256];
 };
 
+// GPU fabric info (nvml.h: nvmlGpuFabricInfo_t for nvmlDeviceGetGpuFabricInfo; nvmlGpuFabricInfo_v2_t
+// for nvmlDeviceGetGpuFabricInfoV, CUDA 12.4 headers).
+// v2 puts a version word first and a health mask last; the fields between are v1's.
+constexpr unsigned kFabricUuidSize = 16;  // NVML_GPU_FABRIC_UUID_LEN
+constexpr unsigned char kFabricStateCompleted = 3;  // NVML_GPU_FABRIC_STATE_COMPLETED
+struct FabricInfoV1 {
+  unsigned char cluster_uuid[kFabricUuidSize];
+  Ret status;  // nvmlReturn_t: meaningful only once the state is "completed"
+  uint32_t clique_id;
+  unsigned char state;  // nvmlGpuFabricState_t
+};
+struct FabricInfoV2 {
+  uint32_t version;
+  unsigned char cluster_uuid[kFabricUuidSize];
+  Ret status;
+  uint32_t clique_id;
+  unsigned char state;
+  uint32_t health_mask;
+};
+static_assert(sizeof(FabricInfoV1) == 28, "nvmlGpuFabricInfo_t");
+static_assert(sizeof(FabricInfoV2) == 36, "nvmlGpuFabricInfo_v2_t");
+// NVML_STRUCT_VERSION(GpuFabricInfo, 2)
+constexpr uint32_t kFabricV2Version = sizeof(FabricInfoV2) | (2u << 24);
+static_assert(kFabricV2Version == 0x02000024, "nvmlGpuFabricInfo_v2");
+
 constexpr unsigned kNameSize = 96;           // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned kUuidSize = 96;           // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 constexpr unsigned kDriverVersionSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
@@ -68,6 +94,8 @@ struct Api {
   Ret (*memory_affinity)(Handle, unsigned, unsigned long*, int) = nullptr;
   Ret (*driver_version)(char*, unsigned) = nullptr;
   Ret (*runtime_version)(int*) = nullptr;
+  Ret (*fabric_v)(Handle, FabricInfoV2*) = nullptr;
+  Ret (*fabric_v1)(Handle, FabricInfoV1*) = nullptr;
 };
 
 std::vector<Symbol> Symbols(const NvmlFlavor& flavor, Api* api) {
@@ -96,6 +124,11 @@ std::vector<Symbol> Symbols(const NvmlFlavor& flavor, Api* api) {
       {names(flavor.runtime_symbols), Slot(&api->runtime_version), Need::kOptional},
   };
   if (flavor.mig) table.push_back({names({"DeviceGetMigMode"}), Slot(&api->mig_mode), Need::kOptional});
+  if (flavor.fabric) {
+    // Two rows, not one with two names: the two take different structs.
+    table.push_back({names({"DeviceGetGpuFabricInfoV"}), Slot(&api->fabric_v), Need::kOptional});
+    table.push_back({names({"DeviceGetGpuFabricInfo"}), Slot(&api->fabric_v1), Need::kOptional});
+  }
   return table;
 }
 
@@ -123,6 +156,31 @@ bool ReadMemory(const Api& api, Handle handle, uint64_t* bytes, std::string* why
   return false;
 }
 
+// The card's NVLink cluster and clique, only from a registration that completed without error:
+// not supported (no NVSwitch fabric), not started, in progress or failed all leave it unknown.
+std::optional<Fabric> FabricOf(const unsigned char* cluster_uuid, Ret status, uint32_t clique_id,
+                               unsigned char state) {
+  if (state != kFabricStateCompleted || status != kSuccess) return std::nullopt;
+  return Fabric{FormatUuid(cluster_uuid), clique_id};
+}
+
+std::optional<Fabric> ReadFabric(const Api& api, Handle handle) {
+  Ret ret = -1;
+  if (api.fabric_v != nullptr) {
+    FabricInfoV2 info{};
+    info.version = kFabricV2Version;
+    ret = api.fabric_v(handle, &info);
+    if (ret == kSuccess) return FabricOf(info.cluster_uuid, info.status, info.clique_id, info.state);
+  }
+  // The unversioned call: a driver before the V one, or one that refuses the v2 version word.
+  if (api.fabric_v1 != nullptr && (api.fabric_v == nullptr || ret == kArgumentVersionMismatch)) {
+    FabricInfoV1 info{};
+    if (api.fabric_v1(handle, &info) == kSuccess)
+      return FabricOf(info.cluster_uuid, info.status, info.clique_id, info.state);
+  }
+  return std::nullopt;
+}
+
 void ReadOptionalFields(const NvmlFlavor& flavor, const Api& api, Handle handle, Device* device) {
   if (api.pci != nullptr) {
     PciBuffer pci{};
@@ -147,6 +205,7 @@ void ReadOptionalFields(const NvmlFlavor& flavor, const Api& api, Handle handle,
       api.memory_affinity(handle, kNodeSetWords, node_set, kAffinityScopeNode) == kSuccess) {
     device->numa_node = FirstSetBit(node_set, kNodeSetWords, sizeof(unsigned long) * 8);
   }
+  if (flavor.fabric) device->fabric = ReadFabric(api, handle);
 }
 
 bool ReadDevice(const NvmlFlavor& flavor, const Api& api, unsigned index, Device* device, std::string* why) {

@@ -18,6 +18,7 @@ struct NvmlFlavor {
   std::vector<std::string> runtime_symbols;     // suffixes, preferred first
   bool nvidia_family = false;                   // derive family from compute capability
   bool mig = false;                             // query the MIG mode
+  bool fabric = false;                          // query the GPU fabric info (NVLink cluster and clique)
 };
 
 void DetectNvmlLike(const NvmlFlavor& flavor, const Library& library, Report& report);

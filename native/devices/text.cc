@@ -37,6 +37,18 @@ std::optional<std::string> MajorMinor(const std::string& version) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
+std::string FormatUuid(const unsigned char* bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(kHex[bytes[i] >> 4]);
+    out.push_back(kHex[bytes[i] & 0xf]);
+  }
+  return out;
+}
+
 std::string DescribeCode(long long code, const char* text) {
   std::string out = ReadReturnedString(text).value_or("");
   if (out.empty()) out = "error";

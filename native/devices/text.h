@@ -20,6 +20,9 @@ std::string Trim(const std::string& text);
 // "12.8.1" -> "12.8"; empty or unparsable -> nullopt.
 std::optional<std::string> MajorMinor(const std::string& version);
 
+// 16 bytes as a UUID in its canonical form: 8-4-4-4-12 lowercase hex digits (36 characters).
+std::string FormatUuid(const unsigned char* bytes);
+
 // "<text> (code <n>)" from the vendor's own error text, "error (code <n>)" without one.
 std::string DescribeCode(long long code, const char* text);
 // For libraries that return the text (nvmlErrorString, cndevGetErrorString, ...).

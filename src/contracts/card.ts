@@ -18,6 +18,18 @@ export interface CardPartitioning {
 }
 
 /**
+ * Where a card sits in a multi-node NVLink fabric (NVML's GPU fabric info: GB200 NVL72 and the
+ * like). Reported by NVIDIA only, and only once the card's registration with the fabric manager
+ * completed without error; absent while it is in progress, failed, or the card has no such fabric.
+ */
+export interface CardFabric {
+  /** The fabric's cluster, 8-4-4-4-12 lowercase hex (`7f1d3c52-0b7e-4a6e-9c1d-6a2b8e4f0c11`). */
+  readonly clusterUuid: string;
+  /** The card's NVLink clique within the cluster. */
+  readonly cliqueId: number;
+}
+
+/**
  * One detected card. The vendor libraries answer what they answer: every reader screens the
  * figures it uses (memory beyond 16 TiB, negative cores, a product with NULs) instead of trusting
  * the types.
@@ -46,4 +58,5 @@ export interface Card {
   /** CUDA / ROCm / MACA / HGGC version as major.minor. */
   readonly runtimeVersion?: string | undefined;
   readonly partitioning?: CardPartitioning | undefined;
+  readonly fabric?: CardFabric | undefined;
 }

@@ -13,20 +13,37 @@ import type { LabelChanges } from './chain-view.js';
 /** `resource.gpustack.ai/type` of our Topologies. */
 export const RESOURCE_TYPE_TOPOLOGY = 'topology';
 /**
- * Node label our agent may publish from NVML's fabric info (`<cluster UUID>.<clique id>`, the form
- * GPU Feature Discovery uses for `nvidia.com/gpu.clique`) where GFD does not run.
+ * Node label our agent publishes from NVML's fabric info (`<cluster UUID>.<clique id>`, the form
+ * GPU Feature Discovery uses for `nvidia.com/gpu.clique`), so that the NVLink domain is a level
+ * where GFD does not run.
  */
 export const AGENT_CLIQUE_LABEL = `topology.${SYSTEM_DOMAIN}/nvlink-clique`;
+
+/**
+ * The labels that name a Node's NVLink domain, in precedence: a profile takes the first one the
+ * Node carries, never two (two levels of one domain would only differ in name, and a podset asking
+ * for the one left out would find no such level). The writers a cluster installed on purpose come
+ * first, with the names its users already put in `podset-required-topology`: NVIDIA Topograph's
+ * (whose coarser levels come with it), then GPU Feature Discovery's; our agent's fills in where
+ * neither runs. GFD's and ours carry the same value from the same NVML call, so a cluster that runs
+ * GFD keeps its profiles when our agent starts publishing its own.
+ */
+export const NVLINK_DOMAIN_LEVELS: readonly string[] = [
+  'network.topology.nvidia.com/accelerator',
+  'nvidia.com/gpu.clique',
+  AGENT_CLIQUE_LABEL,
+];
 
 /** NVIDIA Topograph's tiered labels: `fabric.topograph.run/tier-<N>`, tier 1 the switch nearest the Node. */
 const TOPOGRAPH_TIER = /^fabric\.topograph\.run\/tier-([1-9][0-9]?)$/;
 
 /**
  * The well-known level labels, coarse to fine, each with its writer. A run of Topograph tiers
- * takes the place of `TOPOGRAPH_TIERS`, its highest tier first. Two labels naming the same domain
- * (Topograph's `accelerator` and GFD's clique) are harmless: Kueue only nests domains.
+ * takes the place of `TOPOGRAPH_TIERS`, its highest tier first; the first of NVLINK_DOMAIN_LEVELS
+ * the Node carries takes the place of `NVLINK_DOMAIN`.
  */
 const TOPOGRAPH_TIERS = '<topograph tiers>';
+const NVLINK_DOMAIN = '<nvlink domain>';
 export const WELL_KNOWN_LEVELS: readonly string[] = [
   // AWS (EKS instance topology): network node layers, 1 the farthest from the instance.
   'topology.k8s.aws/network-node-layer-1',
@@ -40,10 +57,8 @@ export const WELL_KNOWN_LEVELS: readonly string[] = [
   'network.topology.nvidia.com/spine',
   'network.topology.nvidia.com/block',
   TOPOGRAPH_TIERS,
-  // The NVLink domain: Topograph's, GPU Feature Discovery's clique, our agent's.
-  'network.topology.nvidia.com/accelerator',
-  'nvidia.com/gpu.clique',
-  AGENT_CLIQUE_LABEL,
+  // The NVLink domain: Topograph's, GPU Feature Discovery's clique or our agent's, one of them.
+  NVLINK_DOMAIN,
   // Google Cloud: the physical host.
   'cloud.google.com/gce-topology-host',
 ];
@@ -51,7 +66,7 @@ export const WELL_KNOWN_LEVELS: readonly string[] = [
 /**
  * The Node's levels, coarse to fine, `kubernetes.io/hostname` last. Explicit `levels` (a
  * TopologySource's): the longest prefix of them the Node carries. Otherwise every well-known label
- * the Node carries, in the table's order.
+ * the Node carries, in the table's order, and one NVLink domain label (NVLINK_DOMAIN_LEVELS).
  * @example detectTopologyLevels({ 'nvidia.com/gpu.clique': 'u.1' }, { mode: 'Auto' }) // ['nvidia.com/gpu.clique', 'kubernetes.io/hostname']
  */
 export function detectTopologyLevels(labels: Readonly<Record<string, string>>, setting: TopologySetting): string[] {
@@ -73,6 +88,7 @@ export function detectTopologyLevels(labels: Readonly<Record<string, string>>, s
   const levels: string[] = [];
   for (const key of WELL_KNOWN_LEVELS) {
     if (key === TOPOGRAPH_TIERS) levels.push(...tiers.map((t) => t.key));
+    else if (key === NVLINK_DOMAIN) levels.push(...NVLINK_DOMAIN_LEVELS.filter(carried).slice(0, 1));
     else if (carried(key)) levels.push(key);
   }
   return [...levels, HOSTNAME_LABEL];

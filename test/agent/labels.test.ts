@@ -83,6 +83,80 @@ describe('labelsFromDetection', () => {
   });
 });
 
+describe('the NVLink clique label (topology.gpustack.ai/nvlink-clique)', () => {
+  const CLIQUE = 'topology.gpustack.ai/nvlink-clique';
+  const CLUSTER = '7f1d3c52-0b7e-4a6e-9c1d-6a2b8e4f0c11';
+  const OTHER = '00000000-0000-4000-8000-00000000beef';
+  const inClique =
+    (cliqueId: number, clusterUuid = CLUSTER) =>
+    (i: number) =>
+      h100(i, { fabric: { clusterUuid, cliqueId } });
+
+  it('is `<cluster UUID>.<clique id>` when every NVIDIA card reports the same fabric', () => {
+    const labels = labelsFromDetection(detection(times(4, inClique(7))), undefined);
+    expect(labels[CLIQUE]).toBe(`${CLUSTER}.7`);
+    // The device labels are those of the same cards without a fabric: the clique adds one key.
+    expect(labels).toEqual({ ...H100_LABELS, [`${A}nvidia-h100-80gb-hbm3.count`]: '4', [CLIQUE]: `${CLUSTER}.7` });
+    expectValidLabels(labels);
+  });
+
+  it('stays a label value of at most 63 characters at the largest clique id', () => {
+    const value = labelsFromDetection(detection(times(2, inClique(0xffff_ffff))), undefined)[CLIQUE];
+    expect(value).toBe(`${CLUSTER}.4294967295`);
+    expect(value?.length).toBeLessThanOrEqual(63);
+    expect(isLabelValue(value ?? '')).toBe(true);
+  });
+
+  it.each<[string, Device[]]>([
+    ['two cliques', [...times(2, inClique(7)), h100(2, { fabric: { clusterUuid: CLUSTER, cliqueId: 8 } })]],
+    ['two clusters', [...times(2, inClique(7)), h100(2, { fabric: { clusterUuid: OTHER, cliqueId: 7 } })]],
+    ['one card without fabric info', [...times(3, inClique(7)), h100(3)]],
+    ['no card with fabric info', times(8, h100)],
+  ])('is absent, and removed when published before, with %s', (_what, cards) => {
+    const previous = { ...H100_LABELS, [CLIQUE]: `${CLUSTER}.7` };
+    expect(labelsFromDetection(detection(cards), previous)).not.toHaveProperty([CLIQUE]);
+    expect(labelsFromDetection(detection(cards), undefined)).not.toHaveProperty([CLIQUE]);
+  });
+
+  it('is absent on a node without NVIDIA cards, whatever was published before', () => {
+    const labels = labelsFromDetection(detection(times(8, mi300x)), { [CLIQUE]: `${CLUSTER}.7` });
+    expect(labels).not.toHaveProperty([CLIQUE]);
+  });
+
+  it.each<[string, unknown]>([
+    ['an upper-case UUID', { clusterUuid: CLUSTER.toUpperCase(), cliqueId: 7 }],
+    ['a UUID with a NUL', { clusterUuid: `${CLUSTER}\u0000x`, cliqueId: 7 }],
+    ['a negative clique', { clusterUuid: CLUSTER, cliqueId: -1 }],
+    ['a fractional clique', { clusterUuid: CLUSTER, cliqueId: 1.5 }],
+    ['a clique beyond 32 bits', { clusterUuid: CLUSTER, cliqueId: 2 ** 32 }],
+    ['no UUID', { cliqueId: 7 }],
+  ])('counts %s as no fabric info', (_what, fabric) => {
+    const cards = [...times(3, inClique(7)), h100(3, { fabric: fabric as Device['fabric'] })];
+    expect(labelsFromDetection(detection(cards), undefined)).not.toHaveProperty([CLIQUE]);
+  });
+
+  it.each(['InvalidLibrary', 'DriverMismatch', 'InitFailed', 'SymbolNotFound', 'CallFailed'] as const)(
+    'keeps its last value while NVIDIA detection fails with %s',
+    (code) => {
+      const previous = { ...H100_LABELS, [CLIQUE]: `${CLUSTER}.7` };
+      expect(labelsFromDetection(detection([], { nvidia: code }), previous)[CLIQUE]).toBe(`${CLUSTER}.7`);
+      // Nothing published before: nothing to keep.
+      expect(labelsFromDetection(detection([], { nvidia: code }), undefined)).not.toHaveProperty([CLIQUE]);
+    },
+  );
+
+  it('keeps its last value, present or absent, while one card cannot be read (no flapping)', () => {
+    // Three cards read, one failed: the failed one might sit in another clique.
+    const partial = detection(times(3, inClique(9)), { nvidia: 'CallFailed' });
+    expect(labelsFromDetection(partial, { [CLIQUE]: `${CLUSTER}.7` })[CLIQUE]).toBe(`${CLUSTER}.7`);
+    expect(labelsFromDetection(partial, { ...H100_LABELS })).not.toHaveProperty([CLIQUE]);
+    // Once every card reads again, the detection decides.
+    expect(labelsFromDetection(detection(times(4, inClique(9))), { [CLIQUE]: `${CLUSTER}.7` })[CLIQUE]).toBe(
+      `${CLUSTER}.9`,
+    );
+  });
+});
+
 describe('isAgentLabel', () => {
   it.each<[string, boolean]>([
     [ACCELERATABLE, true],
@@ -101,6 +175,10 @@ describe('isAgentLabel', () => {
     ['kubernetes.io/hostname', false],
     ['feature.node.kubernetes.io/pci-10de.present', false],
     ['sliced-max-free-units.fit.gpustack.ai/nvidia-h100-80gb-hbm3', false],
+    ['topology.gpustack.ai/nvlink-clique', true],
+    // node-profile's: the agent owns one key of the topology domain, not the domain.
+    ['topology.gpustack.ai/profile', false],
+    ['nvidia.com/gpu.clique', false],
   ])('%s → %s', (key, owned) => {
     expect(isAgentLabel(key)).toBe(owned);
   });

@@ -181,6 +181,30 @@ describe('node-labels publisher against the stand-in API server', () => {
     expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
   });
 
+  it('publishes the NVLink clique, keeps it while NVIDIA detection fails, patches it to null once the cards disagree', async () => {
+    const CLIQUE = 'topology.gpustack.ai/nvlink-clique';
+    const cluster = '7f1d3c52-0b7e-4a6e-9c1d-6a2b8e4f0c11';
+    const inClique = (cliqueId: number) => (i: number) => h100(i, { fabric: { clusterUuid: cluster, cliqueId } });
+    const publisher = nodeLabelsPublisher(standIn.client(), NODE);
+    const source = switchable(detection(times(8, inClique(3))));
+    const state = createAgentState();
+    expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels[CLIQUE]).toBe(`${cluster}.3`);
+    expect(standIn.api.nodes.get(NODE)?.metadata.annotations?.['feature.gpustack.ai/agent-labels']).toContain(CLIQUE);
+
+    // The driver fails: nothing changes, nothing is written.
+    source.set(detection([], { nvidia: 'DriverMismatch' }));
+    expect(await runCycle(state, options(publisher, source.detect))).toBe('unchanged');
+    expect(standIn.api.patches()).toHaveLength(1);
+
+    // Back, with one card in another clique: the label goes, by null in the merge patch.
+    source.set(detection([...times(7, inClique(3)), inClique(4)(7)]));
+    expect(await runCycle(state, options(publisher, source.detect))).toBe('published');
+    const patch = standIn.api.patches()[1]?.body as { metadata: { labels: Record<string, string | null> } };
+    expect(patch.metadata.labels[CLIQUE]).toBeNull();
+    expect(standIn.api.nodes.get(NODE)?.metadata.labels).toEqual({ ...FOREIGN, ...H100_LABELS });
+  });
+
   it('a GPU node that becomes a CPU node keeps only acceleratable=false of ours', async () => {
     const publisher = nodeLabelsPublisher(standIn.client(), NODE);
     const source = switchable(H100_X8);

@@ -1,6 +1,7 @@
 // The agent's ResourceSlices on a real kube-apiserver (etcd + kube-apiserver only): the API
 // server's validation is the judge of every slice, and its resourceVersions tell whether a cycle
-// wrote anything. The last case runs the built agent against the fake NVML library.
+// wrote anything. The last two cases run the built agent against the fake NVML library (slices,
+// and the NVLink clique label from its fabric info).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -492,6 +493,50 @@ describe('agent ResourceSlices on a real kube-apiserver', () => {
       expect(health.sliceWrites).toBeGreaterThanOrEqual(2);
       const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
       expect(metrics).toMatch(/gpustack_agent_slice_publishes_total\{result="published"\} [2-9]/);
+    } finally {
+      await agent.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the real agent (fake NVML) labels its Node with the NVLink clique of the cards' fabric info, and removes it while a card's registration is in progress", async () => {
+    const name = 'e2e-agent-clique';
+    const CLIQUE = 'topology.gpustack.ai/nvlink-clique';
+    await node(name);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gpustack-e2e-clique-'));
+    // NVML hands the cluster UUID over as 16 bytes; the fake takes them as hex digits.
+    const clusterUuid = '7f1d3c52-0b7e-4a6e-9c1d-6a2b8e4f0c11';
+    const writeFabric = (state: (i: number) => number): string => {
+      const machine = nvidiaMachine('NVIDIA H200', 4);
+      const cards = (machine.devices?.nvidia ?? []).map((fields, i) => ({
+        ...fields,
+        fabricUuid: clusterUuid.replaceAll('-', '').toUpperCase(),
+        fabricClique: 3,
+        fabricState: state(i),
+      }));
+      return machineFile({ ...machine, devices: { nvidia: cards } }, dir);
+    };
+    const devices = writeFabric(() => 3);
+    const { process: agent } = await startAgentProcess(cluster.plane, 'agent-clique', name, ['nvidia'], {
+      GPUSTACK_NVIDIA_LIBRARY: FAKE_LIBRARIES.nvidia,
+      GPUSTACK_FAKE_DEVICES: devices,
+      GPUSTACK_SYSFS_ROOT: dir,
+    });
+    const labelsOf = async () => (await client.get('v1', 'Node', name))?.metadata.labels ?? {};
+    try {
+      const started = Date.now();
+      await waitFor(async () => (await labelsOf())[CLIQUE] !== undefined, 60_000, 'the agent publishes the clique');
+      const publishedMs = Date.now() - started;
+      expect((await labelsOf())[CLIQUE]).toBe(`${clusterUuid}.3`);
+      const declared = (await client.get('v1', 'Node', name))?.metadata.annotations?.[
+        'feature.gpustack.ai/agent-labels'
+      ];
+      expect(declared?.split(',')).toContain(CLIQUE);
+      // One card back in registration: not every card reports a fabric, the label goes.
+      writeFabric((i) => (i === 2 ? 2 : 3));
+      await waitFor(async () => !(CLIQUE in (await labelsOf())), 60_000, 'the clique label is removed');
+      expect((await labelsOf())['acceleratable.feature.gpustack.ai/nvidia-h200.count']).toBe('4');
+      process.stderr.write(`[e2e] real agent: NVLink clique label published in ${publishedMs} ms\n`);
     } finally {
       await agent.stop();
       rmSync(dir, { recursive: true, force: true });

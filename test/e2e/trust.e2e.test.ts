@@ -37,6 +37,9 @@ const AGENT = 'gpustack-agent';
 const NODE_A = 'trust-node-a';
 const NODE_B = 'trust-node-b';
 const DRIVER = 'nvidia.gpustack.ai';
+/** The one topology key the agent may set: its node's NVLink clique from NVML's fabric info. */
+const CLIQUE = 'topology.gpustack.ai/nvlink-clique';
+const CLIQUE_VALUE = '7f1d3c52-0b7e-4a6e-9c1d-6a2b8e4f0c11.3';
 const CONVERGE_MS = 120_000;
 
 let helm: Helm;
@@ -337,22 +340,27 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
     expect(await admin.get('resource.k8s.io/v1', 'ResourceSlice', `gpu-nvidia-com-${NODE_A}`)).toBeDefined();
   });
 
-  it("patches node A's acceleratable labels and its agent-labels annotation", async () => {
+  it("patches node A's acceleratable labels, its NVLink clique and its agent-labels annotation", async () => {
     await agentA.mergePatch('v1', 'Node', NODE_A, {
       metadata: {
         labels: {
           'feature.gpustack.ai/acceleratable': 'true',
           'acceleratable.feature.gpustack.ai/nvidia-h100.count': '8',
+          [CLIQUE]: CLIQUE_VALUE,
         },
-        annotations: { 'feature.gpustack.ai/agent-labels': 'acceleratable.feature.gpustack.ai/nvidia-h100.count' },
+        annotations: {
+          'feature.gpustack.ai/agent-labels': `acceleratable.feature.gpustack.ai/nvidia-h100.count,${CLIQUE}`,
+        },
       },
     });
+    expect((await admin.get('v1', 'Node', NODE_A))?.metadata.labels?.[CLIQUE]).toBe(CLIQUE_VALUE);
     await agentA.mergePatch('v1', 'Node', NODE_A, {
-      metadata: { labels: { 'acceleratable.feature.gpustack.ai/nvidia-h100.count': null } },
+      metadata: { labels: { 'acceleratable.feature.gpustack.ai/nvidia-h100.count': null, [CLIQUE]: null } },
     });
     const node = await admin.get('v1', 'Node', NODE_A);
     expect(node?.metadata.labels).toMatchObject({ 'feature.gpustack.ai/acceleratable': 'true' });
     expect(node?.metadata.labels).not.toHaveProperty('acceleratable.feature.gpustack.ai/nvidia-h100.count');
+    expect(node?.metadata.labels).not.toHaveProperty(CLIQUE);
   });
 
   it.each([
@@ -369,13 +377,36 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
       'changed labels gpustack.ai/managed',
     ],
     [
+      'a forged topology key (topology.gpustack.ai/other)',
+      NODE_A,
+      { metadata: { labels: { 'topology.gpustack.ai/other': 'x' } } },
+      'changed labels topology.gpustack.ai/other',
+    ],
+    [
+      "node-profile's topology profile",
+      NODE_A,
+      { metadata: { labels: { 'topology.gpustack.ai/profile': 'fnv64-87bf574bea2a4f23' } } },
+      'changed labels topology.gpustack.ai/profile',
+    ],
+    [
+      "node B's NVLink clique",
+      NODE_B,
+      { metadata: { labels: { [CLIQUE]: CLIQUE_VALUE } } },
+      `may only update Node ${NODE_A}, not UPDATE Node ${NODE_B}`,
+    ],
+    [
       "node-profile's .sliced.units label",
       NODE_A,
       { metadata: { labels: { 'acceleratable.feature.gpustack.ai/nvidia-h100.sliced.units': '10' } } },
       'sliced.units',
     ],
     ['a taint', NODE_A, { spec: { taints: [{ key: 'evil', effect: 'NoSchedule' }] } }, 'no taints'],
-    ['unschedulable', NODE_A, { spec: { unschedulable: true } }, `on Node ${NODE_A} only its acceleratable labels`],
+    [
+      'unschedulable',
+      NODE_A,
+      { spec: { unschedulable: true } },
+      `on Node ${NODE_A} only its acceleratable labels, ${CLIQUE} and the feature.gpustack.ai/agent-labels annotation`,
+    ],
     [
       'another annotation',
       NODE_A,
@@ -407,16 +438,31 @@ describe("the agent's writes are held to its own node (ValidatingAdmissionPolicy
     expect(relabelled?.status).toBe(403);
   });
 
+  it('sets its NVLink clique in the labels of its own NodeFeature', async () => {
+    await agentA.applyObject(nodeFeature(`${NODE_A}-gpustack-agent`, NODE_A, { [CLIQUE]: CLIQUE_VALUE }), {
+      fieldManager: AGENT,
+    });
+    const object = await admin.get<KubeObject & { spec: { labels: Record<string, string> } }>(
+      'nfd.k8s-sigs.io/v1alpha1',
+      'NodeFeature',
+      `${NODE_A}-gpustack-agent`,
+      NAMESPACE,
+    );
+    expect(object?.spec.labels[CLIQUE]).toBe(CLIQUE_VALUE);
+  });
+
   it.each([
     ["node-profile's .sliced.units", 'acceleratable.feature.gpustack.ai/nvidia-h100.sliced.units', '99999999'],
     ['gpustack.ai/managed', 'gpustack.ai/managed', 'true'],
+    ['a forged topology key', 'topology.gpustack.ai/other', CLIQUE_VALUE],
+    ["node-profile's topology profile", 'topology.gpustack.ai/profile', 'fnv64-87bf574bea2a4f23'],
   ])('is refused %s in the labels of its own NodeFeature, naming node A', async (_what, key, value) => {
     const error = await refusal(() =>
       agentA.applyObject(nodeFeature(`${NODE_A}-gpustack-agent`, NODE_A, { [key]: value }), { fieldManager: AGENT }),
     );
     expect(error?.status).toBe(403);
     expect(error?.message).toContain(
-      `the agent of node ${NODE_A} sets in NodeFeature ${NODE_A}-gpustack-agent only its acceleratable labels, not ${key}`,
+      `the agent of node ${NODE_A} sets in NodeFeature ${NODE_A}-gpustack-agent only its acceleratable labels and ${CLIQUE}, not ${key}`,
     );
   });
 

@@ -6,8 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { isAgentLabel, labelsFromDetection } from '../../src/agent/index.js';
 import { driverName, sliceName } from '../../src/dra/index.js';
 import { MANUFACTURER_NAMES } from '../../src/k8s/index.js';
+import { AGENT_CLIQUE_LABEL, SLICED_SUFFIXES, TOPOLOGY_PROFILE_LABEL } from '../../src/nodefeature/index.js';
+import { detection, h100, times } from '../agent/support.js';
 
 const MANIFEST = 'manifests/agent/node-restriction.yaml';
 const TEMPLATE = 'charts/gpustack-operator/templates/agent/node-restriction.yaml';
@@ -18,6 +21,7 @@ interface Policy {
     matchConstraints: { resourceRules: { apiGroups: string[]; resources: string[]; operations: string[] }[] };
     matchConditions: { name: string; expression: string }[];
     variables: { name: string; expression: string }[];
+    validations: { expression: string; messageExpression: string }[];
   };
 }
 
@@ -96,5 +100,41 @@ describe('the node restriction policy (issue 43)', () => {
       expect(v.expression, v.name).not.toContain('request.userInfo.extra');
     expect(variable('node')).toContain("'authentication.kubernetes.io/pod-name'");
     expect(variable('node')).toContain("'authentication.kubernetes.io/pod-uid'");
+  });
+
+  it("allows on the Node and in the NodeFeature exactly the label keys the agent owns (isAgentLabel), the clique's among them", () => {
+    // The allow-list, read out of the CEL: exact keys, one prefix, the suffixes excepted from it.
+    const rule = variable('foreignLabels');
+    const exact = [...rule.matchAll(/k == '([^']+)'/g)].map((m) => m[1]);
+    const prefixes = [...rule.matchAll(/k\.startsWith\('([^']+)'\)/g)].map((m) => m[1] ?? '');
+    const excepted = [...rule.matchAll(/!k\.endsWith\('([^']+)'\)/g)].map((m) => m[1] ?? '');
+    expect(exact).toEqual(['feature.gpustack.ai/acceleratable', AGENT_CLIQUE_LABEL]);
+    expect(prefixes).toEqual(['acceleratable.feature.gpustack.ai/']);
+    expect(excepted).toEqual([...SLICED_SUFFIXES]);
+    const allowed = (key: string): boolean =>
+      exact.includes(key) || (prefixes.some((p) => key.startsWith(p)) && !excepted.some((x) => key.endsWith(x)));
+
+    const fabric = { clusterUuid: '7f1d3c52-0b7e-4a6e-9c1d-6a2b8e4f0c11', cliqueId: 3 };
+    const published = labelsFromDetection(detection(times(8, (i) => h100(i, { fabric }))), undefined);
+    expect(published).toHaveProperty([AGENT_CLIQUE_LABEL]);
+    const keys = [
+      ...Object.keys(published),
+      'acceleratable.feature.gpustack.ai/nvidia-h100-80gb-hbm3.sliced.units',
+      // The topology domain is node-profile's but for the one key.
+      TOPOLOGY_PROFILE_LABEL,
+      'topology.gpustack.ai/levels',
+      'topology.gpustack.ai/other',
+      'nvidia.com/gpu.clique',
+      'gpustack.ai/managed',
+    ];
+    for (const key of keys) expect(allowed(key), key).toBe(isAgentLabel(key));
+    for (const key of Object.keys(published)) expect(allowed(key), key).toBe(true);
+  });
+
+  it('names the clique key in the denials that list what the agent may set', () => {
+    const messages = manifest.spec.validations.map((v) => v.messageExpression);
+    const listing = messages.filter((m) => m.includes('only its acceleratable labels'));
+    expect(listing).toHaveLength(2);
+    for (const message of listing) expect(message).toContain(AGENT_CLIQUE_LABEL);
   });
 });

@@ -170,3 +170,93 @@ describe('NVIDIA (NVML)', () => {
     expect(devices[0]).not.toHaveProperty('family');
   });
 });
+
+describe('NVIDIA GPU fabric info (the NVLink clique)', () => {
+  // As NVML hands them over: 16 raw bytes, here written as 32 hex digits.
+  const CLUSTER_BYTES = '7F1D3C520B7E4A6E9C1D6A2B8E4F0C11';
+  const CLUSTER_UUID = '7f1d3c52-0b7e-4a6e-9c1d-6a2b8e4f0c11';
+  const machine = (fabric: (i: number) => FakeFields, lib: FakeFields = {}) => ({
+    lib: { nvidia: lib },
+    devices: { nvidia: fleet(4, (i) => ({ ...h100(i), ...fabric(i) })) },
+  });
+
+  it('reports the cluster UUID in its 8-4-4-4-12 form and the clique of a completed registration', async () => {
+    const cards = machine((i) => ({
+      fabricUuid: CLUSTER_BYTES,
+      fabricClique: i < 3 ? 7 : 4294967295,
+      fabricHealth: 1,
+    }));
+    const { devices, errors, trace } = await detectOn(cards, nvidiaOnly);
+
+    expect(errors).toEqual([]);
+    expect(devices.map((d) => d.fabric)).toEqual([
+      { clusterUuid: CLUSTER_UUID, cliqueId: 7 },
+      { clusterUuid: CLUSTER_UUID, cliqueId: 7 },
+      { clusterUuid: CLUSTER_UUID, cliqueId: 7 },
+      // The clique id is unsigned: the largest one is no negative number.
+      { clusterUuid: CLUSTER_UUID, cliqueId: 4294967295 },
+    ]);
+    expect(trace.filter((s) => s === 'nvmlDeviceGetGpuFabricInfoV')).toHaveLength(4);
+    expect(trace).not.toContain('nvmlDeviceGetGpuFabricInfo');
+  });
+
+  it('reports no fabric while the registration is not started or in progress, or ended in an error', async () => {
+    const states = [
+      { fabricState: 1 }, // NVML_GPU_FABRIC_STATE_NOT_STARTED
+      { fabricState: 2 }, // NVML_GPU_FABRIC_STATE_IN_PROGRESS
+      { fabricState: 3, fabricStatus: 999 }, // completed, with an error status
+      { fabricState: 0 }, // NVML_GPU_FABRIC_STATE_NOT_SUPPORTED
+    ];
+    const cards = machine((i) => ({ fabricUuid: CLUSTER_BYTES, fabricClique: 7, ...states[i] }));
+    const { devices, errors } = await detectOn(cards, nvidiaOnly);
+
+    expect(errors).toEqual([]);
+    expect(devices).toHaveLength(4);
+    for (const device of devices) expect(device, `card ${device.index}`).not.toHaveProperty('fabric');
+  });
+
+  it('reports the card without a fabric, and no error, when the call is not supported or fails', async () => {
+    const cards = machine((i) => (i === 0 ? { fail: 'fabric', fabricUuid: CLUSTER_BYTES } : {}));
+    const { devices, errors, trace } = await detectOn(cards, nvidiaOnly);
+
+    expect(errors).toEqual([]);
+    expect(devices).toHaveLength(4);
+    for (const device of devices) expect(device).not.toHaveProperty('fabric');
+    expect(trace.filter((s) => s === 'nvmlDeviceGetGpuFabricInfoV')).toHaveLength(4);
+  });
+
+  it('falls back to nvmlDeviceGetGpuFabricInfo (v1) where the V call is not exported', async () => {
+    const cards = machine(() => ({ fabricUuid: CLUSTER_BYTES, fabricClique: 2 }));
+    const { devices, errors, trace } = await detectOn(cards, { libraries: { nvidia: FAKE_LIBRARIES.nvidiaLegacy } });
+
+    expect(errors).toEqual([]);
+    expect(devices.map((d) => d.fabric)).toEqual(fleet(4, () => ({ clusterUuid: CLUSTER_UUID, cliqueId: 2 })));
+    expect(trace.filter((s) => s === 'nvmlDeviceGetGpuFabricInfo')).toHaveLength(4);
+    // The state is read from the v1 struct too.
+    const pending = machine(() => ({ fabricUuid: CLUSTER_BYTES, fabricClique: 2, fabricState: 2 }));
+    const waiting = await detectOn(pending, { libraries: { nvidia: FAKE_LIBRARIES.nvidiaLegacy } });
+    expect(waiting.devices.map((d) => d.fabric)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it('falls back to v1 where the V call refuses the v2 version word', async () => {
+    const cards = machine(() => ({ fabricUuid: CLUSTER_BYTES, fabricClique: 5 }), { fabricV: 'refuse' });
+    const { devices, errors, trace } = await detectOn(cards, nvidiaOnly);
+
+    expect(errors).toEqual([]);
+    expect(devices[0]?.fabric).toEqual({ clusterUuid: CLUSTER_UUID, cliqueId: 5 });
+    expect(trace).toEqual(expect.arrayContaining(['nvmlDeviceGetGpuFabricInfoV', 'nvmlDeviceGetGpuFabricInfo']));
+  });
+
+  it('reports no fabric, and no error, from a driver that exports neither call', async () => {
+    const cards = machine(() => ({ fabricUuid: CLUSTER_BYTES, fabricClique: 5 }));
+    const { devices, errors, trace } = await detectOn(cards, { libraries: { nvidia: FAKE_LIBRARIES.nvidiaNoFabric } });
+
+    expect(errors).toEqual([]);
+    expect(devices).toHaveLength(4);
+    for (const device of devices) expect(device).not.toHaveProperty('fabric');
+    expect(trace.some((s) => s.includes('Fabric'))).toBe(false);
+    // The same machine through the full fake does report it: the fields were there to read.
+    const full = await detectOn(cards, nvidiaOnly);
+    expect(full.devices[0]?.fabric).toEqual({ clusterUuid: CLUSTER_UUID, cliqueId: 5 });
+  });
+});

@@ -81,6 +81,43 @@ describe('detectTopologyLevels', () => {
     ).toEqual(['topology.gpustack.ai/nvlink-clique', HOST]);
   });
 
+  it("takes one NVLink domain level: Topograph's, else GFD's clique, else our agent's, never two", () => {
+    const domain = {
+      'network.topology.nvidia.com/accelerator': 'nvl1',
+      'nvidia.com/gpu.clique': 'u.7',
+      'topology.gpustack.ai/nvlink-clique': 'u.7',
+    };
+    const block = { 'network.topology.nvidia.com/block': 'b1' };
+    expect(detectTopologyLevels({ ...block, ...domain }, AUTO)).toEqual([
+      'network.topology.nvidia.com/block',
+      'network.topology.nvidia.com/accelerator',
+      HOST,
+    ]);
+    const { 'network.topology.nvidia.com/accelerator': _topograph, ...cliques } = domain;
+    expect(detectTopologyLevels({ ...block, ...cliques }, AUTO)).toEqual([
+      'network.topology.nvidia.com/block',
+      'nvidia.com/gpu.clique',
+      HOST,
+    ]);
+    // Our agent's where neither runs; an empty value of a stronger one does not count.
+    expect(
+      detectTopologyLevels({ 'nvidia.com/gpu.clique': '', 'topology.gpustack.ai/nvlink-clique': 'u.7' }, AUTO),
+    ).toEqual(['topology.gpustack.ai/nvlink-clique', HOST]);
+    // GFD's and ours on one Node: the profile is the one GFD's alone gives.
+    expect(topologyProfileOf(detectTopologyLevels(cliques, AUTO))).toBe(
+      topologyProfileOf(detectTopologyLevels({ 'nvidia.com/gpu.clique': 'u.7' }, AUTO)),
+    );
+  });
+
+  it("names our agent's clique as a level where the settings list it", () => {
+    const both = { 'nvidia.com/gpu.clique': 'u.7', 'topology.gpustack.ai/nvlink-clique': 'u.7' };
+    const levels = ['example.com/block', 'topology.gpustack.ai/nvlink-clique'];
+    expect(detectTopologyLevels({ 'example.com/block': 'b', ...both }, { mode: 'Auto', levels })).toEqual([
+      ...levels,
+      HOST,
+    ]);
+  });
+
   it('takes the longest prefix of explicit levels the Node carries', () => {
     const levels = ['example.com/block', 'example.com/rack'];
     expect(

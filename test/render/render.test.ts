@@ -6,10 +6,11 @@ import {
   ResourceFlavorSchema,
   SchedulingChainSchema,
   type ClusterQueue,
+  type Node,
   type SchedulingChain,
 } from '../../src/k8s/index.js';
 import { renderChain, type RenderResult } from '../../src/render/index.js';
-import { TOPOLOGY_PROFILE_LABEL, topologyProfileOf } from '../../src/nodefeature/index.js';
+import { AGENT_CLIQUE_LABEL, TOPOLOGY_PROFILE_LABEL, topologyProfileOf } from '../../src/nodefeature/index.js';
 import { makeSchedulingChain } from '../builders/gpustack.js';
 import { renderSnapshotPath, repoPath } from '../support/fixtures.js';
 import { NOW } from '../support/hooks.js';
@@ -540,5 +541,53 @@ describe('renderChain with topology (docs/architecture.md#topology)', () => {
     expect(queueQuotas(result)['gpustack-nvidia-h100-80gb-hbm3-linux-amd64']).toEqual([
       [`gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d-${BLOCK_PROFILE}`, '76800k'],
     ]);
+  });
+
+  describe("the NVLink domain as a level: GPU Feature Discovery's clique or our agent's, one per profile", () => {
+    const GFD_CLIQUE = 'nvidia.com/gpu.clique';
+    /** The 3-block cluster, each GPU Node's clique labels changed by `relabel`. */
+    function renderRelabelled(relabel: (labels: Record<string, string>) => void): Rendered {
+      const nodes = loadClusterNodes('topology-3-block.yaml').map((node): Node => {
+        const labels = { ...node.metadata.labels };
+        if (labels[GFD_CLIQUE] !== undefined) relabel(labels);
+        return { ...node, metadata: { ...node.metadata, labels } };
+      });
+      const result = renderChain({ nodes, namespaces: NAMESPACES, chain: exampleChain('topology.yaml') }, { now: NOW });
+      if (!result.ok) throw new Error(`${result.error.code}: ${result.error.message}`);
+      return result;
+    }
+    const levelsOf = (result: Rendered): string[][] =>
+      result.objects
+        .filter((o) => o.kind === 'Topology')
+        .map((t) => (t['spec'] as { levels: { nodeLabel: string }[] }).levels.map((l) => l.nodeLabel));
+
+    it("takes GFD's clique where both are on a Node: the profile and the Topology do not change when our agent publishes its own", () => {
+      const result = renderRelabelled((labels) => {
+        labels[AGENT_CLIQUE_LABEL] = labels[GFD_CLIQUE] ?? '';
+      });
+      expect(names(result, 'Topology')).toEqual([`gpustack-${BLOCK_PROFILE}`, `gpustack-${HOST_PROFILE}`]);
+      expect(levelsOf(result)[0]).toContain(GFD_CLIQUE);
+      expect(levelsOf(result)[0]).not.toContain(AGENT_CLIQUE_LABEL);
+    });
+
+    it("takes our agent's clique where GFD does not run, at the same place among the levels", () => {
+      const result = renderRelabelled((labels) => {
+        labels[AGENT_CLIQUE_LABEL] = labels[GFD_CLIQUE] ?? '';
+        delete labels[GFD_CLIQUE];
+      });
+      const levels = [
+        'cloud.google.com/gce-topology-block',
+        'cloud.google.com/gce-topology-subblock',
+        AGENT_CLIQUE_LABEL,
+        'cloud.google.com/gce-topology-host',
+        'kubernetes.io/hostname',
+      ];
+      const profile = topologyProfileOf(levels);
+      expect(profile).not.toBe(BLOCK_PROFILE);
+      expect(levelsOf(result)).toEqual([levels, ['kubernetes.io/hostname']]);
+      expect(names(result, 'ResourceFlavor')).toContain(`gpustack-nvidia-h100-80gb-hbm3-linux-amd64-8d-${profile}`);
+      for (const node of result.nodes.filter((n) => n.name !== 'cpu-01'))
+        expect(node.labels[TOPOLOGY_PROFILE_LABEL], node.name).toBe(profile);
+    });
   });
 });

@@ -4,6 +4,8 @@
  * names). Compile definitions select variants:
  *   FAKE_LEGACY     only the unversioned symbols of an old driver
  *   FAKE_OMIT_NAME  no DeviceGetName, a required symbol
+ *   FAKE_OMIT_FABRIC  neither DeviceGetGpuFabricInfo nor its V form (a driver before CUDA 12.2)
+ * NVIDIA's fake alone answers the GPU fabric info: FAKE_LEGACY keeps the unversioned call only.
  * Struct layouts follow nvml.h (device-runtimes.md §2.4).
  */
 #include <stdint.h>
@@ -54,6 +56,24 @@ typedef struct {
   unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
   char busId[32];
 } pci_info_t;
+/* nvmlGpuFabricInfo_t and nvmlGpuFabricInfo_v2_t: the version word first, the health mask last. */
+typedef struct {
+  unsigned char clusterUuid[16];
+  ret_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+} fabric_info_t;
+typedef struct {
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  ret_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+  unsigned int healthMask;
+} fabric_info_v2_t;
+_Static_assert(sizeof(fabric_info_t) == 28, "nvmlGpuFabricInfo_t");
+_Static_assert(sizeof(fabric_info_v2_t) == 36, "nvmlGpuFabricInfo_v2_t");
+#define FABRIC_V2_VERSION (unsigned)(sizeof(fabric_info_v2_t) | (2u << 24))
 _Static_assert(sizeof(memory_v2_t) == 40, "nvmlMemory_v2_t");
 _Static_assert(sizeof(pci_info_t) == 68, "nvmlPciInfo_t");
 #define MEMORY_V2_VERSION (unsigned)(sizeof(memory_v2_t) | (2u << 24))
@@ -120,7 +140,63 @@ static ret_t do_pci(device_t handle, pci_info_t *pci) {
   return SUCCESS;
 }
 
+#if !defined(FAKE_IXML) && !defined(FAKE_HGML) && !defined(FAKE_OMIT_FABRIC)
+#define FAKE_FABRIC 1
+/*
+ * A device's fabric fields: fabricUuid (32 hex digits, dashes allowed), fabricClique,
+ * fabricState (default 3, completed), fabricStatus (default 0, success), fabricHealth; without
+ * fabricUuid and fabricState the card has no fabric (NOT_SUPPORTED). fail=fabric fails the call.
+ */
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static ret_t read_fabric(device_t handle, unsigned char uuid[16], ret_t *status, unsigned int *clique,
+                         unsigned char *state) {
+  const fake_record *dev = device_of(handle);
+  if (dev == NULL) return INVALID_ARGUMENT;
+  if (fake_fails(dev, "fabric")) return UNKNOWN;
+  if (!fake_has(dev, "fabricUuid") && !fake_has(dev, "fabricState")) return NOT_SUPPORTED;
+  const char *text = fake_str(dev, "fabricUuid", "");
+  memset(uuid, 0, 16);
+  for (unsigned n = 0; *text != '\0' && n < 32; ++text) {
+    int digit = hex_digit(*text);
+    if (digit < 0) continue;
+    uuid[n / 2] |= (unsigned char)(n % 2 == 0 ? digit << 4 : digit);
+    ++n;
+  }
+  *status = (ret_t)fake_int(dev, "fabricStatus", SUCCESS);
+  *clique = (unsigned int)fake_int(dev, "fabricClique", 0);
+  *state = (unsigned char)fake_int(dev, "fabricState", 3);
+  return SUCCESS;
+}
+
+FAKE_EXPORT ret_t SYM(DeviceGetGpuFabricInfo)(device_t handle, fabric_info_t *info) {
+  FAKE_TRACE();
+  if (info == NULL) return INVALID_ARGUMENT;
+  memset(info, 0, sizeof *info);
+  return read_fabric(handle, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
+}
+#endif
+
 #ifndef FAKE_LEGACY
+#ifdef FAKE_FABRIC
+/* lib:nvidia fabricV=refuse: a driver that exports the call but takes no v2 version word. */
+FAKE_EXPORT ret_t SYM(DeviceGetGpuFabricInfoV)(device_t handle, fabric_info_v2_t *info) {
+  FAKE_TRACE();
+  if (info == NULL) return INVALID_ARGUMENT;
+  if (info->version != FABRIC_V2_VERSION || strcmp(fake_str(fake_lib(), "fabricV", ""), "refuse") == 0)
+    return ARGUMENT_VERSION_MISMATCH;
+  const fake_record *dev = device_of(handle);
+  ret_t ret = read_fabric(handle, info->clusterUuid, &info->status, &info->cliqueId, &info->state);
+  if (ret == SUCCESS) info->healthMask = (unsigned int)fake_int(dev, "fabricHealth", 0);
+  return ret;
+}
+#endif
+
 FAKE_EXPORT ret_t SYM(Init_v2)(void) {
   FAKE_TRACE();
   return do_init();
