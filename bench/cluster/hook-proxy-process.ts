@@ -1,13 +1,19 @@
 /**
  * @module The recording hook proxy (harness/e2e/hook-proxy.ts) in a process of its own, so that the
  * bench driver's polling and rendering add nothing to a hook call's latency. Hooks on `--port`,
- * a control port (`--control-port`) answering `GET /sizes` and `POST /take-max` with JSON.
- * Usage: `node --import tsx bench/cluster/hook-proxy-process.ts --target URL --port P --control-port C`.
+ * forwarded to `--targets` (one hook server, or the replicas in turn); a control port
+ * (`--control-port`) answering `GET /sizes`, `GET /answered-by` and `POST /take-max` with JSON.
+ * With `--calls FILE`, every paced call (node-shard and scheduling-chain sync) is appended to FILE
+ * as a JSON line: which replica answered, when the request came, how long it took, and the hold
+ * the pure pace gives that request at that second (bench/cluster/replicas.ts: `pacedCall`).
+ * Usage: `node --import tsx bench/cluster/hook-proxy-process.ts --targets URL[,URL…] --port P --control-port C [--calls FILE]`.
  */
+import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 
 import { startHookProxy } from '../../harness/e2e/hook-proxy.js';
 import { argument } from '../shared/process.js';
+import { PACED_ROUTES, pacedCall } from './replicas.js';
 
 function required(name: string): string {
   const value = argument(name);
@@ -15,22 +21,36 @@ function required(name: string): string {
   return value;
 }
 
-const proxy = await startHookProxy(required('target'), { port: Number(required('port')) });
-const control = http.createServer((req, res) => {
-  const answer = (body: unknown): void => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
+async function main(): Promise<void> {
+  const calls = argument('calls');
+  const proxy = await startHookProxy(required('targets').split(','), {
+    port: Number(required('port')),
+    ...(calls
+      ? {
+          onCallRoutes: PACED_ROUTES,
+          onCall: (call) => appendFileSync(calls, `${JSON.stringify(pacedCall(call))}\n`),
+        }
+      : {}),
+  });
+  const control = http.createServer((req, res) => {
+    const answer = (body: unknown): void => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method === 'GET' && req.url === '/sizes') return answer(proxy.sizes());
+    if (req.method === 'GET' && req.url === '/answered-by') return answer(proxy.answeredBy());
+    if (req.method === 'POST' && req.url === '/take-max') return answer(proxy.takeMax());
+    res.writeHead(404);
+    res.end();
+  });
+  await new Promise<void>((resolve) => control.listen(Number(required('control-port')), '127.0.0.1', resolve));
+  process.stdout.write(`hook proxy ${proxy.url}, control http://127.0.0.1:${required('control-port')}\n`);
+  const stop = (): void => {
+    control.close();
+    void proxy.close().then(() => process.exit(0));
   };
-  if (req.method === 'GET' && req.url === '/sizes') return answer(proxy.sizes());
-  if (req.method === 'POST' && req.url === '/take-max') return answer(proxy.takeMax());
-  res.writeHead(404);
-  res.end();
-});
-await new Promise<void>((resolve) => control.listen(Number(required('control-port')), '127.0.0.1', resolve));
-process.stdout.write(`hook proxy ${proxy.url}, control http://127.0.0.1:${required('control-port')}\n`);
-const stop = (): void => {
-  control.close();
-  void proxy.close().then(() => process.exit(0));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+await main();
