@@ -5,13 +5,16 @@
  * (`--control-port`) answering `GET /sizes`, `GET /answered-by` and `POST /take-max` with JSON.
  * With `--calls FILE`, every paced call (node-shard and scheduling-chain sync) is appended to FILE
  * as a JSON line: which replica answered, when the request came, how long it took, and the hold
- * the pure pace gives that request at that second (bench/cluster/replicas.ts: `pacedCall`).
+ * the pure pace gives that request at that second (bench/cluster/replicas.ts: `pacedCall`), worked
+ * out in a worker thread: parsing a chain request of thousands of joining Nodes must not hold up the
+ * calls the proxy forwards meanwhile.
  * Usage: `node --import tsx bench/cluster/hook-proxy-process.ts --targets URL[,URL…] --port P --control-port C [--calls FILE]`.
  */
 import { appendFileSync } from 'node:fs';
 import http from 'node:http';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
-import { startHookProxy } from '../../harness/e2e/hook-proxy.js';
+import { startHookProxy, type ProxiedCall } from '../../harness/e2e/hook-proxy.js';
 import { argument } from '../shared/process.js';
 import { PACED_ROUTES, pacedCall } from './replicas.js';
 
@@ -21,16 +24,20 @@ function required(name: string): string {
   return value;
 }
 
+/** The worker: each paced call it is sent, appended to the calls file with its expected hold. */
+function recordCalls(file: string): void {
+  parentPort?.on('message', (call: ProxiedCall) => {
+    appendFileSync(file, `${JSON.stringify(pacedCall({ ...call, body: Buffer.from(call.body) }))}\n`);
+  });
+}
+
 async function main(): Promise<void> {
   const calls = argument('calls');
+  const recorder = calls === undefined ? undefined : new Worker(new URL(import.meta.url), { workerData: calls });
+  recorder?.unref();
   const proxy = await startHookProxy(required('targets').split(','), {
     port: Number(required('port')),
-    ...(calls
-      ? {
-          onCallRoutes: PACED_ROUTES,
-          onCall: (call) => appendFileSync(calls, `${JSON.stringify(pacedCall(call))}\n`),
-        }
-      : {}),
+    ...(recorder ? { onCallRoutes: PACED_ROUTES, onCall: (call: ProxiedCall) => recorder.postMessage(call) } : {}),
   });
   const control = http.createServer((req, res) => {
     const answer = (body: unknown): void => {
@@ -53,4 +60,5 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
-await main();
+if (isMainThread) await main();
+else recordCalls(workerData as string);
