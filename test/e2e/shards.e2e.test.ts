@@ -227,14 +227,14 @@ describe('node shards', () => {
     expect(held[SHARD_SYNC] ?? 0).toBeGreaterThan(0);
     expect(held[CHAIN_SYNC] ?? 0).toBeGreaterThan(0);
 
+    // The bounds follow from the hold schedule and the arrivals the shards wrote (maxShardSyncs,
+    // maxChainSyncs). Measured (4 runs, 2 cores, 11 s arrivals): 8–11 syncs per shard of 13, the
+    // chain 17–19 of 26; unpaced (`serve --join-pacing 0s`) 23 and 24 per shard, the chain 54.
     const report: string[] = [];
-    let longestShardHold = 0;
+    let longestShardSpan = 0;
     for (const { name, arrival } of arrivals) {
       const span = seconds(arrival?.newest) - seconds(arrival?.since);
-      longestShardHold = Math.max(
-        longestShardHold,
-        holdForArrival(span, DEFAULT_JOIN_PACING_SECONDS, MIN_ARRIVAL_NODES),
-      );
+      longestShardSpan = Math.max(longestShardSpan, span);
       const syncs = calls.filter((c) => c.route === SHARD_SYNC && c.parent === name).length;
       report.push(
         `${name}: ${syncs} syncs (bound ${maxShardSyncs(span)}, arrival ${span} s of ${arrival?.nodes} Nodes)`,
@@ -251,7 +251,7 @@ describe('node shards', () => {
     );
     const chainSpan = Math.max(...arrivals.map(({ arrival }) => seconds(arrival?.newest))) - firstNode;
     const chainSyncs = calls.filter((c) => c.route === CHAIN_SYNC).length;
-    const chainBound = maxChainSyncs(chainSpan, longestShardHold, shards.length);
+    const chainBound = maxChainSyncs(chainSpan, longestShardSpan, shards.length);
     report.push(`chain: ${chainSyncs} syncs (bound ${chainBound}, arrival ${chainSpan} s)`);
     log(`60 Nodes joined: ${report.join('; ')}; held: ${JSON.stringify(held)}`);
     for (const c of calls)
@@ -266,46 +266,56 @@ describe('node shards', () => {
 const ARRIVING_WINDOW_SECONDS = ARRIVING_WITHIN_SECONDS + CLOCK_SKEW_SECONDS;
 
 /**
- * How many held syncs the hold schedule (src/sync/node-shard/arrivals.ts) leaves room for while a
- * parent counts as arriving for `arrivingSeconds`: Metacontroller runs a parent's next sync (with
- * whatever came meanwhile) once the held one is answered, so the syncs start at t, t + hold(t), …;
- * a hold is 1 s while the arrival is under 2 s, then half the arrival so far: times growing by
- * 1.5×. A request's arrival may be a second shorter than the time since it began (creation times
- * have whole seconds), hence `t - 1`.
+ * When a parent's held syncs start while it counts as arriving for `arrivingSeconds` (the hold
+ * schedule of src/sync/node-shard/arrivals.ts): Metacontroller runs a parent's next sync (with
+ * whatever came meanwhile) once the held one is answered, so they start at t, t + hold, …; a hold
+ * is 1 s while the arrival its request shows (`seen(t)`) is under 2 s, then half of it: start
+ * times growing by up to 1.5×.
  */
-function heldSyncCount(arrivingSeconds: number): number {
-  let syncs = 0;
-  for (
-    let t = 0;
-    t <= arrivingSeconds;
-    t += holdForArrival(Math.max(0, t - 1), DEFAULT_JOIN_PACING_SECONDS, MIN_ARRIVAL_NODES)
-  )
-    syncs++;
-  return syncs;
+function holdSchedule(arrivingSeconds: number, seen: (t: number) => number): number[] {
+  const starts: number[] = [];
+  for (let t = 0; t <= arrivingSeconds; t += holdForArrival(seen(t), DEFAULT_JOIN_PACING_SECONDS, MIN_ARRIVAL_NODES))
+    starts.push(t);
+  return starts;
 }
+
+/** A shard's request shows its profiles up to now: an arrival a second shorter at most (creation times have whole seconds). */
+const shardSeen = (t: number): number => Math.max(0, t - 1);
 
 /**
  * The most syncs join pacing allows a shard whose arrival lasted `spanSeconds`: before 5 profiles
- * have come (and 2 s passed) each may sync it unheld (MIN_ARRIVAL_NODES − 1); then the held syncs
- * while it counts as arriving, the span and the arriving window after its newest profile; then one
- * more, the sync Metacontroller queued during the last hold (it ignores the shard's own status
- * write, and nothing else of the shard changes).
+ * have come each may sync it unheld (MIN_ARRIVAL_NODES − 1); then the held syncs while it counts as
+ * arriving, its span and the arriving window after its newest profile; then one more, queued during
+ * the last hold (its own status write syncs nothing: ignoreStatusChanges, and nothing else of a
+ * shard changes).
  */
 function maxShardSyncs(spanSeconds: number): number {
-  return MIN_ARRIVAL_NODES - 1 + heldSyncCount(spanSeconds + ARRIVING_WINDOW_SECONDS) + 1;
+  return MIN_ARRIVAL_NODES - 1 + holdSchedule(spanSeconds + ARRIVING_WINDOW_SECONDS, shardSeen).length + 1;
 }
 
 /**
  * The most syncs join pacing allows the chain for an arrival of `spanSeconds` (from the first
- * joining Node to the newest profile): unheld while fewer than 5 Nodes join; held while a shard
- * counts as arriving, which lasts until its own held sync would have written a newer arrival (the
- * window and that shard's hold after the newest profile); then, unheld, the one queued during the
- * last hold, and per shard its status writes that land after that (its last held sync's and the
- * trailing one's), each syncing the chain once.
+ * joining Node to the newest profile), with `shards` shards whose arrival lasted `shardSpanSeconds`:
+ * - unheld while fewer than 5 Nodes join: MIN_ARRIVAL_NODES − 1;
+ * - held while a shard counts as arriving (until its own held sync would have written a newer
+ *   arrival: the arriving window and that shard's hold after its newest profile). The chain reads the
+ *   arrival its shards last wrote, which a shard writes when a held sync ends: at t it shows the
+ *   arrival of the shard's sync that started before the last one that ended (the shards' first
+ *   profile comes `spanSeconds − shardSpanSeconds` after the first Node), so its holds lag the
+ *   shards' and its syncs grow by about 4/3× instead of 1.5×;
+ * - trailing, unheld: the sync queued during the last hold, and per shard its status writes that land
+ *   after that (its last held sync's and its trailing one's), each syncing the chain once and that
+ *   sync's status write (the pools' Node counts) once more: Metacontroller re-syncs a parent on its
+ *   own status write unless it ignores it, which the chain does not.
  */
-function maxChainSyncs(spanSeconds: number, longestShardHold: number, shards: number): number {
+function maxChainSyncs(spanSeconds: number, shardSpanSeconds: number, shards: number): number {
+  const shardStarts = holdSchedule(shardSpanSeconds + ARRIVING_WINDOW_SECONDS, shardSeen);
+  const offset = Math.max(0, spanSeconds - shardSpanSeconds);
+  const written = (t: number): number =>
+    Math.max(0, ...shardStarts.filter((_, i) => (shardStarts[i + 1] ?? Infinity) <= t - offset).map(shardSeen));
+  const longestShardHold = holdForArrival(shardSpanSeconds, DEFAULT_JOIN_PACING_SECONDS, MIN_ARRIVAL_NODES);
   const arriving = spanSeconds + ARRIVING_WINDOW_SECONDS + longestShardHold;
-  return MIN_ARRIVAL_NODES - 1 + heldSyncCount(arriving) + 1 + 2 * shards;
+  return MIN_ARRIVAL_NODES - 1 + holdSchedule(arriving, written).length + 1 + 2 * 2 * shards;
 }
 
 /** Waits until the newest profile is older than an arrival's gap and no shard counts as arriving any more. */
