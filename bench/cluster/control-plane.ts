@@ -8,7 +8,9 @@
  * bytes per Node, CPU seconds and peak RSS of each process and connection resets.
  * Results: `bench/results/cluster-<date>.json`, `bench/results/cluster-scale.svg`, a section of
  * `bench/RESULTS.md` and `bench/README-cluster-section.md`.
- * Options: `--nodes 500,2000,5000`, `--changes 20`, `--slim-at 5000` (the request-size experiment),
+ * Options: `--nodes 500,2000,5000`, `--changes 20`, `--replicas N` (hook server processes behind a
+ * round-robin proxy, as the chart's Service spreads the calls; default: the chart's `server.replicas`),
+ * `--slim-at 5000` (the request-size experiment),
  * `--status-reports` (one kubelet status report per Node, node-profile syncing on it and not: what
  * `ignoreStatusChanges: false` costs; Metacontroller v4 only, given as E2E_METACONTROLLER_BIN), `--no-write`,
  * `--out FILE` (each run's result as soon as it ends).
@@ -32,6 +34,7 @@ import { BENCH_DIR, ROOT, SERVER_V8_FLAGS } from '../shared/child.js';
 import { argument, logger, processUse } from '../shared/process.js';
 import { cardLabelPatch, generateNodes } from '../shared/cluster-nodes.js';
 import { chainRequestSizes } from './chain-request.js';
+import { chartReplicas, installPacing, pacingTable, type PacedCall } from './replicas.js';
 import {
   BEFORE,
   WHOLE_NODES,
@@ -75,6 +78,14 @@ const WORKERS = ((): number | undefined => {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--metacontroller-workers: a positive integer, not ${value}`);
   return n;
 })();
+/** `--replicas N`: hook server processes behind the round-robin proxy; the chart's count by default. */
+const REPLICAS = ((): number => {
+  const value = argument('replicas');
+  if (value === undefined) return chartReplicas();
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--replicas: a positive integer, not ${value}`);
+  return n;
+})();
 /** Namespaces besides the API server's own: teams that get LocalQueues, as in a shared cluster. */
 const TEAM_NAMESPACES = 10;
 const HOOK_ROUTES = [
@@ -91,7 +102,10 @@ const HOOK_ROUTES = [
 
 const log = logger('cluster');
 
-type Pids = Record<string, number>;
+/** Per process name its pid, or the pids of its replicas (the hook server's): their CPU summed, their largest RSS. */
+type Pids = Record<string, number | readonly number[]>;
+
+const pidsOf = (pid: number | readonly number[]): readonly number[] => (typeof pid === 'number' ? [pid] : pid);
 type CpuSnapshot = Record<string, number>;
 
 function cpuSnapshot(pids: Pids): CpuSnapshot {
@@ -100,18 +114,20 @@ function cpuSnapshot(pids: Pids): CpuSnapshot {
     out[name] =
       name === 'bench driver'
         ? process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6
-        : processUse(pid).cpuSeconds;
+        : pidsOf(pid).reduce((sum, one) => sum + processUse(one).cpuSeconds, 0);
   return out;
 }
 
 const cpuBetween = (a: CpuSnapshot, b: CpuSnapshot): CpuSnapshot =>
   Object.fromEntries(Object.keys(b).map((k) => [k, Math.round(((b[k] ?? 0) - (a[k] ?? 0)) * 100) / 100]));
 
-/** Answers our server has given per route, by its own counter (every status code). */
-async function hookCounts(serverUrl: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${serverUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+/** Answers our server's replicas have given per route, by their own counters (every status code), summed. */
+async function hookCounts(serverUrls: readonly string[]): Promise<Record<string, number>> {
+  const texts = await Promise.all(
+    serverUrls.map(async (url) => (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()),
+  );
   const counts: Record<string, number> = Object.fromEntries(HOOK_ROUTES.map((r) => [r, 0]));
-  for (const line of text.split('\n')) {
+  for (const line of texts.join('\n').split('\n')) {
     if (!line.startsWith('gpustack_hook_requests_total{')) continue;
     const controller = /controller="([^"]+)"/.exec(line)?.[1];
     const hook = /hook="([^"]+)"/.exec(line)?.[1];
@@ -124,13 +140,13 @@ async function hookCounts(serverUrl: string): Promise<Record<string, number>> {
 const countsBetween = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.keys(b).map((k) => [k, (b[k] ?? 0) - (a[k] ?? 0)]));
 
-/** Our server as its Deployment runs it (`serve`, NODE_OPTIONS of the manifest), from dist. */
-async function startServer(logsDir: string): Promise<{ url: string; proc: ManagedProcess }> {
+/** Our server as its Deployment runs it (`serve`, NODE_OPTIONS of the manifest), from dist; its log `<name>.log`. */
+async function startServer(logsDir: string, name: string): Promise<{ url: string; proc: ManagedProcess }> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const [port] = (await freePorts(1)) as [number];
   const url = `http://127.0.0.1:${port}`;
   const proc = startProcess(
-    'hook-server',
+    name,
     process.execPath,
     [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port)],
     logsDir,
@@ -138,7 +154,7 @@ async function startServer(logsDir: string): Promise<{ url: string; proc: Manage
   );
   await waitFor(
     async () => {
-      if (!proc.running()) throw new Error(`hook server exited: ${proc.tail()}`);
+      if (!proc.running()) throw new Error(`${name} exited: ${proc.tail()}`);
       return (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) })).ok;
     },
     30_000,
@@ -152,11 +168,16 @@ interface ProxyProcess {
   readonly url: string;
   readonly pid: number;
   sizes(): Promise<Record<string, RequestSizes>>;
+  /** Per route, the calls each replica answered. */
+  answeredBy(): Promise<Record<string, number[]>>;
   takeMax(): Promise<Record<string, number>>;
+  /** Every paced call so far (`--calls`), in the order their answers went back. */
+  pacedCalls(): PacedCall[];
 }
 
-async function startProxyProcess(plane: ControlPlane, target: string): Promise<ProxyProcess> {
+async function startProxyProcess(plane: ControlPlane, targets: readonly string[]): Promise<ProxyProcess> {
   const [port, controlPort] = (await freePorts(2)) as [number, number];
+  const callsFile = path.join(plane.logsDir, 'paced-calls.jsonl');
   const proc = startProcess(
     'hook-proxy',
     process.execPath,
@@ -164,8 +185,10 @@ async function startProxyProcess(plane: ControlPlane, target: string): Promise<P
       '--import',
       'tsx',
       path.join(BENCH_DIR, 'cluster', 'hook-proxy-process.ts'),
-      '--target',
-      target,
+      '--targets',
+      targets.join(','),
+      '--calls',
+      callsFile,
       '--port',
       String(port),
       '--control-port',
@@ -189,7 +212,15 @@ async function startProxyProcess(plane: ControlPlane, target: string): Promise<P
     url: `http://127.0.0.1:${port}`,
     pid: proc.pid,
     sizes: () => call('GET', '/sizes'),
+    answeredBy: () => call('GET', '/answered-by'),
     takeMax: () => call('POST', '/take-max'),
+    pacedCalls: () =>
+      existsSync(callsFile)
+        ? readFileSync(callsFile, 'utf8')
+            .split('\n')
+            .filter((line) => line.trim() !== '')
+            .map((line) => JSON.parse(line) as PacedCall)
+        : [],
   };
 }
 
@@ -302,11 +333,15 @@ function applyLabelPatch(node: Node, patch: Record<string, string | null>): Node
   return { ...node, metadata: { ...node.metadata, labels } };
 }
 
-/** Bytes of hook requests our server is reading or answering now (its gauge). */
-async function inflightBytes(serverUrl: string): Promise<number> {
-  const text = await (await fetch(`${serverUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
-  const line = text.split('\n').find((l) => l.startsWith('gpustack_hook_inflight_bytes'));
-  return Number(line?.split(' ').at(-1) ?? 0);
+/** Bytes of hook requests our server's replicas are reading or answering now (their gauges, summed). */
+async function inflightBytes(serverUrls: readonly string[]): Promise<number> {
+  let bytes = 0;
+  for (const url of serverUrls) {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    const line = text.split('\n').find((l) => l.startsWith('gpustack_hook_inflight_bytes'));
+    bytes += Number(line?.split(' ').at(-1) ?? 0);
+  }
+  return bytes;
 }
 
 /**
@@ -315,20 +350,20 @@ async function inflightBytes(serverUrl: string): Promise<number> {
  * sees a byte), at most `limitMs`; returns the counts then.
  */
 async function quiet(
-  serverUrl: string,
+  serverUrls: readonly string[],
   metacontrollerPid: number,
   quietMs: number,
   limitMs: number,
 ): Promise<Record<string, number>> {
-  let last = await hookCounts(serverUrl);
+  let last = await hookCounts(serverUrls);
   let since = Date.now();
   let cpu = processUse(metacontrollerPid).cpuSeconds;
   const until = Date.now() + limitMs;
   while (Date.now() < until) {
     await sleep(500);
-    const now = await hookCounts(serverUrl);
+    const now = await hookCounts(serverUrls);
     const cpuNow = processUse(metacontrollerPid).cpuSeconds;
-    const busy = cpuNow - cpu > 0.05 || (await inflightBytes(serverUrl)) > 0;
+    const busy = cpuNow - cpu > 0.05 || (await inflightBytes(serverUrls)) > 0;
     cpu = cpuNow;
     if (busy || JSON.stringify(now) !== JSON.stringify(last)) [last, since] = [now, Date.now()];
     else if (Date.now() - since >= quietMs) break;
@@ -336,8 +371,8 @@ async function quiet(
   return last;
 }
 
-function resets(plane: ControlPlane): number {
-  const text = ['metacontroller', 'hook-server']
+function resets(plane: ControlPlane, servers: readonly string[]): number {
+  const text = ['metacontroller', ...servers]
     .map((name) => path.join(plane.logsDir, `${name}.log`))
     .filter((file) => existsSync(file))
     .map((file) => readFileSync(file, 'utf8'))
@@ -353,7 +388,7 @@ function resets(plane: ControlPlane): number {
 async function statusReport(
   client: KubeClient,
   nodes: readonly Node[],
-  serverUrl: string,
+  serverUrls: readonly string[],
   pids: Pids,
   ignoreStatusChanges: boolean,
 ): Promise<StatusReport> {
@@ -361,7 +396,7 @@ async function statusReport(
     spec: { resyncPeriodSeconds: 3600, resources: [{ apiVersion: 'v1', resource: 'nodes', ignoreStatusChanges }] },
   });
   await sleep(5000);
-  const before = await quiet(serverUrl, pids['metacontroller'] as number, 5000, 600_000);
+  const before = await quiet(serverUrls, pids['metacontroller'] as number, 5000, 600_000);
   const cpuBefore = cpuSnapshot(pids);
   const heartbeat = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const started = performance.now();
@@ -380,7 +415,7 @@ async function statusReport(
   };
   await Promise.all(Array.from({ length: 16 }, worker));
   const writeSeconds = (performance.now() - started) / 1000;
-  const after = await quiet(serverUrl, pids['metacontroller'] as number, 5000, 600_000);
+  const after = await quiet(serverUrls, pids['metacontroller'] as number, 5000, 600_000);
   const report = {
     ignoreStatusChanges,
     writes: nodes.length,
@@ -406,7 +441,9 @@ function slim(node: Node): Node {
 interface Bench {
   readonly plane: ControlPlane;
   readonly client: KubeClient;
-  readonly serverUrl: string;
+  readonly serverUrls: readonly string[];
+  /** The replicas' process names: their logs are `<name>.log` in the plane's logs directory. */
+  readonly servers: readonly string[];
   readonly proxy: ProxyProcess;
   readonly metacontroller: Awaited<ReturnType<typeof startMetacontroller>>;
   readonly pids: Pids;
@@ -420,6 +457,8 @@ interface InstallStart {
   readonly sizes: Record<string, RequestSizes>;
   readonly writes: Record<string, number>;
   readonly createSeconds: number;
+  /** `at` on the wall clock (the paced calls' times are). */
+  readonly wallMs: number;
 }
 
 /**
@@ -455,26 +494,31 @@ async function startBench(
     const created = await createNodes(client, preexisting);
     createSeconds = (created.last - created.first) / 1000;
   }
-  const server = await startServer(plane.logsDir);
-  plane.adopt({ name: 'hook-server', stop: () => server.proc.stop() });
-  // Metacontroller calls the hooks through the proxy, which records each request's size per route.
-  const proxy = await startProxyProcess(plane, server.url);
+  const names = Array.from({ length: REPLICAS }, (_, i) => `hook-server-${i}`);
+  const servers = await Promise.all(names.map((name) => startServer(plane.logsDir, name)));
+  names.forEach((name, i) => plane.adopt({ name, stop: () => (servers[i] as { proc: ManagedProcess }).proc.stop() }));
+  const serverUrls = servers.map((server) => server.url);
+  // Metacontroller calls the hooks through the proxy, which records each request's size per route
+  // and sends each to the next replica in turn, as the chart's Service spreads them.
+  const proxy = await startProxyProcess(plane, serverUrls);
+  log(`${REPLICAS} hook server replica(s) behind the proxy ${proxy.url}`);
   const pids: Pids = {
-    'our server': server.proc.pid,
+    'our server': servers.map((server) => server.proc.pid),
     metacontroller: metacontroller.process.pid,
     'kube-apiserver': plane.processes.find((p) => p.name === 'kube-apiserver')?.pid ?? -1,
     etcd: plane.processes.find((p) => p.name === 'etcd')?.pid ?? -1,
     'hook proxy': proxy.pid,
     'bench driver': process.pid,
   };
-  const bench: Bench = { plane, client, serverUrl: server.url, proxy, metacontroller, pids };
+  const bench: Bench = { plane, client, serverUrls, servers: names, proxy, metacontroller, pids };
   const install = preexisting && {
     cpu: cpuSnapshot(pids),
-    calls: await hookCounts(server.url),
+    calls: await hookCounts(serverUrls),
     sizes: await proxy.sizes(),
     writes: await apiServerWrites(client),
     createSeconds,
     at: performance.now(),
+    wallMs: Date.now(),
   };
   await installManifests(client, proxy.url);
   if (install) return { bench, install };
@@ -564,10 +608,10 @@ async function followChange(
   want: ReturnType<typeof render>,
   patch: Record<string, string | null>,
 ): Promise<Reaction> {
-  const { client, serverUrl, proxy, pids } = bench;
+  const { client, serverUrls, proxy, pids } = bench;
   const metacontrollerPid = bench.metacontroller.process.pid;
   const wantLabels = want.nodes.find((n) => n.name === target.metadata.name)?.labels ?? {};
-  const before = await quiet(serverUrl, metacontrollerPid, 2000, 60_000);
+  const before = await quiet(serverUrls, metacontrollerPid, 2000, 60_000);
   const cpuBefore = cpuSnapshot(pids);
   await proxy.takeMax();
   const started = performance.now();
@@ -584,7 +628,7 @@ async function followChange(
     if (diff.length === 0) done = at;
     else await sleep(100);
   }
-  const after = await quiet(serverUrl, metacontrollerPid, 3000, 60_000);
+  const after = await quiet(serverUrls, metacontrollerPid, 3000, 60_000);
   return {
     node: target.metadata.name,
     seconds: (done - started) / 1000,
@@ -619,7 +663,7 @@ async function runReactions(
   return { reactions, nodes };
 }
 
-/** CPU seconds of each process in convergence and in the reactions, and its peak RSS. */
+/** CPU seconds of each process in convergence and in the reactions, and its peak RSS (of replicas: the largest one's). */
 function processUses(
   pids: Pids,
   [start, converged, reactStart, end]: readonly CpuSnapshot[],
@@ -628,8 +672,8 @@ function processUses(
   for (const [name, pid] of Object.entries(pids)) {
     const use =
       name === 'bench driver'
-        ? { cpuSeconds: 0, peakRssMB: process.resourceUsage().maxRSS / 1024, rssMB: 0 }
-        : processUse(pid);
+        ? { peakRssMB: process.resourceUsage().maxRSS / 1024 }
+        : { peakRssMB: Math.max(...pidsOf(pid).map((one) => processUse(one).peakRssMB)) };
     processes[name] = {
       cpuSecondsConvergence: cpuBetween(start ?? {}, converged ?? {})[name] ?? 0,
       cpuSecondsReactions: cpuBetween(reactStart ?? {}, end ?? {})[name] ?? 0,
@@ -642,7 +686,7 @@ function processUses(
 async function statusReports(bench: Bench, nodes: readonly Node[]): Promise<StatusReport[]> {
   const reports: StatusReport[] = [];
   for (const ignore of [false, true])
-    reports.push(await statusReport(bench.client, nodes, bench.serverUrl, bench.pids, ignore));
+    reports.push(await statusReport(bench.client, nodes, bench.serverUrls, bench.pids, ignore));
   return reports;
 }
 
@@ -658,7 +702,7 @@ async function runOnce(
   const plane = await startControlPlane({ controllerManager: false });
   try {
     const { bench } = await startBench(plane);
-    const { client, serverUrl, proxy, pids } = bench;
+    const { client, serverUrls, proxy, pids } = bench;
     const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
     const expected = render(nodes, namespaces);
     // NodeShards only where render emits them (a release before them has no such kind).
@@ -667,18 +711,18 @@ async function runOnce(
 
     log(`N = ${size}: creating Nodes`);
     const cpuStart = cpuSnapshot(pids);
-    const callsStart = await hookCounts(serverUrl);
+    const callsStart = await hookCounts(serverUrls);
     await proxy.takeMax();
     const created = await createNodes(client, nodes);
     log(`N = ${size}: created in ${((created.last - created.first) / 1000).toFixed(1)} s; waiting for convergence`);
     const converged = await waitForConvergence(client, size, expected, allKinds);
     const cpuConverged = cpuSnapshot(pids);
-    const callsConverged = await hookCounts(serverUrl);
+    const callsConverged = await hookCounts(serverUrls);
     const largestConvergence = await proxy.takeMax();
     const { chainRequestBytes, profileBytes } = await measureChainRequest(client, withShards);
     log(`N = ${size}: converged ${((converged - created.last) / 1000).toFixed(1)} s after the last Node`);
 
-    await quiet(serverUrl, bench.metacontroller.process.pid, 3000, 120_000);
+    await quiet(serverUrls, bench.metacontroller.process.pid, 3000, 120_000);
     const cpuReactStart = cpuSnapshot(pids);
     const after = await runReactions(bench, size, changes, nodes, namespaces);
     const processes = processUses(pids, [cpuStart, cpuConverged, cpuReactStart, cpuSnapshot(pids)]);
@@ -701,7 +745,7 @@ async function runOnce(
       bytesPerNode: profileBytes / size,
       flavors: expected.objects.filter((o) => o.kind === 'ResourceFlavor').length,
       processes,
-      connectionResets: resets(plane),
+      connectionResets: resets(plane, bench.servers),
       metacontroller: bench.metacontroller.component.version,
       slim: slimNodes,
       ...(reports.length > 0 ? { statusReports: reports } : {}),
@@ -727,7 +771,7 @@ async function runInstall(size: number, changes: number): Promise<InstallRun> {
   try {
     const { bench, install } = await startBench(plane, nodes);
     if (!install) throw new Error('startBench did not time the install');
-    const { client, serverUrl, proxy, pids } = bench;
+    const { client, serverUrls, proxy, pids } = bench;
     const namespaces = (await client.list('v1', 'Namespace')).map((n) => n.metadata.name);
     const expected = render(nodes, namespaces);
     const withShards = expected.objects.some((o) => o.kind === 'NodeShard');
@@ -736,21 +780,30 @@ async function runInstall(size: number, changes: number): Promise<InstallRun> {
     const timeline: { seconds: number; calls: Record<string, number> }[] = [];
     const sampler = setInterval(() => {
       const seconds = Math.round((performance.now() - install.at) / 100) / 10;
-      void hookCounts(serverUrl).then(
+      void hookCounts(serverUrls).then(
         (counts) => timeline.push({ seconds, calls: countsBetween(install.calls, counts) }),
         () => undefined,
       );
     }, 2000);
     const converged = await waitForConvergence(client, size, expected, allKinds).finally(() => clearInterval(sampler));
+    const convergedWallMs = Date.now() - (performance.now() - converged);
     const cpuConverged = cpuSnapshot(pids);
-    const calls = countsBetween(install.calls, await hookCounts(serverUrl));
+    const calls = countsBetween(install.calls, await hookCounts(serverUrls));
     const requests = requestsBetween(install.sizes, await proxy.sizes());
     const writes = countsBetween(install.writes, await apiServerWrites(client));
     const installSeconds = (converged - install.at) / 1000;
     const { profileBytes } = await measureChainRequest(client, withShards);
     log(`N = ${size}: installed in ${installSeconds.toFixed(1)} s: ${JSON.stringify(calls)}`);
 
-    await quiet(serverUrl, bench.metacontroller.process.pid, 3000, 120_000);
+    await quiet(serverUrls, bench.metacontroller.process.pid, 3000, 120_000);
+    const pacing = installPacing(
+      proxy.pacedCalls(),
+      bench.servers.map((name) => readFileSync(path.join(plane.logsDir, `${name}.log`), 'utf8')),
+      install.wallMs,
+      convergedWallMs,
+    );
+    log(`N = ${size}: pacing ${JSON.stringify({ ...pacing, chain: undefined })}`);
+    for (const call of pacing.chain) log(`N = ${size}: chain sync ${JSON.stringify(call)}`);
     const cpuReactStart = cpuSnapshot(pids);
     const after = await runReactions(bench, size, changes, nodes, namespaces);
     const processes = processUses(pids, [install.cpu, cpuConverged, cpuReactStart, cpuSnapshot(pids)]);
@@ -772,8 +825,9 @@ async function runInstall(size: number, changes: number): Promise<InstallRun> {
           ? { p50: quantile(seconds, 0.5), p90: quantile(seconds, 0.9), max: Math.max(...seconds) }
           : undefined,
       reactions: after.reactions,
-      connectionResets: resets(plane),
+      connectionResets: resets(plane, bench.servers),
       metacontroller: bench.metacontroller.component.version,
+      pacing,
       timeline,
     };
   } finally {
@@ -815,7 +869,7 @@ async function mainInstall(sizes: readonly number[], changes: number): Promise<v
     };
     writeRunFile(out, file);
   }
-  process.stdout.write(`${installTable(runs)}\n`);
+  process.stdout.write(`${installTable(runs)}\n\n${pacingTable(runs)}\n`);
   log(`wrote ${out}`);
 }
 

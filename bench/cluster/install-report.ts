@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { RequestSizes } from '../../harness/e2e/hook-proxy.js';
 import { readRunFile } from '../shared/run-file.js';
 import type { ClusterRun } from './control-plane-report.js';
+import type { InstallPacing } from './replicas.js';
 
 /**
  * One first install: N Nodes present before the manifests, timed from applying them to convergence.
@@ -42,6 +43,8 @@ export interface InstallRun extends Pick<
   readonly profileBytes: number;
   /** Absent without changes. */
   readonly reaction: ClusterRun['reaction'] | undefined;
+  /** What the hook server replicas held of the paced syncs (absent before `--replicas`: one server). */
+  readonly pacing?: InstallPacing;
   /** Hook answers per route so far, every 2 s from applying the manifests (where the install's time goes). */
   readonly timeline?: readonly { readonly seconds: number; readonly calls: Readonly<Record<string, number>> }[];
 }
