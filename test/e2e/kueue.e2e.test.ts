@@ -7,6 +7,7 @@
 //
 // The gpustack-node-devices checker runs as the built CLI (`gpustack-operator admission`).
 import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -337,16 +338,36 @@ afterEach(async () => {
 
 describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting work through the chain`, () => {
   it('every ClusterQueue the chain emits becomes Active: flavors and the gpustack-node-devices check resolved', async () => {
+    const h100Groups = [
+      {
+        // Credits (device plugin, shares, DRA claims from Kueue 0.18) and whole DRA cards (Kueue 0.17).
+        coveredResources: ['credits.gpustack.ai/nvidia', 'cards.gpustack.ai/nvidia'],
+        flavors: [
+          {
+            name: H100_FLAVOR,
+            resources: [
+              { name: 'credits.gpustack.ai/nvidia', nominalQuota: '25600k' },
+              { name: 'cards.gpustack.ai/nvidia', nominalQuota: '16' },
+            ],
+          },
+        ],
+      },
+    ];
+    // Both H100 Nodes join at once: a queue counting only the first one is on its way, not the answer.
     await converge(
-      'the chain emitted the generic and H100 queues, and Kueue reports every ClusterQueue Active',
+      'the chain emitted the generic and H100 queues with both H100 Nodes, and Kueue reports every ClusterQueue Active',
       async () => {
-        const queues = await client.list<Conditioned>(KUEUE, 'ClusterQueue', {
+        const queues = await client.list<Conditioned & { spec?: { resourceGroups?: unknown } }>(KUEUE, 'ClusterQueue', {
           labelSelector: 'resource.gpustack.ai/type=instancetypes',
         });
         const names = queues.map((q) => q.metadata.name);
         const check = await client.get<Conditioned>(KUEUE, 'AdmissionCheck', CHECK);
+        const h100Now = queues.find((q) => q.metadata.name === H100)?.spec?.resourceGroups;
         return [
           ...[GENERIC, H100].filter((name) => !names.includes(name)).map((name) => `no ClusterQueue ${name}`),
+          ...(h100Now === undefined || isDeepStrictEqual(h100Now, h100Groups)
+            ? []
+            : [`ClusterQueue ${H100} quotas are ${JSON.stringify(h100Now)}`]),
           ...queues
             .filter((q) => !isTrue(q, 'Active'))
             .map((q) => `ClusterQueue ${q.metadata.name} not Active: ${JSON.stringify(condition(q, 'Active'))}`),
@@ -368,21 +389,7 @@ describe(`Kueue ${KUEUE_VERSION} (real manager, webhooks registered) admitting w
       }
     >(KUEUE, 'ClusterQueue', H100);
     expect(h100?.spec.admissionChecksStrategy).toEqual({ admissionChecks: [{ name: CHECK }] });
-    expect(h100?.spec.resourceGroups).toEqual([
-      {
-        // Credits (device plugin, shares, DRA claims from Kueue 0.18) and whole DRA cards (Kueue 0.17).
-        coveredResources: ['credits.gpustack.ai/nvidia', 'cards.gpustack.ai/nvidia'],
-        flavors: [
-          {
-            name: H100_FLAVOR,
-            resources: [
-              { name: 'credits.gpustack.ai/nvidia', nominalQuota: '25600k' },
-              { name: 'cards.gpustack.ai/nvidia', nominalQuota: '16' },
-            ],
-          },
-        ],
-      },
-    ]);
+    expect(h100?.spec.resourceGroups).toEqual(h100Groups);
     // Kueue's webhook or controller holds every flavor and queue it knows with its finalizer.
     for (const kind of ['ClusterQueue', 'ResourceFlavor']) {
       const objects = await client.list(KUEUE, kind, {
