@@ -147,7 +147,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const manifests = option(options.manifests, hooks !== undefined);
   const checkerOptions = option(options.checker, false);
   if (manifests && !hooks) throw new Error('startCluster: manifests need the hook server (hooks: true)');
+  if (!options.kueue && (options.frameworks ?? []).length > 0)
+    throw new Error('startCluster: frameworks need the Kueue manager (kueue: true)');
 
+  const began = Date.now();
   const { 'kube-apiserver': apiserver } = ensureComponents(['kube-apiserver']);
   const flags = controlPlaneFlags(apiserver.version, {
     ...(options.deviceTaintRules === undefined ? {} : { deviceTaintRules: options.deviceTaintRules }),
@@ -206,9 +209,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     },
     stop: (stopOptions) => plane.stop(stopOptions),
   };
-  try {
-    for (const [name, component] of Object.entries(ensureComponents(options.components ?? [])))
-      components[name as ComponentName] = component;
+  // Kueue (then its workload controllers), our hook server and Metacontroller need only the API
+  // server and not each other (Metacontroller rediscovers CRDs every second; our manifests, which
+  // name Kueue's kinds, are applied once all three run): they start side by side.
+  const phases: string[] = [`control plane ${(plane.startupMs / 1000).toFixed(1)} s`];
+  const timed = async (name: string, start: () => Promise<void>): Promise<void> => {
+    const at = Date.now();
+    await start();
+    phases.push(`${name} ${((Date.now() - at) / 1000).toFixed(1)} s`);
+  };
+  const startKueueAndControllers = async (): Promise<void> => {
     if (options.kueue === 'crds') {
       // The CRDs only (the chain's objects, the checker's Workloads): copied even where the binary did not build.
       const crds = ensureCrds('kueue');
@@ -229,37 +239,55 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       });
       components.kueue = cluster.kueue.component;
       cluster.versions.kueue = cluster.kueue.version;
-      for (const name of controllers) {
-        const controller = await startWorkloadController(plane, name);
+      const started = await Promise.all(controllers.map((name) => startWorkloadController(plane, name)));
+      controllers.forEach((name, i) => {
+        const controller = started[i] as WorkloadController;
         cluster.workloadControllers[name] = controller;
         components[name] = controller.component;
-      }
-    } else if (options.frameworks && options.frameworks.length > 0) {
-      throw new Error('startCluster: frameworks need the Kueue manager (kueue: true)');
-    }
-    if (hooks) {
-      cluster.hookServer = await startHookServer(plane.logsDir, hooks);
-      plane.adopt(cluster.hookServer);
-    }
-    if (metacontrollerOptions) {
-      cluster.metacontroller = await startMetacontroller({
-        kubeconfig: plane.kubeconfig,
-        logsDir: plane.logsDir,
-        plane,
-        ...metacontrollerOptions,
       });
-      components.metacontroller = cluster.metacontroller.component;
-      cluster.versions.metacontroller = cluster.metacontroller.component.version;
     }
+  };
+  const startHooks = async (): Promise<void> => {
+    if (!hooks) return;
+    cluster.hookServer = await startHookServer(plane.logsDir, hooks);
+    plane.adopt(cluster.hookServer);
+  };
+  const startOurMetacontroller = async (): Promise<void> => {
+    if (!metacontrollerOptions) return;
+    cluster.metacontroller = await startMetacontroller({
+      kubeconfig: plane.kubeconfig,
+      logsDir: plane.logsDir,
+      plane,
+      ...metacontrollerOptions,
+    });
+    components.metacontroller = cluster.metacontroller.component;
+    cluster.versions.metacontroller = cluster.metacontroller.component.version;
+  };
+  try {
+    for (const [name, component] of Object.entries(ensureComponents(options.components ?? [])))
+      components[name as ComponentName] = component;
+    // Settled, not raced: a failed start stops the plane only once the others have adopted what they started.
+    const starts = await Promise.allSettled([
+      timed(options.kueue === 'crds' ? 'kueue CRDs' : 'kueue', startKueueAndControllers),
+      timed('hook server', startHooks),
+      timed('metacontroller', startOurMetacontroller),
+    ]);
+    const failure = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failure) throw failure.reason;
     log(describeComponents(components));
     if (manifests && cluster.hookServer) {
       if (!cluster.metacontroller) throw new Error('startCluster: our manifests need Metacontroller');
-      const installed = await installOurManifests(plane.client, cluster.hookServer.url, manifests);
-      log(`applied ${installed.applied.join(', ')}; server-side dry-run ${installed.dryRun.join(', ')}`);
+      const hookServer = cluster.hookServer;
+      await timed('manifests', async () => {
+        const installed = await installOurManifests(plane.client, hookServer.url, manifests);
+        log(`applied ${installed.applied.join(', ')}; server-side dry-run ${installed.dryRun.join(', ')}`);
+      });
     }
     if (checkerOptions) {
-      cluster.checker = await startChecker(plane, checkerOptions);
-      extra.push(cluster.checker.process);
+      await timed('checker', async () => {
+        cluster.checker = await startChecker(plane, checkerOptions);
+        extra.push(cluster.checker.process);
+      });
     }
     const served = await servedDeviceTaintRules(plane.client);
     if (options.deviceTaintRules && !served)
@@ -271,6 +299,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         `the control plane serves DeviceTaintRule at ${served.path} although the scenario asked for none`,
       );
     if (served) cluster.deviceTaintRules = served;
+    log(`cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s (${phases.join(', ')})`);
   } catch (error) {
     await plane.stop({ failed: true });
     throw error;

@@ -37,7 +37,11 @@ export function useCluster(options: UseClusterOptions = {}): ClusterHandle {
   beforeAll(async () => {
     try {
       cluster = await startCluster(clusterOptions);
-      await setup?.(cluster);
+      if (setup) {
+        const at = Date.now();
+        await setup(cluster);
+        log(`the file's set-up took ${((Date.now() - at) / 1000).toFixed(1)} s`);
+      }
     } catch (error) {
       failed = true;
       throw error;
